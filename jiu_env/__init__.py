@@ -1,0 +1,26 @@
+"""jiu_env: the Tibetan board game Jiu (久棋) for reinforcement learning and game AI.
+
+Quick use::
+
+    import jiu_env
+    env = jiu_env.env(render_mode="ansi")            # PettingZoo AEC, standard wrappers
+    env.reset(seed=0)
+    for agent in env.agent_iter():
+        obs, reward, terminated, truncated, info = env.last()
+        action = None if terminated or truncated else env.action_space(agent).sample(obs["action_mask"])
+        env.step(action)
+"""
+
+from . import kernel
+from .env import env, position_state, raw_env
+from .notation import action_to_str, point_to_str, str_to_action, str_to_point
+from .observation import NUM_PLANES, PLANE_NAMES
+from .rules import PROFILES, Rules
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "env", "raw_env", "position_state", "Rules", "PROFILES", "kernel",
+    "action_to_str", "str_to_action", "point_to_str", "str_to_point",
+    "NUM_PLANES", "PLANE_NAMES", "__version__",
+]

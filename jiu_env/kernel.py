@@ -1,0 +1,727 @@
+"""Numba rules kernel: the whole game of RULES.md over one flat int64 array.
+
+A game state is a 1-D ``np.int64`` array laid out as
+
+    [0, HDR)                header fields (rules options and game status, see H_*)
+    [HDR, HDR + P)          board, 0 empty / 1 white / 2 black, P = N * N
+    [HDR + P, HDR + P + C)  ring buffer of turn-start position hashes (C = history capacity)
+
+Everything the rules need lives in that array, so a state is cloned with
+``state.copy()``, stored in a batch as one row of a 2-D array, pickled, and
+passed to any ``@njit`` function.  The kernel knows nothing of PettingZoo or
+Gymnasium.  Functions whose name starts with ``_`` assume their input is legal;
+the checked entry points are :func:`is_legal` and :func:`legal_actions`.
+"""
+
+import numpy as np
+from numba import njit
+
+# ---------------------------------------------------------------- constants
+EMPTY, WHITE, BLACK = 0, 1, 2
+DRAW = 3  # value of H_WINNER for a drawn game
+
+PH_PLACEMENT, PH_BATTLE, PH_OVER = 0, 1, 2
+SUB_MOVE, SUB_CHAIN, SUB_DROP, SUB_CAPTURE = 0, 1, 2, 3
+
+BAN_NONE, BAN_VS_FLYER, BAN_FLYER, BAN_BOTH = 0, 1, 2, 3
+
+MAX_N = 20
+MIN_N = 4
+MAX_P = MAX_N * MAX_N
+
+# Direction d: 0 up, 1 right, 2 down, 3 left.
+DR = np.array([-1, 0, 1, 0], dtype=np.int64)
+DC = np.array([0, 1, 0, -1], dtype=np.int64)
+
+# Header field offsets.
+H_N = 0  # board size N
+H_P = 1  # number of points P = N * N
+H_FLY = 2  # rules: fly_threshold (0 disables flying)
+H_BAN = 3  # rules: single_jump_ban (BAN_*)
+H_MIN = 4  # rules: min_stones (0 disables)
+H_CHAIN_STOP = 5  # rules: chain_may_stop (0/1)
+H_REP = 6  # rules: repetition_draw (0 disables)
+H_MAXT = 7  # rules: max_battle_turns (0 disables)
+H_CAP = 8  # capacity of the hash history ring
+H_PHASE = 9  # PH_*
+H_SUB = 10  # SUB_* (battle phase only)
+H_TO_MOVE = 11  # colour that must decide next
+H_PLACED = 12  # placements made so far
+H_COUNT = 13  # stone count of colour c is state[H_COUNT + c] (13 is unused)
+H_CHAIN = 16  # point of the chaining stone in SUB_CHAIN, else -1
+H_CHAIN_LEN = 17  # jumps made by the chaining stone this turn
+H_LIFT = 18  # point of the lifted stone in SUB_DROP, else -1
+H_PENDING = 19  # square captures still to choose in SUB_CAPTURE
+H_ORIGIN = 20  # point of the moving stone before this turn's move, else -1
+H_FLY_NOW = 21  # mover is flying-eligible this turn (0/1)
+H_BAN_NOW = 22  # single-jump ban applies to the mover this turn (0/1)
+H_TURNS = 23  # battle turns completed
+H_WINNER = 24  # 0 while undecided, WHITE, BLACK or DRAW
+H_TRUNC = 25  # 1 when stopped by max_battle_turns
+H_HASH = 26  # Zobrist hash of board + side to move
+H_HLEN = 27  # turn-start hashes pushed since the battle began
+H_HIRR = 28  # history index of the first turn start after the last capture
+H_CAPTURED = 29  # a stone was captured during the current turn (0/1)
+H_LAST_ACTION = 30  # last action applied, -1 if none
+H_DECISIONS = 31  # actions applied since the game started
+H_REP_COUNT = 32  # occurrences of the current turn-start position
+H_LAST_FROM = 33  # origin of the last completed move, -1 if none
+H_LAST_TO = 34  # final point of the last completed move, -1 if none
+H_END_REASON = 35  # END_* once the game is over
+HDR = 40
+
+END_NONE, END_FEW_STONES, END_NO_MOVE, END_REPETITION, END_TURN_LIMIT = 0, 1, 2, 3, 4
+
+# Fixed Zobrist keys (deterministic so cached compiled code and hashes agree across runs).
+_rng = np.random.default_rng(0x4A495500)
+ZOBRIST = _rng.integers(1, 2**63 - 1, size=(3, MAX_P), dtype=np.int64)
+ZOBRIST[0, :] = 0
+ZOBRIST_SIDE = int(_rng.integers(1, 2**63 - 1, dtype=np.int64))
+del _rng
+
+DEFAULT_HISTORY = 2048  # ring size when max_battle_turns is 0 (no exact bound exists)
+
+
+def num_actions(n):
+    """Size of the flat action space for an n x n board: 10 * n * n + 1."""
+    return 10 * n * n + 1
+
+
+# ----------------------------------------------------------------- creation
+@njit(cache=True)
+def new_state(n, fly_threshold, ban, min_stones, chain_may_stop, repetition_draw, max_battle_turns):
+    """A state at the start of the placement phase, White to move."""
+    p = n * n
+    cap = max_battle_turns + 1 if max_battle_turns > 0 else DEFAULT_HISTORY
+    s = np.zeros(HDR + p + cap, dtype=np.int64)
+    s[H_N] = n
+    s[H_P] = p
+    s[H_FLY] = fly_threshold
+    s[H_BAN] = ban
+    s[H_MIN] = min_stones
+    s[H_CHAIN_STOP] = 1 if chain_may_stop else 0
+    s[H_REP] = repetition_draw
+    s[H_MAXT] = max_battle_turns
+    s[H_CAP] = cap
+    s[H_PHASE] = PH_PLACEMENT
+    s[H_SUB] = SUB_MOVE
+    s[H_TO_MOVE] = WHITE
+    s[H_CHAIN] = -1
+    s[H_LIFT] = -1
+    s[H_ORIGIN] = -1
+    s[H_LAST_ACTION] = -1
+    s[H_LAST_FROM] = -1
+    s[H_LAST_TO] = -1
+    return s
+
+
+@njit(cache=True)
+def diagonal_ends(n):
+    """The two diagonal-end points of the centre square, (c0, c0) and (c1, c1)."""
+    c0 = (n - 1) // 2
+    c1 = c0 + 1
+    return c0 * n + c0, c1 * n + c1
+
+
+@njit(cache=True)
+def set_position(s, board, to_move):
+    """Start the battle phase from ``board`` (flat, length P) with ``to_move`` to decide.
+
+    The state must be freshly created; positions are validated by the Python layer.
+    """
+    p = s[H_P]
+    h = 0
+    s[H_COUNT + 1] = 0
+    s[H_COUNT + 2] = 0
+    for i in range(p):
+        v = board[i]
+        s[HDR + i] = v
+        if v != EMPTY:
+            s[H_COUNT + v] += 1
+            h ^= ZOBRIST[v, i]
+    if to_move == BLACK:
+        h ^= ZOBRIST_SIDE
+    s[H_HASH] = h
+    s[H_TO_MOVE] = to_move
+    s[H_PLACED] = p
+    s[H_PHASE] = PH_BATTLE
+    s[H_SUB] = SUB_MOVE
+    _begin_turn(s)
+
+
+# ------------------------------------------------------------------ helpers
+@njit(cache=True, inline="always")
+def _count(s, colour):
+    return s[H_COUNT + colour]
+
+
+@njit(cache=True, inline="always")
+def _is_flying(s, colour):
+    f = s[H_FLY]
+    return f > 0 and s[H_COUNT + colour] <= f
+
+
+@njit(cache=True, inline="always")
+def _neighbour(n, p, d):
+    """Point next to p in direction d, or -1 off the board."""
+    r = p // n + DR[d]
+    c = p % n + DC[d]
+    if r < 0 or r >= n or c < 0 or c >= n:
+        return -1
+    return r * n + c
+
+
+@njit(cache=True, inline="always")
+def _jump_target(s, n, p, d, colour):
+    """Landing point of a jump of ``colour`` from p in direction d, or -1."""
+    r = p // n + 2 * DR[d]
+    c = p % n + 2 * DC[d]
+    if r < 0 or r >= n or c < 0 or c >= n:
+        return -1
+    q = r * n + c
+    if s[HDR + q] != EMPTY:
+        return -1
+    m = p + (q - p) // 2
+    if s[HDR + m] != 3 - colour:
+        return -1
+    return q
+
+
+@njit(cache=True)
+def _has_jump_from(s, n, p, colour):
+    for d in range(4):
+        if _jump_target(s, n, p, d, colour) >= 0:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _first_jump_ok(s, n, p, q, colour):
+    """Under the single-jump ban: does a second jump exist after jumping p -> q?"""
+    m = p + (q - p) // 2
+    enemy = s[HDR + m]
+    s[HDR + p] = EMPTY
+    s[HDR + m] = EMPTY
+    s[HDR + q] = colour
+    ok = _has_jump_from(s, n, q, colour)
+    s[HDR + p] = colour
+    s[HDR + m] = enemy
+    s[HDR + q] = EMPTY
+    return ok
+
+
+@njit(cache=True)
+def squares_at(s, q, colour):
+    """Number of 2x2 squares of four ``colour`` stones that contain point q."""
+    n = s[H_N]
+    r = q // n
+    c = q % n
+    k = 0
+    for dr in range(-1, 1):
+        for dc in range(-1, 1):
+            r0 = r + dr
+            c0 = c + dc
+            if r0 < 0 or c0 < 0 or r0 >= n - 1 or c0 >= n - 1:
+                continue
+            a = HDR + r0 * n + c0
+            if s[a] == colour and s[a + 1] == colour and s[a + n] == colour and s[a + n + 1] == colour:
+                k += 1
+    return k
+
+
+@njit(cache=True, inline="always")
+def _set_point(s, p, v):
+    old = s[HDR + p]
+    s[H_HASH] ^= ZOBRIST[old, p] ^ ZOBRIST[v, p]
+    s[HDR + p] = v
+
+
+@njit(cache=True)
+def _finish(s, winner, reason):
+    s[H_WINNER] = winner
+    s[H_PHASE] = PH_OVER
+    s[H_END_REASON] = reason
+    s[H_CHAIN] = -1
+    s[H_LIFT] = -1
+    s[H_PENDING] = 0
+
+
+# -------------------------------------------------------------- turn logic
+@njit(cache=True)
+def _has_any_move(s):
+    """Does the side to move have a legal move (step, allowed jump or fly)?"""
+    n = s[H_N]
+    p_ = s[H_P]
+    c = s[H_TO_MOVE]
+    if s[H_COUNT + c] == 0:
+        return False
+    if s[H_FLY_NOW] == 1:
+        return True  # there are always empty points in the battle phase
+    ban = s[H_BAN_NOW] == 1
+    for p in range(p_):
+        if s[HDR + p] != c:
+            continue
+        for d in range(4):
+            q = _neighbour(n, p, d)
+            if q >= 0 and s[HDR + q] == EMPTY:
+                return True
+            t = _jump_target(s, n, p, d, c)
+            if t >= 0 and (not ban or _first_jump_ok(s, n, p, t, c)):
+                return True
+    return False
+
+
+@njit(cache=True)
+def _begin_turn(s):
+    """Start-of-turn bookkeeping and the end checks of RULES.md §5.2, in order."""
+    c = s[H_TO_MOVE]
+    o = 3 - c
+    s[H_SUB] = SUB_MOVE
+    s[H_CHAIN] = -1
+    s[H_CHAIN_LEN] = 0
+    s[H_LIFT] = -1
+    s[H_PENDING] = 0
+    s[H_ORIGIN] = -1
+    ms = s[H_MIN]
+    if ms > 0:
+        if s[H_COUNT + c] < ms:
+            _finish(s, o, END_FEW_STONES)
+            return
+        if s[H_COUNT + o] < ms:
+            _finish(s, c, END_FEW_STONES)
+            return
+    fly_c = _is_flying(s, c)
+    fly_o = _is_flying(s, o)
+    s[H_FLY_NOW] = 1 if fly_c else 0
+    mode = s[H_BAN]
+    ban = False
+    if mode == BAN_VS_FLYER:
+        ban = (not fly_c) and fly_o
+    elif mode == BAN_FLYER:
+        ban = fly_c
+    elif mode == BAN_BOTH:
+        ban = fly_c or fly_o
+    s[H_BAN_NOW] = 1 if ban else 0
+    if not _has_any_move(s):
+        _finish(s, o, END_NO_MOVE)
+        return
+    # Repetition: positions before a capture can never recur, so only the
+    # entries since the last capture are compared.
+    cap = s[H_CAP]
+    idx = s[H_HLEN]
+    if s[H_CAPTURED] == 1:
+        s[H_HIRR] = idx
+        s[H_CAPTURED] = 0
+    h = s[H_HASH]
+    base = HDR + s[H_P]
+    s[base + idx % cap] = h
+    idx += 1
+    s[H_HLEN] = idx
+    lo = s[H_HIRR]
+    if idx - cap > lo:
+        lo = idx - cap
+    rep = s[H_REP]
+    k = 0
+    if rep > 0:
+        for i in range(lo, idx):
+            if s[base + i % cap] == h:
+                k += 1
+    s[H_REP_COUNT] = k
+    if rep > 0 and k >= rep:
+        _finish(s, DRAW, END_REPETITION)
+        return
+    mt = s[H_MAXT]
+    if mt > 0 and s[H_TURNS] >= mt:
+        s[H_TRUNC] = 1
+        _finish(s, 0, END_TURN_LIMIT)
+
+
+@njit(cache=True)
+def _end_turn(s):
+    s[H_TURNS] += 1
+    s[H_TO_MOVE] = 3 - s[H_TO_MOVE]
+    s[H_HASH] ^= ZOBRIST_SIDE
+    _begin_turn(s)
+
+
+@njit(cache=True)
+def _finish_move(s, q):
+    """The moved stone rests on q: record the move, count squares, maybe capture."""
+    c = s[H_TO_MOVE]
+    o = 3 - c
+    origin = s[H_ORIGIN]
+    s[H_LAST_FROM] = origin
+    s[H_LAST_TO] = q
+    s[H_CHAIN] = -1
+    s[H_LIFT] = -1
+    k = 0
+    if q != origin:
+        k = squares_at(s, q, c)
+    left = s[H_COUNT + o]
+    if k > left:
+        k = left
+    if k > 0:
+        s[H_SUB] = SUB_CAPTURE
+        s[H_PENDING] = k
+    else:
+        _end_turn(s)
+
+
+@njit(cache=True)
+def _start_battle(s):
+    """Board full: remove the two diagonal-end stones; Black moves first."""
+    n = s[H_N]
+    a, b = diagonal_ends(n)
+    for q in (a, b):
+        v = s[HDR + q]
+        if v != EMPTY:
+            s[H_COUNT + v] -= 1
+            _set_point(s, q, EMPTY)
+    s[H_PHASE] = PH_BATTLE
+    if s[H_TO_MOVE] != BLACK:
+        s[H_TO_MOVE] = BLACK
+        s[H_HASH] ^= ZOBRIST_SIDE
+    _begin_turn(s)
+
+
+@njit(cache=True)
+def _capture_jumped(s, m, c):
+    """Remove the enemy stone at m jumped by colour c; True if the game ended."""
+    o = 3 - c
+    _set_point(s, m, EMPTY)
+    s[H_COUNT + o] -= 1
+    s[H_CAPTURED] = 1
+    ms = s[H_MIN]
+    if ms > 0 and s[H_COUNT + o] < ms:
+        _finish(s, c, END_FEW_STONES)
+        return True
+    return False
+
+
+@njit(cache=True)
+def _do_jump(s, p, d):
+    n = s[H_N]
+    c = s[H_TO_MOVE]
+    q = _jump_target(s, n, p, d, c)
+    m = p + (q - p) // 2
+    _set_point(s, p, EMPTY)
+    _set_point(s, q, c)
+    s[H_CHAIN_LEN] += 1
+    if _capture_jumped(s, m, c):
+        return
+    if _has_jump_from(s, n, q, c):
+        s[H_SUB] = SUB_CHAIN
+        s[H_CHAIN] = q
+    else:
+        _finish_move(s, q)
+
+
+@njit(cache=True)
+def apply_action(s, a):
+    """Apply a legal action (unchecked: call :func:`is_legal` first for untrusted input)."""
+    s[H_LAST_ACTION] = a
+    s[H_DECISIONS] += 1
+    p_ = s[H_P]
+    c = s[H_TO_MOVE]
+    if s[H_PHASE] == PH_PLACEMENT:
+        _set_point(s, a, c)
+        s[H_COUNT + c] += 1
+        s[H_PLACED] += 1
+        s[H_LAST_TO] = a
+        if s[H_PLACED] == p_:
+            _start_battle(s)
+        else:
+            s[H_TO_MOVE] = 3 - c
+            s[H_HASH] ^= ZOBRIST_SIDE
+        return
+    sub = s[H_SUB]
+    n = s[H_N]
+    if sub == SUB_MOVE:
+        kind = a // p_
+        p = a % p_
+        if kind >= 1 and kind <= 4:  # STEP
+            q = _neighbour(n, p, kind - 1)
+            s[H_ORIGIN] = p
+            _set_point(s, p, EMPTY)
+            _set_point(s, q, c)
+            _finish_move(s, q)
+        elif kind >= 5 and kind <= 8:  # JUMP
+            s[H_ORIGIN] = p
+            _do_jump(s, p, kind - 5)
+        else:  # LIFT
+            s[H_ORIGIN] = p
+            s[H_LIFT] = p
+            s[H_SUB] = SUB_DROP
+    elif sub == SUB_CHAIN:
+        if a == 10 * p_:  # STOP
+            _finish_move(s, s[H_CHAIN])
+        else:
+            _do_jump(s, a % p_, a // p_ - 5)
+    elif sub == SUB_DROP:
+        _set_point(s, s[H_LIFT], EMPTY)
+        _set_point(s, a, c)
+        _finish_move(s, a)
+    else:  # SUB_CAPTURE
+        o = 3 - c
+        _set_point(s, a, EMPTY)
+        s[H_COUNT + o] -= 1
+        s[H_CAPTURED] = 1
+        s[H_PENDING] -= 1
+        ms = s[H_MIN]
+        if ms > 0 and s[H_COUNT + o] < ms:
+            _finish(s, c, END_FEW_STONES)
+            return
+        if s[H_PENDING] == 0 or s[H_COUNT + o] == 0:
+            s[H_PENDING] = 0
+            _end_turn(s)
+
+
+# ------------------------------------------------------------ legal actions
+@njit(cache=True)
+def _move_actions(s, out):
+    """Legal actions of the move sub-phase.
+
+    Every step or jump ends on an empty point, so the generator walks whichever
+    is fewer: the empty points or the mover's stones.  The order is deterministic
+    but not sorted.
+    """
+    n = s[H_N]
+    p_ = s[H_P]
+    c = s[H_TO_MOVE]
+    o = 3 - c
+    ban = s[H_BAN_NOW] == 1
+    own = s[H_COUNT + c]
+    n_empty = p_ - own - s[H_COUNT + o]
+    k = 0
+    if n_empty < own:
+        for e in range(p_):
+            if s[HDR + e] != EMPTY:
+                continue
+            r = e // n
+            col = e % n
+            for d in range(4):
+                r1 = r - DR[d]
+                c1 = col - DC[d]
+                if r1 < 0 or r1 >= n or c1 < 0 or c1 >= n:
+                    continue
+                m = r1 * n + c1
+                v = s[HDR + m]
+                if v == c:
+                    out[k] = p_ + d * p_ + m
+                    k += 1
+                elif v == o:
+                    r2 = r1 - DR[d]
+                    c2 = c1 - DC[d]
+                    if r2 < 0 or r2 >= n or c2 < 0 or c2 >= n:
+                        continue
+                    p = r2 * n + c2
+                    if s[HDR + p] == c and (not ban or _first_jump_ok(s, n, p, e, c)):
+                        out[k] = 5 * p_ + d * p_ + p
+                        k += 1
+    else:
+        for p in range(p_):
+            if s[HDR + p] != c:
+                continue
+            r = p // n
+            col = p % n
+            for d in range(4):
+                r1 = r + DR[d]
+                c1 = col + DC[d]
+                if r1 < 0 or r1 >= n or c1 < 0 or c1 >= n:
+                    continue
+                q = r1 * n + c1
+                v = s[HDR + q]
+                if v == EMPTY:
+                    out[k] = p_ + d * p_ + p
+                    k += 1
+                elif v == o:
+                    r2 = r1 + DR[d]
+                    c2 = c1 + DC[d]
+                    if r2 < 0 or r2 >= n or c2 < 0 or c2 >= n:
+                        continue
+                    t = r2 * n + c2
+                    if s[HDR + t] == EMPTY and (not ban or _first_jump_ok(s, n, p, t, c)):
+                        out[k] = 5 * p_ + d * p_ + p
+                        k += 1
+    if s[H_FLY_NOW] == 1:
+        for p in range(p_):
+            if s[HDR + p] == c:
+                out[k] = 9 * p_ + p
+                k += 1
+    return k
+
+
+
+@njit(cache=True)
+def legal_actions(s, out):
+    """Write the legal actions into ``out`` (deterministic order); return how many."""
+    ph = s[H_PHASE]
+    if ph == PH_OVER:
+        return 0
+    n = s[H_N]
+    p_ = s[H_P]
+    c = s[H_TO_MOVE]
+    k = 0
+    if ph == PH_PLACEMENT:
+        placed = s[H_PLACED]
+        if placed < 2:
+            a, b = diagonal_ends(n)
+            if s[HDR + a] == EMPTY:
+                out[k] = a
+                k += 1
+            if s[HDR + b] == EMPTY:
+                out[k] = b
+                k += 1
+            return k
+        for p in range(p_):
+            if s[HDR + p] == EMPTY:
+                out[k] = p
+                k += 1
+        return k
+    sub = s[H_SUB]
+    if sub == SUB_MOVE:
+        return _move_actions(s, out)
+    if sub == SUB_CHAIN:
+        p = s[H_CHAIN]
+        for d in range(4):
+            if _jump_target(s, n, p, d, c) >= 0:
+                out[k] = 5 * p_ + d * p_ + p
+                k += 1
+        if _stop_allowed(s):
+            out[k] = 10 * p_
+            k += 1
+        return k
+    if sub == SUB_DROP:
+        for p in range(p_):
+            if s[HDR + p] == EMPTY:
+                out[k] = p
+                k += 1
+        return k
+    o = 3 - c  # SUB_CAPTURE
+    for p in range(p_):
+        if s[HDR + p] == o:
+            out[k] = p
+            k += 1
+    return k
+
+
+@njit(cache=True, inline="always")
+def _stop_allowed(s):
+    if s[H_CHAIN_STOP] == 0:
+        return False
+    if s[H_BAN_NOW] == 1 and s[H_CHAIN_LEN] < 2:
+        return False
+    return True
+
+
+@njit(cache=True)
+def is_legal(s, a):
+    """Is action ``a`` (any integer) legal in state ``s``?  Never modifies ``s``."""
+    ph = s[H_PHASE]
+    p_ = s[H_P]
+    if ph == PH_OVER or a < 0 or a > 10 * p_:
+        return False
+    n = s[H_N]
+    c = s[H_TO_MOVE]
+    if ph == PH_PLACEMENT:
+        if a >= p_ or s[HDR + a] != EMPTY:
+            return False
+        if s[H_PLACED] < 2:
+            e0, e1 = diagonal_ends(n)
+            return a == e0 or a == e1
+        return True
+    sub = s[H_SUB]
+    if sub == SUB_DROP:
+        return a < p_ and s[HDR + a] == EMPTY
+    if sub == SUB_CAPTURE:
+        return a < p_ and s[HDR + a] == 3 - c
+    if sub == SUB_CHAIN:
+        if a == 10 * p_:
+            return _stop_allowed(s)
+        kind = a // p_
+        p = a % p_
+        return kind >= 5 and kind <= 8 and p == s[H_CHAIN] and _jump_target(s, n, p, kind - 5, c) >= 0
+    # SUB_MOVE
+    if a == 10 * p_:
+        return False
+    kind = a // p_
+    p = a % p_
+    if kind == 0 or s[HDR + p] != c:
+        return False
+    if kind <= 4:
+        q = _neighbour(n, p, kind - 1)
+        return q >= 0 and s[HDR + q] == EMPTY
+    if kind <= 8:
+        t = _jump_target(s, n, p, kind - 5, c)
+        if t < 0:
+            return False
+        return s[H_BAN_NOW] == 0 or _first_jump_ok(s, n, p, t, c)
+    return s[H_FLY_NOW] == 1  # LIFT
+
+
+@njit(cache=True)
+def legal_mask(s, mask):
+    """Fill ``mask`` (length 10P+1) with 1 for legal actions, 0 otherwise."""
+    mask[:] = 0
+    buf = np.empty(10 * s[H_P] + 1, dtype=np.int64)
+    k = legal_actions(s, buf)
+    for i in range(k):
+        mask[buf[i]] = 1
+    return k
+
+
+# ------------------------------------------------------------------ results
+@njit(cache=True)
+def is_over(s):
+    return s[H_PHASE] == PH_OVER
+
+
+@njit(cache=True)
+def returns(s):
+    """(white, black) results: +1 / -1 for a win, 0 for a draw, truncation or unfinished game."""
+    w = s[H_WINNER]
+    if w == WHITE:
+        return 1.0, -1.0
+    if w == BLACK:
+        return -1.0, 1.0
+    return 0.0, 0.0
+
+
+# ------------------------------------------------------------- random play
+@njit(cache=True)
+def random_playout(s, buf):
+    """Play uniformly random legal actions until the game ends; return decisions made."""
+    k = 0
+    while s[H_PHASE] != PH_OVER:
+        m = legal_actions(s, buf)
+        apply_action(s, buf[np.random.randint(m)])
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def seed_numba(seed):
+    """Seed numba's own random generator (used by the kernel's random play)."""
+    np.random.seed(seed)
+
+
+@njit(cache=True)
+def random_games(template, n_games, seed):
+    """Play ``n_games`` random full games from copies of ``template``; return total decisions."""
+    np.random.seed(seed)
+    buf = np.empty(10 * template[H_P] + 1, dtype=np.int64)
+    total = 0
+    for _ in range(n_games):
+        s = template.copy()
+        total += random_playout(s, buf)
+    return total
+
+
+@njit(cache=True)
+def random_placement(s, seed):
+    """Fill the board with seeded random placements (legal for the first two stones)."""
+    np.random.seed(seed)
+    buf = np.empty(10 * s[H_P] + 1, dtype=np.int64)
+    while s[H_PHASE] == PH_PLACEMENT:
+        m = legal_actions(s, buf)
+        apply_action(s, buf[np.random.randint(m)])

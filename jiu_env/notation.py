@@ -1,0 +1,124 @@
+"""Readable action notation that round-trips every action of RULES.md §7.
+
+A point is written as its row letter then its column digit: rows ``a``..``t``
+(row 0 is ``a``, the top row) and columns ``0``..``9`` then ``A``..``J``
+(column 0 is ``0``), so on the 14x14 board the corners are ``a0``, ``aD``,
+``n0`` and ``nD``.  Actions:
+
+============  =====================  =========================================
+form          example                action
+============  =====================  =========================================
+``<pt>``      ``g6``                 POINT: place / drop the lifted stone / capture
+``<pt>-<pt>`` ``g6-g7``              STEP from the first point to its neighbour
+``<pt>x<pt>`` ``g6xg8``              JUMP from the first point over the middle one
+``^<pt>``     ``^g6``                LIFT the stone on the point (flying)
+``stop``      ``stop``               STOP ending a jump chain
+============  =====================  =========================================
+
+A step or jump whose target lies off the board is encodable but never legal;
+it prints as ``step:<pt>:<u|r|d|l>`` / ``jump:<pt>:<u|r|d|l>`` so that every
+integer of the action space still has a text that parses back to it.
+
+:func:`action_to_str` prints the canonical form (lowercase row, uppercase
+column); :func:`str_to_action` also accepts either case and surrounding spaces.
+"""
+
+ROWS = "abcdefghijklmnopqrst"
+COLS = "0123456789ABCDEFGHIJ"
+DIRS = ((-1, 0), (0, 1), (1, 0), (0, -1))  # up, right, down, left
+
+
+def _check_size(board_size):
+    if isinstance(board_size, bool) or not isinstance(board_size, int) or not 4 <= board_size <= 20:
+        raise ValueError(f"board_size must be an int in 4..20, not {board_size!r}")
+
+
+def point_to_str(p, board_size):
+    """Name of point index ``p`` on an ``board_size`` board, e.g. ``g6``."""
+    _check_size(board_size)
+    if not 0 <= p < board_size * board_size:
+        raise ValueError(f"point {p} is off a {board_size}x{board_size} board")
+    return ROWS[p // board_size] + COLS[p % board_size]
+
+
+def str_to_point(text, board_size):
+    """Point index of a name like ``g6``; raises ValueError naming the problem."""
+    _check_size(board_size)
+    t = text.strip()
+    if len(t) != 2:
+        raise ValueError(f"{text!r} is not a point: expected a row letter and a column digit, e.g. 'g6'")
+    r = ROWS.find(t[0].lower())
+    c = COLS.find(t[1].upper())
+    if r < 0 or r >= board_size:
+        raise ValueError(f"{text!r}: row {t[0]!r} is not one of {ROWS[0]}..{ROWS[board_size - 1]}")
+    if c < 0 or c >= board_size:
+        raise ValueError(f"{text!r}: column {t[1]!r} is not one of {COLS[0]}..{COLS[board_size - 1]}")
+    return r * board_size + c
+
+
+def action_to_str(action, board_size):
+    """Canonical text of ``action`` (an int in ``[0, 10*N*N]``)."""
+    _check_size(board_size)
+    n = board_size
+    p_ = n * n
+    try:
+        a = int(action)
+    except (TypeError, ValueError):
+        raise TypeError(f"action must be an int, not {type(action).__name__}") from None
+    if a != action or not 0 <= a <= 10 * p_:
+        raise ValueError(f"action {action!r} is out of range 0..{10 * p_} for a {n}x{n} board")
+    if a == 10 * p_:
+        return "stop"
+    kind, p = divmod(a, p_)
+    src = point_to_str(p, n)
+    if kind == 0:
+        return src
+    if kind == 9:
+        return "^" + src
+    d = (kind - 1) % 4
+    dist = 1 if kind <= 4 else 2
+    r = p // n + dist * DIRS[d][0]
+    c = p % n + dist * DIRS[d][1]
+    if not (0 <= r < n and 0 <= c < n):
+        # encodable but leads off the board: never legal, still printable
+        kind_name = "step" if dist == 1 else "jump"
+        return f"{kind_name}:{src}:{'urdl'[d]}"
+    sep = "-" if dist == 1 else "x"
+    return src + sep + ROWS[r] + COLS[c]
+
+
+def str_to_action(text, board_size):
+    """Action index of a notation string; raises ValueError naming the problem."""
+    _check_size(board_size)
+    if not isinstance(text, str):
+        raise TypeError(f"notation must be a str, not {type(text).__name__}")
+    n = board_size
+    p_ = n * n
+    t = text.strip()
+    if t.lower() == "stop":
+        return 10 * p_
+    if t.startswith("^"):
+        return 9 * p_ + str_to_point(t[1:], n)
+    if t.lower().startswith(("step:", "jump:")):
+        parts = t.split(":")
+        if len(parts) != 3 or parts[2].lower() not in ("u", "r", "d", "l"):
+            raise ValueError(f"{text!r}: expected 'step:<point>:<u|r|d|l>' or 'jump:<point>:<u|r|d|l>'")
+        d = "urdl".index(parts[2].lower())
+        base = 1 if parts[0].lower() == "step" else 5
+        return (base + d) * p_ + str_to_point(parts[1], n)
+    if len(t) == 5 and t[2] in "-xX":
+        a = str_to_point(t[:2], n)
+        b = str_to_point(t[3:], n)
+        dist = 1 if t[2] == "-" else 2
+        dr = b // n - a // n
+        dc = b % n - a % n
+        for d, (ur, uc) in enumerate(DIRS):
+            if (dr, dc) == (dist * ur, dist * uc):
+                return ((1 if dist == 1 else 5) + d) * p_ + a
+        what = "a step must go to an orthogonal neighbour" if dist == 1 else "a jump must land two points away in a straight line"
+        raise ValueError(f"{text!r}: {what}")
+    if len(t) == 2:
+        return str_to_point(t, n)
+    raise ValueError(
+        f"{text!r} is not an action: use 'g6' (point), 'g6-g7' (step), 'g6xg8' (jump), '^g6' (lift) or 'stop'"
+    )

@@ -1,0 +1,121 @@
+"""Egocentric observation planes, built in numba straight from a kernel state.
+
+The observation of colour ``me`` is a float32 array of shape ``(N, N, C)``,
+``C = NUM_PLANES``; "own" and "enemy" are relative to ``me``.  Constant planes
+hold one value everywhere so that a convolutional network sees them at every
+point.
+
+===  ====================  ======================================================
+ #   name                  content
+===  ====================  ======================================================
+ 0   own                   1 where ``me`` has a stone
+ 1   enemy                 1 where the opponent has a stone
+ 2   empty                 1 on empty points
+ 3   placement             constant 1 during the placement phase
+ 4   move                  constant 1 in the battle phase, move sub-phase
+ 5   chain                 constant 1 in the chain sub-phase
+ 6   drop                  constant 1 in the drop sub-phase (a stone is lifted)
+ 7   capture               constant 1 in the capture sub-phase
+ 8   chaining_stone        1 on the stone that is chaining jumps
+ 9   lifted_stone          1 on the lifted (flying) stone
+10   pending               constant: square captures still to choose / 4
+11   own_flying            constant 1 if ``me`` is flying-eligible
+12   enemy_flying          constant 1 if the opponent is flying-eligible
+13   jump_ban              constant 1 if the single-jump ban binds the side to move
+14   is_white              constant 1 if ``me`` is White
+15   to_move               constant 1 if ``me`` decides next
+16   last_from             1 on the origin of the last completed move
+17   last_to               1 on the final point of the last move (or last placement)
+18   centre_ends           1 on the two diagonal ends of the centre square
+19   turn_progress         constant: battle turns completed / max_battle_turns
+20   repetition            constant: occurrences of this turn-start position / repetition_draw
+===  ====================  ======================================================
+
+The flying status of the side to move is the one fixed at the start of its
+turn; that of the other side is computed from its current stone count.
+"""
+
+import numpy as np
+from numba import njit
+
+from . import kernel as K
+
+PLANE_NAMES = (
+    "own", "enemy", "empty", "placement", "move", "chain", "drop", "capture",
+    "chaining_stone", "lifted_stone", "pending", "own_flying", "enemy_flying",
+    "jump_ban", "is_white", "to_move", "last_from", "last_to", "centre_ends",
+    "turn_progress", "repetition",
+)
+NUM_PLANES = len(PLANE_NAMES)
+
+
+@njit(cache=True)
+def write_observation(s, me, out):
+    """Fill ``out`` (float32, shape (N, N, NUM_PLANES)) with the planes of colour ``me``."""
+    n = s[K.H_N]
+    p_ = s[K.H_P]
+    out[:] = 0.0
+    enemy = 3 - me
+    for p in range(p_):
+        r = p // n
+        c = p % n
+        v = s[K.HDR + p]
+        if v == me:
+            out[r, c, 0] = 1.0
+        elif v == enemy:
+            out[r, c, 1] = 1.0
+        else:
+            out[r, c, 2] = 1.0
+    ph = s[K.H_PHASE]
+    const = np.zeros(21, dtype=np.float32)
+    if ph == K.PH_PLACEMENT:
+        const[3] = 1.0
+    elif ph == K.PH_BATTLE:
+        const[4 + s[K.H_SUB]] = 1.0
+        const[10] = s[K.H_PENDING] / 4.0
+        const[13] = s[K.H_BAN_NOW]
+    mover = s[K.H_TO_MOVE]
+    if ph == K.PH_BATTLE:
+        fly = s[K.H_FLY]
+        if mover == me:
+            const[11] = s[K.H_FLY_NOW]
+            const[12] = 1.0 if fly > 0 and s[K.H_COUNT + enemy] <= fly else 0.0
+        else:
+            const[11] = 1.0 if fly > 0 and s[K.H_COUNT + me] <= fly else 0.0
+            const[12] = s[K.H_FLY_NOW]
+        mt = s[K.H_MAXT]
+        if mt > 0:
+            const[19] = s[K.H_TURNS] / mt
+        rep = s[K.H_REP]
+        if rep > 0:
+            const[20] = s[K.H_REP_COUNT] / rep
+    const[14] = 1.0 if me == K.WHITE else 0.0
+    const[15] = 1.0 if (mover == me and ph != K.PH_OVER) else 0.0
+    for i in range(21):
+        if const[i] != 0.0:
+            out[:, :, i] = const[i]
+    q = s[K.H_CHAIN]
+    if q >= 0 and ph == K.PH_BATTLE:
+        out[q // n, q % n, 8] = 1.0
+    q = s[K.H_LIFT]
+    if q >= 0 and ph == K.PH_BATTLE:
+        out[q // n, q % n, 9] = 1.0
+    q = s[K.H_LAST_FROM]
+    if q >= 0:
+        out[q // n, q % n, 16] = 1.0
+    q = s[K.H_LAST_TO]
+    if q >= 0:
+        out[q // n, q % n, 17] = 1.0
+    a, b = K.diagonal_ends(n)
+    out[a // n, a % n, 18] = 1.0
+    out[b // n, b % n, 18] = 1.0
+
+
+@njit(cache=True)
+def observe(s, me, selected, obs, mask):
+    """Planes of ``me`` into ``obs`` and, when ``selected``, the legal mask into ``mask``."""
+    write_observation(s, me, obs)
+    if selected and s[K.H_PHASE] != K.PH_OVER and s[K.H_TO_MOVE] == me:
+        K.legal_mask(s, mask)
+    else:
+        mask[:] = 0
