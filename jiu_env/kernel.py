@@ -407,6 +407,8 @@ def _do_jump(s, p, d):
     _set_point(s, p, EMPTY)
     _set_point(s, q, c)
     s[H_CHAIN_LEN] += 1
+    s[H_LAST_FROM] = s[H_ORIGIN]  # kept current mid-chain, and if the jump ends the game
+    s[H_LAST_TO] = q
     if _capture_jumped(s, m, c):
         return
     if _has_jump_from(s, n, q, c):

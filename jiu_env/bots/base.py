@@ -1,0 +1,65 @@
+"""The one protocol every built-in opponent follows (OpenSpiel-style).
+
+A bot is built with its parameters and a ``seed``; ``bot.step(state)`` gets a
+kernel state (see :mod:`jiu_env.kernel`) and returns one legal action for the
+side to move, for *every* decision: placements, moves, chain jumps / STOP, the
+fly drop and each square-capture choice.  Bots never modify the state they are
+given and know nothing of the env wrappers.
+"""
+
+import numpy as np
+
+from .. import kernel as K
+
+
+def check_state(state):
+    """Raise a clear error unless ``state`` is a live kernel state."""
+    if not isinstance(state, np.ndarray) or state.dtype != np.int64 or state.ndim != 1:
+        raise TypeError("a bot needs a kernel state: a 1-D np.int64 array (env.unwrapped.state)")
+    if state.size < K.HDR or not K.MIN_N <= state[K.H_N] <= K.MAX_N or state[K.H_P] != state[K.H_N] ** 2:
+        raise ValueError("not a kernel state: bad header (use Rules.new_state() or env.unwrapped.state)")
+    if state.size != K.HDR + state[K.H_P] + state[K.H_CAP]:
+        raise ValueError("not a kernel state: its length does not match its header")
+    if state[K.H_PHASE] == K.PH_OVER:
+        raise ValueError("the game is over: there is no decision to make")
+
+
+class Bot:
+    """Base class: subclasses implement :meth:`_choose` (``state`` already checked)."""
+
+    name = "bot"
+
+    def __init__(self, seed=None):
+        self.seed = seed
+        self.restart()
+
+    def restart(self, seed=None):
+        """Forget everything from the previous game; re-seed (with ``seed`` if given)."""
+        if seed is not None:
+            self.seed = seed
+        self.rng = np.random.default_rng(self.seed)
+
+    def step(self, state):
+        """One legal action for the side to move in ``state`` (never modifies it)."""
+        check_state(state)
+        a = int(self._choose(state))
+        return a
+
+    __call__ = step
+
+    def _choose(self, state):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def policy(self):
+        """A PettingZoo-side policy: ``action = policy(env)`` for the agent to move in ``env``."""
+        return lambda env: self.step(env.unwrapped.state)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(seed={self.seed!r})"
+
+
+def legal_actions(state):
+    """The legal actions of ``state`` in kernel order (an int64 array)."""
+    buf = np.empty(10 * int(state[K.H_P]) + 1, np.int64)
+    k = K.legal_actions(state, buf)
+    return buf[:k]
