@@ -1,0 +1,490 @@
+"""The one-turn greedy opponent, and the turn walker shared with the pattern bot.
+
+**Battle.**  At each decision the bot enumerates every way to finish its
+current turn from here (the move, every chain continuation or STOP, every fly
+drop) with :func:`walk_start` / :func:`walk_next`, and scores each finished
+move by
+
+    6 * stones captured + 2 * squares formed
+      - 2 * own stones the opponent can then jump
+      - 3 * empty points where the opponent can then complete a square
+
+(``+-1_000_000`` for a won or lost game).  "Captured" counts the jumps made
+from this decision on and the square captures.  When the move leaves square
+captures to choose, the victims are picked one at a time, each the stone
+whose removal gives the best score; the capture decisions themselves use the
+same rule, so the turn played is the turn planned.  The bot recomputes at
+every decision (no plan is stored), and equal scores are broken uniformly at
+random.  Threat counts respect the opponent's single-jump ban but ignore its
+chains.
+
+**Placement.**  Each empty point is scored by the 2x2 blocks it belongs to
+(the other three points of each): +12 for filling the gap of an enemy
+near-square (three enemy stones), +8 for completing an own square, +3 for
+spoiling an enemy block of two enemy stones and an empty point, +2 for making
+an own near-square (two own stones and an empty point), +1 for a block that
+keeps room for an own square (two own and one enemy stone, or one own stone
+and two empty points); random among the best.  Blocking comes first: a
+square made in placement captures nothing, while an enemy square that is
+left standing can be re-formed by moving out and back in during the battle.
+(The weights were chosen by matches against the pattern player's placement.)
+
+:func:`greedy_action` is the whole policy as one ``@njit`` function of the
+kernel state and a random value, usable from batched numba code;
+:class:`GreedyBot` is the thin :class:`~jiu_env.bots.base.Bot` shell.
+
+The planning copies are kernel states without the position history (the
+ring has one slot and repetition is switched off in them): a one-turn
+evaluation never looks at repetition, and the copies stay small.
+"""
+
+import numpy as np
+from numba import njit
+
+from .. import kernel as K
+from ..kernel import (EMPTY, H_BAN, H_COUNT, H_FLY, H_LAST_FROM, H_LAST_TO, H_N, H_P, H_PHASE,
+                      H_PLACED, H_SUB, H_TO_MOVE, H_WINNER, HDR, PH_BATTLE, PH_OVER, PH_PLACEMENT,
+                      SUB_CAPTURE, apply_action, legal_actions, squares_at)
+from .base import Bot
+
+W_WIN = 1_000_000
+W_CAPTURE = 6
+W_SQUARE = 2
+W_JUMP_THREAT = 2
+W_SQUARE_THREAT = 3
+
+DR = np.array([-1, 0, 1, 0], dtype=np.int64)
+DC = np.array([0, 1, 0, -1], dtype=np.int64)
+
+
+# ------------------------------------------------------------ random numbers
+@njit(cache=True)
+def rng_state(seed):
+    """A one-slot generator state for :func:`rand_below` from any integer seed."""
+    r = np.empty(1, np.int64)
+    r[0] = seed * 2862933555777941757 + 3037000493
+    return r
+
+
+@njit(cache=True)
+def rand_below(rng, m):
+    """A pseudo-random integer in [0, m) (64-bit LCG, high bits); advances ``rng``."""
+    x = rng[0] * 6364136223846793005 + 1442695040888963407
+    rng[0] = x
+    return ((x >> 33) & 0x7FFFFFFF) % m
+
+
+# -------------------------------------------------------------- turn walker
+@njit(cache=True)
+def scratch_state(s):
+    """A copy of ``s`` without the position history (one-slot ring, repetition off)."""
+    p_ = s[H_P]
+    t = np.zeros(HDR + p_ + 1, np.int64)
+    t[:HDR + p_] = s[:HDR + p_]
+    t[K.H_CAP] = 1
+    t[K.H_HLEN] = 0
+    t[K.H_HIRR] = 0
+    t[K.H_REP] = 0
+    return t
+
+
+@njit(cache=True)
+def walk_start(s):
+    """Set up the enumeration of every way to finish the current turn of ``s``.
+
+    Returns ``(states, stack_a, stack_d, path, buf, meta)``; pass them to
+    :func:`walk_next`.  ``s`` is not modified (the walk runs on copies).
+    """
+    p_ = s[H_P]
+    length = HDR + p_ + 1
+    c = s[H_TO_MOVE]
+    # a turn's move part is at most one action per jumped stone plus a STOP, or LIFT + drop
+    maxd = s[H_COUNT + 3 - c] + 4
+    states = np.empty((maxd, length), np.int64)
+    states[0, :] = scratch_state(s)
+    cap = 11 * p_ + 5 * maxd + 16
+    stack_a = np.empty(cap, np.int64)
+    stack_d = np.empty(cap, np.int64)
+    path = np.empty(maxd, np.int64)
+    buf = np.empty(10 * p_ + 1, np.int64)
+    k = legal_actions(s, buf)
+    for i in range(k):
+        stack_a[i] = buf[k - 1 - i]
+        stack_d[i] = 0
+    meta = np.empty(3, np.int64)
+    meta[0] = k  # stack pointer
+    meta[1] = c  # the side whose turn is walked
+    meta[2] = s[H_PHASE]
+    return states, stack_a, stack_d, path, buf, meta
+
+
+@njit(cache=True)
+def walk_next(states, stack_a, stack_d, path, buf, meta):
+    """Advance to the next way of finishing the turn; return its row in ``states`` or -1 when done.
+
+    A leaf is reached when the turn passes, the game ends, the phase changes
+    or square captures are pending (``SUB_CAPTURE``; the caller chooses them).
+    ``path[:row]`` holds the actions from the start state; ``path[0]`` is the
+    action to play now.  The leaf row may be modified by the caller.
+    """
+    sp = meta[0]
+    mover = meta[1]
+    phase = meta[2]
+    while sp > 0:
+        sp -= 1
+        a = stack_a[sp]
+        d = stack_d[sp]
+        states[d + 1, :] = states[d, :]
+        t = states[d + 1]
+        apply_action(t, a)
+        path[d] = a
+        if (t[H_PHASE] != phase or t[H_TO_MOVE] != mover
+                or (t[H_PHASE] == PH_BATTLE and t[H_SUB] == SUB_CAPTURE)):
+            meta[0] = sp
+            return d + 1
+        k = legal_actions(t, buf)
+        for i in range(k):
+            stack_a[sp] = buf[k - 1 - i]
+            stack_d[sp] = d + 1
+            sp += 1
+    meta[0] = 0
+    return -1
+
+
+# ------------------------------------------------------------------ helpers
+@njit(cache=True)
+def is_flying(s, colour):
+    """Is ``colour`` flying-eligible with its current stone count?"""
+    f = s[H_FLY]
+    return f > 0 and s[H_COUNT + colour] <= f
+
+
+@njit(cache=True)
+def ban_applies(s, mover):
+    """Would the single-jump ban apply to ``mover`` at the start of its turn in ``s``?"""
+    fm = is_flying(s, mover)
+    fo = is_flying(s, 3 - mover)
+    mode = s[H_BAN]
+    if mode == K.BAN_VS_FLYER:
+        return (not fm) and fo
+    if mode == K.BAN_FLYER:
+        return fm
+    if mode == K.BAN_BOTH:
+        return fm or fo
+    return False
+
+
+@njit(cache=True)
+def has_jump_from(s, q, colour):
+    """Can a ``colour`` stone standing on q jump now?"""
+    n = s[H_N]
+    r = q // n
+    col = q % n
+    for d in range(4):
+        r2 = r + 2 * DR[d]
+        c2 = col + 2 * DC[d]
+        if r2 < 0 or r2 >= n or c2 < 0 or c2 >= n:
+            continue
+        if s[HDR + r2 * n + c2] == EMPTY and s[HDR + (r + DR[d]) * n + col + DC[d]] == 3 - colour:
+            return True
+    return False
+
+
+@njit(cache=True)
+def jump_threats(s, o, mark):
+    """Number of distinct stones of ``3 - o`` that side ``o`` could take with a jump now.
+
+    Honours ``o``'s single-jump ban (a first jump must allow a second).  ``s``
+    is restored before returning; ``mark`` is scratch of length P.
+    """
+    n = s[H_N]
+    p_ = s[H_P]
+    c = 3 - o
+    ban = ban_applies(s, o)
+    mark[:p_] = 0
+    cnt = 0
+    for p in range(p_):
+        if s[HDR + p] != o:
+            continue
+        r = p // n
+        col = p % n
+        for d in range(4):
+            r2 = r + 2 * DR[d]
+            c2 = col + 2 * DC[d]
+            if r2 < 0 or r2 >= n or c2 < 0 or c2 >= n:
+                continue
+            m = (r + DR[d]) * n + col + DC[d]
+            q = r2 * n + c2
+            if s[HDR + m] != c or s[HDR + q] != EMPTY or mark[m] == 1:
+                continue
+            if ban:
+                s[HDR + p] = EMPTY
+                s[HDR + m] = EMPTY
+                s[HDR + q] = o
+                ok = has_jump_from(s, q, o)
+                s[HDR + p] = o
+                s[HDR + m] = c
+                s[HDR + q] = EMPTY
+                if not ok:
+                    continue
+            mark[m] = 1
+            cnt += 1
+    return cnt
+
+
+@njit(cache=True)
+def square_threats(s, o):
+    """Sum over empty points g of the most squares side ``o`` could complete at g with one move.
+
+    Steps into g and jumps landing on g are tried; a flying-eligible side may
+    bring any stone.  ``s`` is restored before returning.
+    """
+    n = s[H_N]
+    p_ = s[H_P]
+    c = 3 - o
+    fly = is_flying(s, o)
+    total = 0
+    for g in range(p_):
+        if s[HDR + g] != EMPTY:
+            continue
+        r = g // n
+        col = g % n
+        best = 0
+        if fly:
+            s[HDR + g] = o
+            best = squares_at(s, g, o)
+            s[HDR + g] = EMPTY
+        else:
+            # a completing stone needs an own stone among g's 8 neighbours, else skip fast
+            near = False
+            for dr in range(-1, 2):
+                for dc in range(-1, 2):
+                    rr = r + dr
+                    cc = col + dc
+                    if (dr != 0 or dc != 0) and 0 <= rr < n and 0 <= cc < n and s[HDR + rr * n + cc] == o:
+                        near = True
+            if not near:
+                continue
+            for d in range(4):
+                r1 = r + DR[d]
+                c1 = col + DC[d]
+                if r1 < 0 or r1 >= n or c1 < 0 or c1 >= n:
+                    continue
+                m = r1 * n + c1
+                v = s[HDR + m]
+                if v == o:  # step m -> g
+                    s[HDR + m] = EMPTY
+                    s[HDR + g] = o
+                    k = squares_at(s, g, o)
+                    s[HDR + g] = EMPTY
+                    s[HDR + m] = o
+                    if k > best:
+                        best = k
+                elif v == c:  # jump p -> g over m
+                    r2 = r1 + DR[d]
+                    c2 = c1 + DC[d]
+                    if r2 < 0 or r2 >= n or c2 < 0 or c2 >= n:
+                        continue
+                    p = r2 * n + c2
+                    if s[HDR + p] != o:
+                        continue
+                    s[HDR + p] = EMPTY
+                    s[HDR + m] = EMPTY
+                    s[HDR + g] = o
+                    k = squares_at(s, g, o)
+                    s[HDR + g] = EMPTY
+                    s[HDR + m] = c
+                    s[HDR + p] = o
+                    if k > best:
+                        best = k
+        total += best
+    return total
+
+
+# --------------------------------------------------------------- evaluation
+@njit(cache=True)
+def greedy_score(t, c, base_o, mark):
+    """Score of the position ``t`` reached in ``c``'s turn (see the module doc).
+
+    ``base_o`` is the opponent's stone count at the decision being made.
+    ``t`` is restored before returning.
+    """
+    o = 3 - c
+    if t[H_PHASE] == PH_OVER:
+        w = t[H_WINNER]
+        if w == c:
+            return W_WIN
+        if w == o:
+            return -W_WIN
+    captured = base_o - t[H_COUNT + o]
+    sq = 0
+    q = t[H_LAST_TO]
+    if q >= 0 and q != t[H_LAST_FROM]:
+        sq = squares_at(t, q, c)
+    jt = jump_threats(t, o, mark)
+    st = square_threats(t, o)
+    return W_CAPTURE * captured + W_SQUARE * sq - W_JUMP_THREAT * jt - W_SQUARE_THREAT * st
+
+
+@njit(cache=True)
+def _capture_scores(t, c, base_o, tmp, mark, scores):
+    """Score each enemy stone of ``t`` (in SUB_CAPTURE) as the next victim; return the best score."""
+    p_ = t[H_P]
+    o = 3 - c
+    best = -(2 ** 62)
+    for e in range(p_):
+        if t[HDR + e] != o:
+            scores[e] = -(2 ** 62)
+            continue
+        tmp[:] = t
+        apply_action(tmp, e)
+        sc = greedy_score(tmp, c, base_o, mark)
+        scores[e] = sc
+        if sc > best:
+            best = sc
+    return best
+
+
+@njit(cache=True)
+def _finish_captures(t, c, base_o, tmp, mark, scores):
+    """Choose the pending captures of ``t`` one at a time (best score first); return the final score."""
+    p_ = t[H_P]
+    while t[H_PHASE] == PH_BATTLE and t[H_SUB] == SUB_CAPTURE and t[H_TO_MOVE] == c:
+        best = _capture_scores(t, c, base_o, tmp, mark, scores)
+        for e in range(p_):
+            if scores[e] == best:
+                apply_action(t, e)
+                break
+    return greedy_score(t, c, base_o, mark)
+
+
+@njit(cache=True)
+def _pick_best(scores, ok, rng):
+    """Uniformly random index among the maximal ``scores[i]`` with ``ok[i]``."""
+    best = -(2 ** 62)
+    for i in range(scores.size):
+        if ok[i] and scores[i] > best:
+            best = scores[i]
+    ties = 0
+    pick = -1
+    for i in range(scores.size):
+        if ok[i] and scores[i] == best:
+            ties += 1
+            if rand_below(rng, ties) == 0:
+                pick = i
+    return pick
+
+
+@njit(cache=True)
+def _place_score(s, p, c):
+    n = s[H_N]
+    o = 3 - c
+    r = p // n
+    col = p % n
+    sc = 0
+    for dr in range(-1, 1):
+        for dc in range(-1, 1):
+            r0 = r + dr
+            c0 = col + dc
+            if r0 < 0 or c0 < 0 or r0 >= n - 1 or c0 >= n - 1:
+                continue
+            own = 0
+            enemy = 0
+            empty = 0
+            for i in range(2):
+                for j in range(2):
+                    q = (r0 + i) * n + c0 + j
+                    if q == p:
+                        continue
+                    v = s[HDR + q]
+                    if v == c:
+                        own += 1
+                    elif v == o:
+                        enemy += 1
+                    else:
+                        empty += 1
+            if own == 3:
+                sc += 8
+            elif enemy == 3:
+                sc += 12
+            elif own == 2 and empty == 1:
+                sc += 2
+            elif enemy == 2 and empty == 1:
+                sc += 3
+            elif own == 2 or (own == 1 and empty == 2):
+                sc += 1
+    return sc
+
+
+@njit(cache=True)
+def greedy_place(s, rng):
+    """The greedy placement (see the module doc)."""
+    p_ = s[H_P]
+    c = s[H_TO_MOVE]
+    buf = np.empty(10 * p_ + 1, np.int64)
+    k = legal_actions(s, buf)
+    if s[H_PLACED] < 2:
+        return buf[rand_below(rng, k)]
+    scores = np.empty(k, np.int64)
+    ok = np.ones(k, np.bool_)
+    for i in range(k):
+        scores[i] = _place_score(s, buf[i], c)
+    return buf[_pick_best(scores, ok, rng)]
+
+
+@njit(cache=True)
+def greedy_action(s, seed):
+    """The greedy bot's action for the decision in kernel state ``s`` (never modified).
+
+    ``seed`` (any int) drives the random tie-breaks; the same state and seed
+    give the same action.  ``s`` must be a live game (not over).
+    """
+    rng = rng_state(seed)
+    if s[H_PHASE] == PH_PLACEMENT:
+        return greedy_place(s, rng)
+    p_ = s[H_P]
+    c = s[H_TO_MOVE]
+    base_o = s[H_COUNT + 3 - c]
+    mark = np.empty(p_, np.int64)
+    tmp = scratch_state(s)
+    cap_scores = np.empty(p_, np.int64)
+    if s[H_SUB] == SUB_CAPTURE:
+        t = scratch_state(s)
+        _capture_scores(t, c, base_o, tmp, mark, cap_scores)
+        ok = np.zeros(p_, np.bool_)
+        for e in range(p_):
+            ok[e] = t[HDR + e] == 3 - c
+        return _pick_best(cap_scores, ok, rng)
+    states, stack_a, stack_d, path, buf, meta = walk_start(s)
+    best = -(2 ** 62)
+    ties = 0
+    pick = -1
+    while True:
+        row = walk_next(states, stack_a, stack_d, path, buf, meta)
+        if row < 0:
+            break
+        t = states[row]
+        sc = _finish_captures(t, c, base_o, tmp, mark, cap_scores)
+        if sc > best:
+            best = sc
+            ties = 1
+            pick = path[0]
+        elif sc == best:
+            ties += 1
+            if rand_below(rng, ties) == 0:
+                pick = path[0]
+    return pick
+
+
+class GreedyBot(Bot):
+    """One-turn lookahead: best captures and squares now, fewest threats left (``make_bot("greedy")``)."""
+
+    name = "greedy"
+    PARAMS = {}
+
+    def _choose(self, state):
+        return greedy_action(state, int(self.rng.integers(0, 2 ** 62)))
+
+
+__all__ = ["GreedyBot", "greedy_action", "greedy_place", "greedy_score", "walk_start", "walk_next",
+           "scratch_state", "jump_threats", "square_threats", "rng_state", "rand_below"]
