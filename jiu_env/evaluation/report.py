@@ -1,0 +1,216 @@
+"""Tournament reports: JSON, CSV, Markdown, a terminal table and a PNG plot.
+
+Files written by :func:`write_reports` into the output folder:
+
+- ``results.json`` — the whole summary (config, per-pair and per-player
+  figures, Elo fit);
+- ``ratings.csv`` and ``pairs.csv`` — the two tables;
+- ``results.md`` — the tables in Markdown with the settings;
+- ``results.png`` — ratings with their intervals, and the pairwise score matrix
+  (needs matplotlib, the ``eval`` extra; skipped with a note without it).
+"""
+
+import csv
+import json
+import os
+
+import numpy as np
+
+
+def _ratings_rows(summary):
+    """Rows for the ratings table, best first."""
+    elo = summary.get("elo") or {}
+    r = elo.get("ratings") or {}
+    rows = []
+    for name, p in summary["players"].items():
+        e = r.get(name)
+        rows.append({
+            "player": name,
+            "spec": p["spec"],
+            "elo": e["elo"] if e else None,
+            "lower": e["lower"] if e else None,
+            "upper": e["upper"] if e else None,
+            "se": e["se"] if e else None,
+            "games": p["games"], "wins": p["wins"], "draws": p["draws"], "losses": p["losses"],
+            "score": p["score"],
+            "white_wdl": f"{p['as_white']['wins']}-{p['as_white']['draws']}-{p['as_white']['losses']}",
+            "black_wdl": f"{p['as_black']['wins']}-{p['as_black']['draws']}-{p['as_black']['losses']}",
+            "avg_decision_ms": p["avg_decision_ms"],
+        })
+    rows.sort(key=lambda x: (-(x["elo"] if x["elo"] is not None else -1e9), -(x["score"] or 0), x["player"]))
+    return rows
+
+
+def _fmt(x, spec="{:.0f}", none="-"):
+    return none if x is None else spec.format(x)
+
+
+def _interval(row):
+    if row["elo"] is None:
+        return "-"
+    lo, hi = row["elo"] - row["lower"], row["upper"] - row["elo"]
+    if abs(lo - hi) < 0.5:
+        return f"±{hi:.0f}"
+    return f"-{lo:.0f}/+{hi:.0f}"
+
+
+def ratings_table(summary, markdown=False):
+    """The ratings table as text (aligned columns) or Markdown."""
+    cols = ["#", "player", "Elo", "95% CI", "games", "W-D-L", "score", "as White", "as Black", "ms/decision", "spec"]
+    conf = (summary.get("elo") or {}).get("confidence", 0.95)
+    cols[3] = f"{conf * 100:.0f}% CI"
+    body = []
+    for i, r in enumerate(_ratings_rows(summary), start=1):
+        body.append([
+            str(i), r["player"], _fmt(r["elo"]), _interval(r), str(r["games"]),
+            f"{r['wins']}-{r['draws']}-{r['losses']}", _fmt(r["score"], "{:.1%}"),
+            r["white_wdl"], r["black_wdl"], _fmt(r["avg_decision_ms"], "{:.2f}"), r["spec"],
+        ])
+    return _table(cols, body, markdown)
+
+
+def pairs_table(summary, markdown=False):
+    """Per-pair results from the first player's view (W-D-L overall and by colour)."""
+    cols = ["A", "B", "games", "A W-D-L", "A score", "A as White", "A as Black", "avg turns", "truncated"]
+    body = []
+    for p in summary["pairs"]:
+        aw, ab = p["a_as_white"], p["a_as_black"]
+        body.append([
+            p["a"], p["b"], str(p["games"]), f"{p['a_wins']}-{p['draws']}-{p['b_wins']}",
+            _fmt(p["a_score"], "{:.1%}"), f"{aw['wins']}-{aw['draws']}-{aw['losses']}",
+            f"{ab['wins']}-{ab['draws']}-{ab['losses']}", _fmt(p["avg_battle_turns"], "{:.0f}"), str(p["truncated"]),
+        ])
+    return _table(cols, body, markdown)
+
+
+def _table(cols, body, markdown):
+    if markdown:
+        out = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in body]
+        return "\n".join(out)
+    widths = [max(len(c), *(len(r[i]) for r in body)) if body else len(c) for i, c in enumerate(cols)]
+    line = lambda row: "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(cols), line(["-" * w for w in widths])] + [line(r) for r in body])
+
+
+def settings_text(summary):
+    """One paragraph with the settings that define the tournament."""
+    c = summary["config"]
+    rules = c["rules"]
+    elo = summary.get("elo") or {}
+    anchor = elo.get("anchor", "-")
+    anchor_txt = "mean rating = 0" if anchor == "mean" else f"{anchor} = 0"
+    opening = f", {c['random_opening']} random opening placements" if c["random_opening"] else ""
+    unrated = f"; not rated: {', '.join(c['unrated'])}" if c.get("unrated") else ""
+    return (f"rules: {rules['profile']} {rules['board_size']}x{rules['board_size']}; {c['mode'].replace('_', ' ')}, "
+            f"{c['games']} games per pair (colours alternate), seed {c['seed']}{opening}; "
+            f"{summary['games']}/{summary['scheduled']} games played; "
+            f"Elo: maximum likelihood with {elo.get('prior_draws', c['prior_draws']):g} virtual draws per pair, "
+            f"anchor {anchor_txt}, intervals {elo.get('method', c['intervals'])}{unrated}")
+
+
+def markdown_report(summary, command=None):
+    """The Markdown report (``results.md``)."""
+    out = [f"# {summary['title']}", "", settings_text(summary) + ".", ""]
+    if command:
+        out += ["Regenerate with:", "", f"    {command}", ""]
+    elo = summary.get("elo")
+    if elo and "error" in elo:
+        out += [f"Elo fit not possible: {elo['error']}", ""]
+    out += ["## Ratings", "", ratings_table(summary, markdown=True), ""]
+    out += ["## Pairs", "", pairs_table(summary, markdown=True), ""]
+    bc = summary["by_colour"]
+    out += [f"White won {bc['white_wins']}, Black won {bc['black_wins']}, {bc['draws']} drawn or undecided.", ""]
+    out += ["![ratings and pairwise scores](results.png)", ""]
+    return "\n".join(out)
+
+
+def score_matrix(summary):
+    """(names, matrix) of row player's score against the column player (NaN where they did not meet)."""
+    names = list(summary["players"])
+    w = np.asarray(summary["wins_matrix"], float)
+    d = np.asarray(summary["draws_matrix"], float)
+    n = w + w.T + d
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = np.where(n > 0, (w + 0.5 * d) / n, np.nan)
+    return names, m
+
+
+def plot(summary, path):
+    """Save the ratings (with intervals) and the pairwise score matrix as one PNG; False without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    rows = [r for r in _ratings_rows(summary) if r["elo"] is not None]
+    names, m = score_matrix(summary)
+    k = len(names)
+    fig, axes = plt.subplots(1, 2, figsize=(6 + 0.9 * k, 0.6 * k + 3), gridspec_kw={"width_ratios": [1, 1.2]})
+    ax = axes[0]
+    if rows:
+        y = np.arange(len(rows))[::-1]
+        elo = np.array([r["elo"] for r in rows])
+        err = np.array([[r["elo"] - r["lower"] for r in rows], [r["upper"] - r["elo"] for r in rows]])
+        ax.errorbar(elo, y, xerr=err, fmt="o", capsize=4, color="tab:blue")
+        ax.set_yticks(y)
+        ax.set_yticklabels([r["player"] for r in rows])
+        ax.axvline(0, color="grey", lw=0.8, ls="--")
+        conf = (summary.get("elo") or {}).get("confidence", 0.95)
+        ax.set_xlabel(f"Elo ({conf * 100:.0f}% interval)")
+    else:
+        ax.text(0.5, 0.5, "no rating", ha="center", va="center")
+    ax.set_title("Ratings")
+    ax = axes[1]
+    im = ax.imshow(np.ma.masked_invalid(m), vmin=0, vmax=1, cmap="RdYlGn")
+    ax.set_xticks(range(k))
+    ax.set_xticklabels(names, rotation=45, ha="right")
+    ax.set_yticks(range(k))
+    ax.set_yticklabels(names)
+    for i in range(k):
+        for j in range(k):
+            if np.isfinite(m[i, j]):
+                ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=8)
+    ax.set_title("Score of row vs column")
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    fig.suptitle(summary["title"])
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def write_reports(result, out_dir, command=None):
+    """Write results.json, ratings.csv, pairs.csv, results.md and results.png into ``out_dir``."""
+    summary = result.summary
+    if command:
+        summary["command"] = command
+    command = summary.get("command")
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "results.json"), "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=1)
+    rows = _ratings_rows(summary)
+    with open(os.path.join(out_dir, "ratings.csv"), "w", newline="", encoding="utf-8") as f:
+        wr = csv.writer(f)
+        keys = ["player", "spec", "elo", "se", "lower", "upper", "games", "wins", "draws", "losses", "score",
+                "white_wdl", "black_wdl", "avg_decision_ms"]
+        wr.writerow(keys)
+        for r in rows:
+            wr.writerow([r[k] if r[k] is not None else "" for k in keys])
+    with open(os.path.join(out_dir, "pairs.csv"), "w", newline="", encoding="utf-8") as f:
+        wr = csv.writer(f)
+        wr.writerow(["a", "b", "games", "a_wins", "draws", "b_wins", "a_score", "a_white_w", "a_white_d", "a_white_l",
+                     "a_black_w", "a_black_d", "a_black_l", "avg_battle_turns", "avg_decisions", "truncated", "forfeits"])
+        for p in summary["pairs"]:
+            aw, ab = p["a_as_white"], p["a_as_black"]
+            wr.writerow([p["a"], p["b"], p["games"], p["a_wins"], p["draws"], p["b_wins"], p["a_score"],
+                         aw["wins"], aw["draws"], aw["losses"], ab["wins"], ab["draws"], ab["losses"],
+                         p["avg_battle_turns"], p["avg_decisions"], p["truncated"], p["forfeits"]])
+    with open(os.path.join(out_dir, "results.md"), "w", encoding="utf-8") as f:
+        f.write(markdown_report(summary, command) + "\n")
+    return plot(summary, os.path.join(out_dir, "results.png"))
+
+
+__all__ = ["ratings_table", "pairs_table", "markdown_report", "settings_text", "plot", "write_reports", "score_matrix"]

@@ -1,0 +1,665 @@
+"""Tournaments between any players: scheduling, parallel seeded games, resumable result files.
+
+A tournament plays ``games`` games for every pair of players (round robin) or
+for every pair of a challenger with another player (gauntlet).  Colours
+alternate inside a pair: game ``2k`` has the pair's first player as White and
+game ``2k + 1`` swaps colours with the same game seed, so that both players
+get the same openings and bot seeds from both sides.
+
+Every game gets a seed derived from the tournament seed, the pair's names and
+the game number (adding a player does not change the other pairs' games).  The
+seed fixes the random opening placements (``random_opening``) and the players'
+own seeds, so a tournament is reproducible whatever the number of workers.
+
+With an output folder each finished game is appended as one JSON line to
+``games.jsonl`` (with its full :mod:`jiu_env.records` record); running the
+same tournament again skips the games already there.  A stored game is reused
+only if its players' specs and code versions, rules, seed and opening
+setting are those of the current configuration.
+"""
+
+import hashlib
+import json
+import math
+import multiprocessing
+import os
+import time
+import zlib
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .. import kernel as K
+from ..records import GameRecord, result_of
+from ..rules import Rules
+from .players import make_player, player_version
+
+GAMES_FILE = "games.jsonl"
+CONFIG_FILE = "tournament.json"
+MODES = ("round_robin", "gauntlet")
+
+
+@dataclass
+class Player:
+    """A named player of a tournament: ``spec`` as accepted by :func:`make_player`."""
+
+    name: str
+    spec: str
+
+
+@dataclass
+class TournamentConfig:
+    """Everything that defines a tournament (see ``docs/evaluation.md``).
+
+    ``anchor``: ``"auto"`` rates the player whose spec is ``random`` at 0 if
+    there is one (and it is rated), else the mean rating is 0; or a player
+    name; or ``"mean"``.  ``intervals``: ``"fisher"`` or ``"bootstrap"``.
+    ``unrated``: players that play (and appear in the tables) but are left out
+    of the Elo fit, e.g. a reference player that loses every game.
+    """
+
+    players: list
+    games: int = 2
+    rules: dict = field(default_factory=lambda: Rules.make("competitive").to_dict())
+    seed: int = 0
+    mode: str = "round_robin"
+    challengers: list = field(default_factory=list)
+    random_opening: int = 0
+    anchor: str = "auto"
+    prior_draws: float = 2.0
+    intervals: str = "fisher"
+    bootstrap_samples: int = 500
+    confidence: float = 0.95
+    title: str = "Jiu tournament"
+    unrated: list = field(default_factory=list)
+
+    def __post_init__(self):
+        self.players = [p if isinstance(p, Player) else _player_from(p) for p in self.players]
+        self.rules = Rules.make(self.rules).to_dict()
+        names = [p.name for p in self.players]
+        if len(names) < 2:
+            raise ValueError("a tournament needs at least two players")
+        for nm in names:
+            if not nm or any(ch in nm for ch in "|\n\r\t"):
+                raise ValueError(f"player name {nm!r} must be non-empty and contain no '|' or line breaks")
+        dup = sorted({x for x in names if names.count(x) > 1})
+        if dup:
+            raise ValueError(f"player names must be unique; repeated: {', '.join(dup)} (give them a name=)")
+        if isinstance(self.games, bool) or not isinstance(self.games, int) or self.games < 1:
+            raise ValueError(f"games per pair must be a positive int, not {self.games!r}")
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        if isinstance(self.challengers, str):
+            self.challengers = [self.challengers]
+        self.challengers = list(self.challengers)
+        if self.mode == "gauntlet":
+            if not self.challengers:
+                raise ValueError("a gauntlet needs challengers (the players that meet every other player)")
+            bad = [c for c in self.challengers if c not in names]
+            if bad:
+                raise ValueError(f"unknown challenger(s) {', '.join(bad)}; players are {', '.join(names)}")
+        if self.anchor not in ("auto", "mean") and self.anchor not in names:
+            raise ValueError(f"anchor {self.anchor!r} must be 'auto', 'mean' or a player name")
+        if isinstance(self.unrated, str):
+            self.unrated = [self.unrated]
+        self.unrated = list(self.unrated)
+        bad = [u for u in self.unrated if u not in names]
+        if bad:
+            raise ValueError(f"unknown unrated player(s) {', '.join(bad)}; players are {', '.join(names)}")
+        if self.anchor in self.unrated:
+            raise ValueError(f"the anchor {self.anchor!r} cannot be unrated")
+        if len(names) - len(self.unrated) < 2 and self.unrated:
+            raise ValueError("at least two players must be rated")
+        if self.intervals not in ("fisher", "bootstrap"):
+            raise ValueError(f"intervals must be 'fisher' or 'bootstrap', not {self.intervals!r}")
+        if not isinstance(self.random_opening, int) or self.random_opening < 0:
+            raise ValueError(f"random_opening must be an int >= 0, not {self.random_opening!r}")
+        if not 0 < self.confidence < 1:
+            raise ValueError("confidence must be between 0 and 1")
+
+    @property
+    def names(self):
+        return [p.name for p in self.players]
+
+    def spec_of(self, name):
+        return next(p.spec for p in self.players if p.name == name)
+
+    def rules_obj(self):
+        return Rules.make(self.rules)
+
+    def anchor_name(self):
+        """The rating anchor actually used: a player name or ``"mean"``."""
+        if self.anchor != "auto":
+            return self.anchor
+        for p in self.players:
+            if p.spec.strip() == "random" and p.name not in self.unrated:
+                return p.name
+        return "mean"
+
+    def rated_names(self):
+        """The players in the Elo fit."""
+        return [n for n in self.names if n not in self.unrated]
+
+    def pairs(self):
+        """The pairs that meet, in schedule order."""
+        names = self.names
+        if self.mode == "round_robin":
+            return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+        out = []
+        for c in self.challengers:
+            for other in names:
+                if other != c and (other, c) not in out:
+                    out.append((c, other))
+        return out
+
+    def to_dict(self):
+        d = asdict(self)
+        d["players"] = [asdict(p) for p in self.players]
+        return d
+
+    @classmethod
+    def from_dict(cls, d):
+        """A config from a dict (e.g. a parsed TOML/JSON file); unknown keys are errors."""
+        d = dict(d)
+        if "games_per_pair" in d:
+            d["games"] = d.pop("games_per_pair")
+        known = set(cls.__dataclass_fields__)
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"unknown tournament setting(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
+        rules = d.get("rules", "competitive")
+        if isinstance(rules, dict):
+            rules = dict(rules)
+        d["rules"] = Rules.make(rules).to_dict()
+        return cls(**d)
+
+
+def _player_from(p):
+    if isinstance(p, str):
+        # "NAME=SPEC" names a player; a spec's own "key=value" parameters come after a ':'
+        name, eq, spec = p.partition("=")
+        if eq and name.strip() and ":" not in name:
+            return Player(name=name.strip(), spec=spec.strip())
+        return Player(name=p, spec=p)
+    if isinstance(p, dict):
+        extra = sorted(set(p) - {"name", "spec"})
+        if extra or "spec" not in p:
+            raise ValueError(f"a player entry needs 'spec' (and optionally 'name'), got {p!r}")
+        return Player(name=str(p.get("name") or p["spec"]), spec=str(p["spec"]))
+    raise TypeError(f"a player is a spec string, a dict or a Player, not {type(p).__name__}")
+
+
+def load_config(path):
+    """A :class:`TournamentConfig` from a TOML or JSON file."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if str(path).lower().endswith(".json"):
+        d = json.loads(raw.decode("utf-8"))
+    else:
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # Python 3.10
+            try:
+                import tomli as tomllib
+            except ModuleNotFoundError:
+                raise ImportError("reading TOML on Python 3.10 needs 'tomli' (pip install tomli), or use a JSON config") from None
+        d = tomllib.loads(raw.decode("utf-8"))
+    return TournamentConfig.from_dict(d)
+
+
+# ------------------------------------------------------------------ scheduling
+@dataclass
+class GameTask:
+    """One scheduled game."""
+
+    id: str
+    pair: tuple
+    game: int
+    white: str
+    black: str
+    white_spec: str
+    black_spec: str
+    seed: int
+    white_seed: int
+    black_seed: int
+    rules: dict
+    random_opening: int
+    white_version: str = ""
+    black_version: str = ""
+
+    def fingerprint(self):
+        """Hash of everything that decides the game: specs, player code versions, rules, seeds, opening."""
+        key = json.dumps([self.white_spec, self.black_spec, self.white_version, self.black_version, self.rules,
+                          self.seed, self.white_seed, self.black_seed, self.random_opening], sort_keys=True)
+        return hashlib.sha1(key.encode()).hexdigest()[:16]
+
+
+def _crc(text):
+    return zlib.crc32(text.encode("utf-8"))
+
+
+def _seed_of(*parts):
+    return int(np.random.SeedSequence([int(x) for x in parts]).generate_state(1, np.uint32)[0])
+
+
+def schedule(config, versions=None):
+    """The list of :class:`GameTask` of a tournament (deterministic).
+
+    ``versions`` maps a spec to its player's code version (see
+    :func:`jiu_env.evaluation.players.player_version`); stored games are only
+    reused for the same versions.
+    """
+    versions = versions or {}
+    tasks = []
+    for a, b in config.pairs():
+        pair_key = _crc(a + "\x00" + b)
+        for g in range(config.games):
+            seed = _seed_of(config.seed, pair_key, g // 2)
+            white, black = (a, b) if g % 2 == 0 else (b, a)
+            tasks.append(GameTask(
+                id=f"{a}|{b}|{g}", pair=(a, b), game=g, white=white, black=black,
+                white_spec=config.spec_of(white), black_spec=config.spec_of(black), seed=seed,
+                white_seed=_seed_of(seed, _crc(white)), black_seed=_seed_of(seed, _crc(black)),
+                rules=config.rules, random_opening=config.random_opening,
+                white_version=versions.get(config.spec_of(white), ""),
+                black_version=versions.get(config.spec_of(black), ""),
+            ))
+    return tasks
+
+
+# ------------------------------------------------------------------ one game
+def run_game(rules, white, black, seed=0, random_opening=0, players=None):
+    """Play one game between two players (bot protocol); return a result dict.
+
+    ``random_opening`` placements are drawn at random (seeded by ``seed``)
+    before the players decide.  A player returning an illegal action loses the
+    game by forfeit.  The dict holds the :class:`GameRecord` under ``record``,
+    ``winner`` (``"white"``/``"black"``/``"draw"``/``None``), ``score_white``
+    (1, 1/2 or 0; truncated games count 1/2), ``end_reason``, lengths and the
+    players' total decision times.
+    """
+    rules = Rules.make(rules)
+    s = rules.new_state()
+    bots = {K.WHITE: white, K.BLACK: black}
+    for b in bots.values():
+        b.restart()
+    rng = np.random.default_rng(seed)
+    buf = np.empty(rules.num_actions, np.int64)
+    actions = []
+    times = {K.WHITE: 0.0, K.BLACK: 0.0}
+    counts = {K.WHITE: 0, K.BLACK: 0}
+    forfeit = None
+    while s[K.H_PHASE] != K.PH_OVER:
+        c = int(s[K.H_TO_MOVE])
+        if s[K.H_PHASE] == K.PH_PLACEMENT and len(actions) < random_opening:
+            k = K.legal_actions(s, buf)
+            a = int(buf[rng.integers(k)])
+        else:
+            t0 = time.perf_counter()
+            try:
+                a = bots[c].step(s.copy())
+            finally:
+                times[c] += time.perf_counter() - t0
+                counts[c] += 1
+            try:
+                a = int(a)
+            except (TypeError, ValueError):
+                a = -1
+            if not (0 <= a < rules.num_actions) or not K.is_legal(s, a):
+                forfeit = {"colour": "white" if c == K.WHITE else "black", "action": a}
+                break
+        K.apply_action(s, a)
+        actions.append(a)
+    record = GameRecord(rules=rules, actions=actions, players=dict(players or {}), seed=seed,
+                        result=result_of(s), meta={"random_opening": random_opening})
+    res = record.result
+    if forfeit is not None:
+        winner = "black" if forfeit["colour"] == "white" else "white"
+        end = "illegal_action"
+        record.meta["forfeit"] = forfeit
+    else:
+        winner = res["winner"]
+        end = res["end_reason"]
+    score_white = {"white": 1.0, "black": 0.0}.get(winner, 0.5)
+    return {
+        "winner": winner,
+        "score_white": score_white,
+        "end_reason": end,
+        "truncated": bool(s[K.H_TRUNC]),
+        "battle_turns": res["battle_turns"],
+        "decisions": len(actions),
+        "time": {"white": times[K.WHITE], "black": times[K.BLACK]},
+        "moves_by": {"white": counts[K.WHITE], "black": counts[K.BLACK]},
+        "record": record,
+    }
+
+
+def play_task(task):
+    """Play a :class:`GameTask` (in any process); return its JSON-able result line."""
+    white = make_player(task.white_spec, seed=task.white_seed)
+    black = make_player(task.black_spec, seed=task.black_seed)
+    r = run_game(task.rules, white, black, seed=task.seed, random_opening=task.random_opening,
+                 players={"white": task.white_spec, "black": task.black_spec})
+    rec = r.pop("record")
+    line = {
+        "id": task.id, "pair": list(task.pair), "game": task.game, "white": task.white, "black": task.black,
+        "white_spec": task.white_spec, "black_spec": task.black_spec, "seed": task.seed,
+        "white_version": task.white_version, "black_version": task.black_version,
+        "fingerprint": task.fingerprint(),
+    }
+    line.update(r)
+    line["record"] = rec.to_dict(moves=False)
+    return line
+
+
+# ------------------------------------------------------------------ running
+def read_games(path):
+    """The result lines stored in a ``games.jsonl`` (a cut-off last line is skipped)."""
+    out = []
+    if not os.path.exists(path):
+        return out
+    with open(path, encoding="utf-8") as f:
+        for ln in f:
+            ln = ln.strip()
+            if not ln:
+                continue
+            try:
+                out.append(json.loads(ln))
+            except json.JSONDecodeError:
+                continue
+    return out
+
+
+def default_workers():
+    """All cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+@dataclass
+class TournamentResult:
+    """Games and summary of a finished tournament (see :func:`summarise`)."""
+
+    config: TournamentConfig
+    games: list
+    summary: dict
+    new_games: int = 0
+    out_dir: str = None
+
+
+def run_tournament(config, out_dir=None, workers=None, resume=True, progress=None, write_reports=True, command=None):
+    """Play the tournament (or its missing games) and summarise it.
+
+    ``workers``: worker processes (default: all cores; 1 plays in this
+    process).  ``progress``: ``None``, or a callable ``progress(done, total,
+    line, scores)`` called after each game (the CLI passes a progress bar).
+    With ``out_dir`` the games go to ``out_dir/games.jsonl`` (resumable) and
+    the reports (JSON, CSV, Markdown, PNG) are written there; ``command`` (the
+    command line that regenerates them) is quoted in the Markdown report.
+    """
+    # build every player once here: a bad spec or a missing file fails early, and the
+    # players' code versions decide which stored games are still valid
+    versions = {}
+    for p in config.players:
+        if p.spec not in versions:
+            versions[p.spec] = player_version(make_player(p.spec, seed=0))
+    tasks = schedule(config, versions)
+    by_id = {t.id: t for t in tasks}
+    done = {}
+    stale = 0
+    games_path = None
+    if out_dir is not None:
+        os.makedirs(out_dir, exist_ok=True)
+        games_path = os.path.join(out_dir, GAMES_FILE)
+        if resume:
+            for line in read_games(games_path):
+                t = by_id.get(line.get("id"))
+                if t is not None and line.get("fingerprint") == t.fingerprint():
+                    done[t.id] = line
+                else:
+                    stale += 1
+        elif os.path.exists(games_path):
+            os.remove(games_path)
+        with open(os.path.join(out_dir, CONFIG_FILE), "w", encoding="utf-8") as f:
+            json.dump(config.to_dict(), f, indent=1)
+    todo = [t for t in tasks if t.id not in done]
+    scores = _running_scores(config, done.values())
+    n_done = len(done)
+    if progress is not None:
+        progress(n_done, len(tasks), None, scores)
+    fout = None
+    if games_path:
+        cut = False
+        if os.path.exists(games_path) and os.path.getsize(games_path) > 0:
+            with open(games_path, "rb") as f:
+                f.seek(-1, os.SEEK_END)
+                cut = f.read(1) != b"\n"
+        fout = open(games_path, "a", encoding="utf-8")
+        if cut:
+            fout.write("\n")  # a line cut short by an interrupted run stays on its own line
+    new = 0
+    try:
+        for line in _execute(todo, workers):
+            done[line["id"]] = line
+            new += 1
+            if fout is not None:
+                fout.write(json.dumps(line, separators=(",", ":")) + "\n")
+                fout.flush()
+            _add_score(scores, line)
+            if progress is not None:
+                progress(len(done), len(tasks), line, scores)
+    finally:
+        if fout is not None:
+            fout.close()
+    games = [done[t.id] for t in tasks]
+    summary = summarise(config, games)
+    summary["stale_lines_ignored"] = stale
+    summary["versions"] = {p.name: versions[p.spec] for p in config.players}
+    result = TournamentResult(config, games, summary, new_games=new, out_dir=out_dir)
+    if out_dir is not None and write_reports:
+        from .report import write_reports as _write
+
+        _write(result, out_dir, command=command)
+    return result
+
+
+def _execute(todo, workers):
+    """Yield result lines as games finish (in-process, or over a process pool)."""
+    if workers is None:
+        workers = default_workers()
+    workers = max(1, min(int(workers), len(todo)))
+    if workers == 1:
+        for t in todo:
+            yield play_task(t)
+        return
+    # spawn: a fresh interpreter per worker is safe whatever threads numba or a bot started here
+    ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    clean = False
+    try:
+        pending = {}
+        it = iter(todo)
+        # a bounded queue: results stream back while later games wait
+        for t in it:
+            pending[ex.submit(play_task, t)] = t
+            if len(pending) >= 2 * workers:
+                break
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                t = pending.pop(fut)
+                try:
+                    line = fut.result()
+                except Exception as e:
+                    raise RuntimeError(f"game {t.id} ({t.white} vs {t.black}) failed: {e}") from e
+                yield line
+                nxt = next(it, None)
+                if nxt is not None:
+                    pending[ex.submit(play_task, nxt)] = nxt
+        clean = True
+    finally:
+        # on an error or an interrupt, do not wait for the games still running
+        ex.shutdown(wait=clean, cancel_futures=True)
+
+
+# ------------------------------------------------------------------ summary
+def _running_scores(config, lines):
+    scores = {n: [0.0, 0] for n in config.names}
+    for ln in lines:
+        _add_score(scores, ln)
+    return scores
+
+
+def _add_score(scores, line):
+    sw = line["score_white"]
+    scores[line["white"]][0] += sw
+    scores[line["white"]][1] += 1
+    scores[line["black"]][0] += 1.0 - sw
+    scores[line["black"]][1] += 1
+
+
+def _wdl():
+    return {"games": 0, "wins": 0, "draws": 0, "losses": 0}
+
+
+def _tally(d, score):
+    d["games"] += 1
+    if score == 1.0:
+        d["wins"] += 1
+    elif score == 0.0:
+        d["losses"] += 1
+    else:
+        d["draws"] += 1
+
+
+def summarise(config, games):
+    """Aggregate result lines: per pair and per colour W/D/L, lengths, decision times, Elo.
+
+    Pair figures are from the pair's first player's point of view.  Draws
+    include repetition draws and games stopped at the turn limit (counted
+    separately as ``truncated``).
+    """
+    names = config.names
+    idx = {n: i for i, n in enumerate(names)}
+    k = len(names)
+    wins = np.zeros((k, k))
+    draws = np.zeros((k, k))
+    pairs = {}
+    for a, b in config.pairs():
+        pairs[(a, b)] = {"a": a, "b": b, "total": _wdl(), "a_white": _wdl(), "a_black": _wdl(),
+                         "battle_turns": 0, "decisions": 0, "truncated": 0, "forfeits": 0}
+    per = {n: {"total": _wdl(), "white": _wdl(), "black": _wdl(), "time": 0.0, "moves": 0} for n in names}
+    colour = {"white_wins": 0, "black_wins": 0, "draws": 0}
+    for ln in games:
+        a, b = ln["pair"]
+        pr = pairs[(a, b)]
+        sw = ln["score_white"]
+        s_a = sw if ln["white"] == a else 1.0 - sw
+        _tally(pr["total"], s_a)
+        _tally(pr["a_white"] if ln["white"] == a else pr["a_black"], s_a)
+        pr["battle_turns"] += ln["battle_turns"]
+        pr["decisions"] += ln["decisions"]
+        pr["truncated"] += int(ln.get("truncated", False))
+        pr["forfeits"] += int(ln.get("end_reason") == "illegal_action")
+        for side, name, sc in (("white", ln["white"], sw), ("black", ln["black"], 1.0 - sw)):
+            _tally(per[name]["total"], sc)
+            _tally(per[name][side], sc)
+            per[name]["time"] += ln["time"][side]
+            per[name]["moves"] += ln["moves_by"][side]
+        ia, ib = idx[a], idx[b]
+        if s_a == 1.0:
+            wins[ia, ib] += 1
+        elif s_a == 0.0:
+            wins[ib, ia] += 1
+        else:
+            draws[ia, ib] += 1
+            draws[ib, ia] += 1
+        colour["white_wins" if sw == 1.0 else "black_wins" if sw == 0.0 else "draws"] += 1
+    pair_list = []
+    for (a, b), pr in pairs.items():
+        g = pr["total"]["games"]
+        pair_list.append({
+            "a": a, "b": b, "games": g,
+            "a_wins": pr["total"]["wins"], "draws": pr["total"]["draws"], "b_wins": pr["total"]["losses"],
+            "a_score": (pr["total"]["wins"] + 0.5 * pr["total"]["draws"]) / g if g else None,
+            "a_as_white": pr["a_white"], "a_as_black": pr["a_black"],
+            "avg_battle_turns": pr["battle_turns"] / g if g else None,
+            "avg_decisions": pr["decisions"] / g if g else None,
+            "truncated": pr["truncated"], "forfeits": pr["forfeits"],
+        })
+    players = {}
+    for n in names:
+        p = per[n]
+        t = p["total"]
+        players[n] = {
+            "spec": config.spec_of(n),
+            **t,
+            "score": (t["wins"] + 0.5 * t["draws"]) / t["games"] if t["games"] else None,
+            "as_white": p["white"], "as_black": p["black"],
+            "decisions": p["moves"],
+            "avg_decision_ms": 1000.0 * p["time"] / p["moves"] if p["moves"] else None,
+        }
+    summary = {
+        "title": config.title,
+        "config": config.to_dict(),
+        "players": players,
+        "pairs": pair_list,
+        "by_colour": colour,
+        "games": len(games),
+        "scheduled": config.games * len(pairs),
+        "wins_matrix": wins.tolist(),
+        "draws_matrix": draws.tolist(),
+    }
+    summary["elo"] = rate(config, wins, draws)
+    return summary
+
+
+def rate(config, wins, draws):
+    """Elo fit of the tournament's win/draw matrices as a JSON-able dict (``None`` when impossible)."""
+    from .elo import bootstrap_elo, fit_elo
+
+    keep = [i for i, n in enumerate(config.names) if n not in config.unrated]
+    names = [config.names[i] for i in keep]
+    wins = np.asarray(wins)[np.ix_(keep, keep)]
+    draws = np.asarray(draws)[np.ix_(keep, keep)]
+    n_games = wins + wins.T + draws
+    if not np.any(n_games):
+        return None
+    anchor = config.anchor_name()
+    try:
+        if config.intervals == "bootstrap":
+            fit = bootstrap_elo(names, wins, draws, anchor=anchor, prior_draws=config.prior_draws,
+                                confidence=config.confidence, samples=config.bootstrap_samples, seed=config.seed)
+        else:
+            fit = fit_elo(names, wins, draws, anchor=anchor, prior_draws=config.prior_draws,
+                          confidence=config.confidence)
+    except ValueError as e:
+        return {"error": str(e)}
+    return fit.as_dict()
+
+
+def scores_text(scores, width=70):
+    """A compact running score line: ``ab2 7.5/10  random 1/10 ...`` (best first)."""
+    parts = []
+    for n, (pts, g) in sorted(scores.items(), key=lambda kv: (-(kv[1][0] / kv[1][1]) if kv[1][1] else 0.0, kv[0])):
+        pts_s = f"{pts:g}"
+        parts.append(f"{n} {pts_s}/{g}")
+    text = "  ".join(parts)
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def eta_text(seconds):
+    if seconds is None or not math.isfinite(seconds):
+        return "?"
+    seconds = int(seconds)
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+__all__ = [
+    "Player", "TournamentConfig", "GameTask", "TournamentResult", "load_config", "schedule", "run_game",
+    "play_task", "run_tournament", "summarise", "rate", "read_games", "default_workers", "scores_text",
+]

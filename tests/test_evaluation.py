@@ -1,0 +1,335 @@
+"""Evaluation harness: Elo fit, tournament bookkeeping, seeds, resume, players, reports."""
+
+import json
+import sys
+
+import numpy as np
+import pytest
+
+from jiu_env import kernel as K
+from jiu_env.evaluation import (
+    TournamentConfig, bootstrap_elo, elo_diff, expected_score, fit_elo, load_config, make_player, run_game,
+    run_tournament, schedule,
+)
+from jiu_env.evaluation.elo import ELO_PER_NAT
+from jiu_env.evaluation.tournament import read_games
+from jiu_env.records import GameRecord
+from jiu_env.rules import Rules
+
+SMALL = Rules.make("competitive", board_size=6, max_battle_turns=150).to_dict()
+
+
+# ----------------------------------------------------------------------- Elo
+def test_elo_two_players_75_percent():
+    assert elo_diff(0.75) == pytest.approx(190.8485, abs=1e-3)
+    fit = fit_elo(["a", "b"], [[0, 75], [25, 0]], prior_draws=0, anchor="b")
+    assert fit["a"] == pytest.approx(190.8485, abs=1e-3)
+    assert fit["b"] == 0.0 and fit.se[1] == 0.0
+    # Fisher standard error of a binomial score: 400/ln10 / sqrt(n p (1 - p))
+    assert fit.se[0] == pytest.approx(ELO_PER_NAT / np.sqrt(100 * 0.75 * 0.25), rel=1e-6)
+    assert fit.lower[0] == pytest.approx(fit["a"] - 1.959964 * fit.se[0], rel=1e-6)
+    # draws are half points: 50 wins + 50 draws + 0 losses is also 75%
+    fit2 = fit_elo(["a", "b"], [[0, 50], [0, 0]], [[0, 50], [50, 0]], prior_draws=0, anchor="b")
+    assert fit2["a"] == pytest.approx(190.8485, abs=1e-3)
+    # the default prior (2 virtual draws per pair) barely moves a large sample
+    fit3 = fit_elo(["a", "b"], [[0, 300], [100, 0]], anchor="b")
+    assert fit3["a"] == pytest.approx(elo_diff(301 / 402), abs=1e-3)
+    assert abs(fit3["a"] - 190.85) < 2.0
+
+
+def test_elo_symmetric_results_give_equal_ratings():
+    w = np.array([[0, 6, 6, 6], [6, 0, 6, 6], [6, 6, 0, 6], [6, 6, 6, 0]])
+    d = np.full((4, 4), 3) - 3 * np.eye(4, dtype=int)
+    fit = fit_elo(list("abcd"), w, d, anchor="mean")
+    np.testing.assert_allclose(fit.ratings, 0.0, atol=1e-9)
+    assert np.ptp(fit.se) < 1e-9 and fit.se[0] > 0
+    # a cycle a > b > c > a with equal margins is symmetric too
+    w = np.array([[0, 7, 3], [3, 0, 7], [7, 3, 0]])
+    np.testing.assert_allclose(fit_elo(list("abc"), w, prior_draws=0).ratings, 0.0, atol=1e-9)
+
+
+def test_elo_likelihood_equations_and_anchors():
+    rng = np.random.default_rng(0)
+    k = 5
+    w = rng.integers(1, 20, size=(k, k)) * (1 - np.eye(k, dtype=int))
+    d = rng.integers(0, 5, size=(k, k))
+    d = np.triu(d, 1) + np.triu(d, 1).T
+    names = [f"p{i}" for i in range(k)]
+    fit = fit_elo(names, w, d, prior_draws=0, anchor="mean")
+    assert abs(fit.ratings.sum()) < 1e-8
+    # at the maximum each player's expected score equals its actual score
+    n = w + w.T + d
+    e = expected_score(fit.ratings[:, None] - fit.ratings[None, :])
+    np.testing.assert_allclose(np.sum(n * e, axis=1), np.sum(w + 0.5 * d, axis=1), atol=1e-6)
+    # another anchor only shifts the ratings; the anchor's interval is zero
+    fit2 = fit_elo(names, w, d, prior_draws=0, anchor="p3")
+    np.testing.assert_allclose(fit2.ratings, fit.ratings - fit.ratings[3], atol=1e-6)
+    assert fit2.se[3] == 0.0 and fit2.lower[3] == fit2.upper[3] == 0.0
+    # stronger results give a higher rating
+    order = np.argsort(np.sum(w + 0.5 * d, axis=1) / np.sum(n, axis=1))
+    assert list(np.argsort(fit.ratings)) == list(order)
+
+
+def test_elo_edge_cases():
+    with pytest.raises(ValueError, match="diverge"):
+        fit_elo(["a", "b"], [[0, 10], [0, 0]], prior_draws=0)
+    fit = fit_elo(["a", "b"], [[0, 10], [0, 0]], anchor="b")  # 10 wins + 1 virtual point of 12
+    assert fit["a"] == pytest.approx(elo_diff(11 / 12), abs=1e-6)
+    with pytest.raises(ValueError, match="connected"):
+        fit_elo(list("abcd"), [[0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0]])
+    with pytest.raises(ValueError, match="anchor"):
+        fit_elo(["a", "b"], [[0, 1], [1, 0]], anchor="zz")
+    with pytest.raises(ValueError, match="symmetric"):
+        fit_elo(["a", "b"], [[0, 1], [1, 0]], [[0, 1], [0, 0]])
+
+
+def test_bootstrap_is_seeded_and_close_to_fisher():
+    w = [[0, 60, 80], [40, 0, 65], [20, 35, 0]]
+    a = bootstrap_elo(list("abc"), w, anchor="c", samples=300, seed=5)
+    b = bootstrap_elo(list("abc"), w, anchor="c", samples=300, seed=5)
+    np.testing.assert_array_equal(a.lower, b.lower)
+    f = fit_elo(list("abc"), w, anchor="c")
+    np.testing.assert_allclose(a.ratings, f.ratings)
+    assert np.all(a.lower <= a.ratings) and np.all(a.ratings <= a.upper)
+    np.testing.assert_allclose(a.se[:2], f.se[:2], rtol=0.25)
+
+
+# ---------------------------------------------------------------- scheduling
+def test_schedule_colours_swapped_and_seeds():
+    cfg = TournamentConfig(players=["random", "b=random", "c=random"], games=4, seed=3, rules=SMALL)
+    tasks = schedule(cfg)
+    assert len(tasks) == 3 * 4
+    for a, b in cfg.pairs():
+        ts = [t for t in tasks if t.pair == (a, b)]
+        assert [t.white for t in ts] == [a, b, a, b]
+        assert ts[0].seed == ts[1].seed and ts[2].seed == ts[3].seed and ts[0].seed != ts[2].seed
+        # a player keeps its own seed when colours swap
+        assert ts[0].white_seed == ts[1].black_seed and ts[0].black_seed == ts[1].white_seed
+    # adding a player leaves the other pairs' games unchanged
+    cfg2 = TournamentConfig(players=["random", "b=random", "c=random", "d=random"], games=4, seed=3, rules=SMALL)
+    old = {t.id: t.fingerprint() for t in tasks}
+    new = {t.id: t.fingerprint() for t in schedule(cfg2)}
+    assert all(new[i] == f for i, f in old.items())
+    g = TournamentConfig(players=["random", "b=random", "c=random"], games=2, mode="gauntlet", challengers=["c"])
+    assert g.pairs() == [("c", "random"), ("c", "b")]
+
+
+def test_unrated_players_stay_out_of_the_fit():
+    cfg = TournamentConfig(players=["random", "b=random", "c=random"], games=2, seed=1, rules=SMALL,
+                           unrated=["random"])
+    assert cfg.anchor_name() == "b" and cfg.rated_names() == ["b", "c"]  # the first rated "random" spec
+    res = run_tournament(cfg, workers=1)
+    assert set(res.summary["elo"]["ratings"]) == {"b", "c"}
+    assert res.summary["players"]["random"]["games"] == 4  # it still plays
+    with pytest.raises(ValueError, match="anchor"):
+        TournamentConfig(players=["random", "b=random"], unrated=["random"], anchor="random")
+
+
+def test_config_validation_and_toml(tmp_path):
+    with pytest.raises(ValueError, match="unique"):
+        TournamentConfig(players=["random", "random"])
+    with pytest.raises(ValueError, match="unknown tournament setting"):
+        TournamentConfig.from_dict({"players": ["random", "b=random"], "gamez": 3})
+    with pytest.raises(ValueError, match="challengers"):
+        TournamentConfig(players=["random", "greedy"], mode="gauntlet")
+    path = tmp_path / "t.toml"
+    path.write_text('title = "t"\ngames_per_pair = 6\nseed = 9\nrandom_opening = 2\n'
+                    '[rules]\nprofile = "competitive"\nboard_size = 6\n'
+                    '[[players]]\nname = "r1"\nspec = "random"\n[[players]]\nspec = "random:"\nname = "r2"\n')
+    cfg = load_config(path)
+    assert cfg.games == 6 and cfg.seed == 9 and cfg.random_opening == 2 and cfg.rules["board_size"] == 6
+    assert cfg.names == ["r1", "r2"] and cfg.anchor_name() == "r1"
+
+
+# ---------------------------------------------------------------- tournaments
+def _bookkeeping(res, cfg):
+    s = res.summary
+    total = cfg.games * len(cfg.pairs())
+    assert s["games"] == total == len(res.games)
+    bc = s["by_colour"]
+    assert bc["white_wins"] + bc["black_wins"] + bc["draws"] == total
+    for p in s["pairs"]:
+        assert p["a_wins"] + p["draws"] + p["b_wins"] == p["games"] == cfg.games
+        aw, ab = p["a_as_white"], p["a_as_black"]
+        assert aw["games"] == ab["games"] == cfg.games // 2
+        assert aw["wins"] + ab["wins"] == p["a_wins"] and aw["losses"] + ab["losses"] == p["b_wins"]
+    for name, pl in s["players"].items():
+        assert pl["games"] == cfg.games * sum(name in pr for pr in cfg.pairs())
+        assert pl["wins"] + pl["draws"] + pl["losses"] == pl["games"]
+        assert pl["as_white"]["games"] == pl["as_black"]["games"]
+    wins = sum(p["wins"] for p in s["players"].values())
+    losses = sum(p["losses"] for p in s["players"].values())
+    assert wins == losses == bc["white_wins"] + bc["black_wins"]
+    # every stored game is an exact record whose replay gives the stored result
+    for ln in res.games:
+        rec = GameRecord.from_dict(ln["record"])
+        assert rec.result["battle_turns"] == ln["battle_turns"]
+        if ln["end_reason"] != "illegal_action":
+            assert rec.result["winner"] == ln["winner"]
+
+
+def test_round_robin_bookkeeping_and_reproducible(tmp_path):
+    cfg = TournamentConfig(players=["random", "b=random", "c=random"], games=4, seed=11, rules=SMALL,
+                           random_opening=3)
+    res = run_tournament(cfg, workers=1)
+    _bookkeeping(res, cfg)
+    again = run_tournament(cfg, workers=1)
+    key = lambda r: [(g["id"], g["record"]["actions"]) for g in r.games]  # noqa: E731
+    assert key(res) == key(again)
+    # colour-swapped games of a pair share their random opening
+    g0, g1 = res.games[0], res.games[1]
+    assert g0["record"]["actions"][:3] == g1["record"]["actions"][:3]
+    other = run_tournament(TournamentConfig(**{**cfg.to_dict(), "seed": 12}), workers=1)
+    assert key(other) != key(res)
+
+
+def test_parallel_workers_match_serial(tmp_path):
+    cfg = TournamentConfig(players=["random", "b=random"], games=4, seed=2, rules=SMALL)
+    serial = run_tournament(cfg, workers=1)
+    par = run_tournament(cfg, workers=2, out_dir=tmp_path / "p")
+    assert [g["record"]["actions"] for g in serial.games] == [g["record"]["actions"] for g in par.games]
+    assert len(read_games(tmp_path / "p" / "games.jsonl")) == 4
+
+
+def test_resume_skips_finished_games(tmp_path):
+    out = tmp_path / "out"
+    cfg = TournamentConfig(players=["random", "b=random", "c=random"], games=2, seed=5, rules=SMALL)
+    first = run_tournament(cfg, out_dir=out, workers=1)
+    assert first.new_games == 6
+    path = out / "games.jsonl"
+    lines = path.read_text().splitlines()
+    # lose two games and leave a line cut short, as an interrupted run would
+    path.write_text("\n".join(lines[:4]) + "\n" + lines[4][:40])
+    seen = []
+    second = run_tournament(cfg, out_dir=out, workers=1, progress=lambda d, t, ln, sc: seen.append((d, t)))
+    assert second.new_games == 2
+    assert seen[0] == (4, 6) and seen[-1] == (6, 6)
+    assert [g["record"]["actions"] for g in second.games] == [g["record"]["actions"] for g in first.games]
+    assert run_tournament(cfg, out_dir=out, workers=1).new_games == 0
+    # a changed player spec invalidates only that player's stored games
+    cfg2 = TournamentConfig(**{**cfg.to_dict(), "players": [{"name": "random", "spec": "random"},
+                                                            {"name": "b", "spec": "random"},
+                                                            {"name": "c", "spec": "random:"}]})
+    third = run_tournament(cfg2, out_dir=out, workers=1)
+    assert third.new_games == 4 and third.summary["stale_lines_ignored"] >= 4
+    # --fresh style: resume=False replays everything
+    assert run_tournament(cfg, out_dir=out, workers=1, resume=False).new_games == 6
+    # more games per pair later: only the new ones are played
+    more = run_tournament(TournamentConfig(**{**cfg.to_dict(), "games": 4}), out_dir=out, workers=1)
+    assert more.new_games == 6 and more.summary["games"] == 12
+
+
+def test_reports_written(tmp_path):
+    cfg = TournamentConfig(players=["random", "b=random"], games=2, seed=1, rules=SMALL, title="tiny")
+    res = run_tournament(cfg, out_dir=tmp_path, workers=1, command="jiu eval random b=random")
+    for f in ("games.jsonl", "tournament.json", "results.json", "ratings.csv", "pairs.csv", "results.md", "results.png"):
+        assert (tmp_path / f).stat().st_size > 0, f
+    md = (tmp_path / "results.md").read_text()
+    assert md.startswith("# tiny") and "| player |" in md and "jiu eval random b=random" in md
+    summary = json.loads((tmp_path / "results.json").read_text())
+    assert summary["elo"]["anchor"] == "random" and summary["games"] == 2
+    assert len((tmp_path / "ratings.csv").read_text().splitlines()) == 3
+    assert (tmp_path / "results.png").read_bytes()[:4] == b"\x89PNG"
+    assert res.summary["players"]["random"]["avg_decision_ms"] > 0
+
+
+# ---------------------------------------------------------------- players
+USER_BOT = '''
+import numpy as np
+from jiu_env.bots.base import Bot, legal_actions
+
+class FirstLegal(Bot):
+    """Always the first legal action in sorted order (a deterministic user bot)."""
+    PARAMS = {"offset": "index into the sorted legal actions"}
+
+    def __init__(self, seed=None, offset=0):
+        self.offset = offset
+        super().__init__(seed=seed)
+
+    def _choose(self, state):
+        acts = np.sort(legal_actions(state))
+        return acts[min(self.offset, acts.size - 1)]
+
+class Cheater(Bot):
+    def _choose(self, state):
+        return 10 * int(state[1])  # STOP: never legal in the placement phase
+
+class NotABot:
+    def __init__(self, seed=None):
+        pass
+'''
+
+
+def test_user_class_players(tmp_path):
+    mod = tmp_path / "mybots.py"
+    mod.write_text(USER_BOT)
+    p = make_player(f"{mod}:FirstLegal:offset=1", seed=3)
+    assert p.offset == 1 and p.seed == 3
+    with pytest.raises(TypeError, match="bot protocol"):
+        make_player(f"{mod}:NotABot")
+    with pytest.raises(ValueError, match="no class"):
+        make_player(f"{mod}:Missing")
+    with pytest.raises(ValueError, match="cannot be imported"):
+        make_player("no_such_module_xyz:Bot")
+    with pytest.raises(ValueError, match="unknown player"):
+        make_player("nonsense")
+    cfg = TournamentConfig(players=[f"first={mod}:FirstLegal", "random"], games=2, seed=0, rules=SMALL)
+    res = run_tournament(cfg, workers=1)
+    _bookkeeping(res, cfg)
+    # an illegal action forfeits the game
+    cfg = TournamentConfig(players=[f"cheat={mod}:Cheater", "random"], games=2, seed=0, rules=SMALL)
+    res = run_tournament(cfg, workers=1)
+    assert [g["end_reason"] for g in res.games] == ["illegal_action"] * 2
+    assert res.summary["players"]["cheat"]["losses"] == 2
+    assert res.summary["pairs"][0]["forfeits"] == 2
+    _bookkeeping(res, cfg)
+
+
+def test_changed_player_code_invalidates_stored_games(tmp_path):
+    mod = tmp_path / "mybots.py"
+    mod.write_text(USER_BOT)
+    cfg = TournamentConfig(players=[f"first={mod}:FirstLegal", "random"], games=2, seed=0, rules=SMALL)
+    out = tmp_path / "out"
+    assert run_tournament(cfg, out_dir=out, workers=1).new_games == 2
+    assert run_tournament(cfg, out_dir=out, workers=1).new_games == 0
+    mod.write_text(USER_BOT + "\n# a new version\n")
+    again = run_tournament(cfg, out_dir=out, workers=1)
+    assert again.new_games == 2 and again.summary["stale_lines_ignored"] == 2
+
+
+def test_mix_player():
+    rules = Rules.make("competitive", board_size=6, max_battle_turns=60)
+    with pytest.raises(ValueError, match="mix:P:SPEC"):
+        make_player("mix:0.5")
+    with pytest.raises(ValueError, match="0..1"):
+        make_player("mix:1.5:random")
+    games = [run_game(rules, make_player("mix:0.5:greedy", seed=s), make_player("random", seed=9), seed=s)
+             for s in (1, 1, 2)]
+    acts = [g["record"].actions for g in games]
+    assert acts[0] == acts[1] and acts[0] != acts[2]  # seeded
+    # with p = 1 every decision is random: it plays like a random bot, not like greedy
+    pure = run_game(rules, make_player("mix:1:greedy", seed=3), make_player("random", seed=9), seed=3)
+    ref = run_game(rules, make_player("greedy", seed=3), make_player("random", seed=9), seed=3)
+    assert pure["record"].actions != ref["record"].actions
+
+
+def test_sb3_player_errors(tmp_path, monkeypatch):
+    with pytest.raises(FileNotFoundError, match="not found"):
+        make_player(f"sb3:{tmp_path / 'missing.zip'}")
+    model = tmp_path / "model.zip"
+    model.write_bytes(b"PK")
+    monkeypatch.setitem(sys.modules, "sb3_contrib", None)  # as if sb3-contrib were not installed
+    with pytest.raises(ImportError, match="train"):
+        make_player(f"sb3:{model}")
+    with pytest.raises(ValueError, match="needs an argument"):
+        make_player("sb3:")
+
+
+def test_run_game_result_fields():
+    rules = Rules.make("competitive", board_size=6, max_battle_turns=100)
+    r = run_game(rules, make_player("random", seed=1), make_player("random", seed=2), seed=4, random_opening=5)
+    assert r["decisions"] == len(r["record"].actions)
+    assert r["moves_by"]["white"] + r["moves_by"]["black"] == r["decisions"] - 5
+    assert r["score_white"] in (0.0, 0.5, 1.0)
+    final = r["record"].replay()
+    assert final[K.H_PHASE] == K.PH_OVER
