@@ -263,6 +263,8 @@ class raw_env(AECEnv):
         start = options.get("start", "battle" if "board" in options else "placement")
         if start not in ("placement", "battle"):
             raise ValueError(f"reset option 'start' must be 'placement' or 'battle', not {start!r}")
+        if "board" in options and start != "battle":
+            raise ValueError(f"reset option 'board' starts the battle phase; it cannot be combined with start={start!r}")
         if "to_move" in options and "board" not in options:
             raise ValueError("reset option 'to_move' needs a 'board'")
         if "board" in options:

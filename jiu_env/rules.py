@@ -2,6 +2,8 @@
 
 from dataclasses import asdict, dataclass, fields, replace
 
+import numpy as np
+
 from . import kernel as K
 
 BAN_MODES = {"none": K.BAN_NONE, "vs_flyer": K.BAN_VS_FLYER, "flyer": K.BAN_FLYER, "both": K.BAN_BOTH}
@@ -49,6 +51,7 @@ class Rules:
             base = {"profile": rules}
         else:
             raise TypeError(f"rules must be a profile name, a Rules or a dict, not {type(rules).__name__}")
+        options = {k: _plain(v) for k, v in options.items()}
         known = {f.name for f in fields(cls)} - {"profile"}
         unknown = sorted(set(options) - known)
         if unknown:
@@ -94,6 +97,15 @@ class Rules:
     def new_state(self):
         """A fresh kernel state at the start of the placement phase."""
         return K.new_state(*self.kernel_args())
+
+
+def _plain(value):
+    """numpy scalars (np.int64(8), np.bool_(True)) as the Python values they stand for."""
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
 
 
 def _profile_defaults(profile, board_size=None):

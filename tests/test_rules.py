@@ -1,0 +1,1078 @@
+"""One or more tests per rule of RULES.md §1-§7, on hand-built positions.
+
+Positions are written as rows of ``.ox`` (see conftest); points in notation
+(``c2`` = row c = 2, column 2).  Unless a test is about them, flying, the
+single-jump ban, min_stones, repetition and the turn limit are switched off
+(``plain_env``), so that each test sees only the rule it checks.
+"""
+
+import numpy as np
+import pytest
+
+import jiu_env
+from jiu_env import Rules
+from jiu_env import kernel as K
+from jiu_env.notation import action_to_str
+
+from conftest import (
+    BLACK, EMPTY, PLAIN, WHITE, A, act, board_from_text, board_of, check_bookkeeping,
+    kernel_legal, legal_str, make_env, plain_env, pt,
+)
+
+
+def ends_of(n):
+    c0 = (n - 1) // 2
+    return c0 * n + c0, (c0 + 1) * n + c0 + 1
+
+
+def mask_of(env, agent):
+    return env.observe(agent)["action_mask"]
+
+
+def count(env, colour):
+    return int(env.state[K.H_COUNT + colour])
+
+
+# ================================================================ §1 board
+@pytest.mark.parametrize("n", range(4, 21))
+def test_board_size_action_count_and_diagonal_ends(n):
+    e = jiu_env.raw_env(board_size=n)
+    e.reset()
+    assert e.action_space("white").n == 10 * n * n + 1
+    c0 = (n - 1) // 2
+    assert K.diagonal_ends(n) == (c0 * n + c0, (c0 + 1) * n + c0 + 1)
+    assert e.board.shape == (n, n)
+
+
+def test_standard_board_is_14_with_1961_actions_and_ends_g6_h7():
+    e = jiu_env.raw_env()
+    e.reset()
+    assert e.board_size == 14 and e.rules.num_actions == 1961
+    assert set(e.legal_actions()) == {6 * 14 + 6, 7 * 14 + 7}
+    assert {e.action_to_str(a) for a in e.legal_actions()} == {"g6", "h7"}
+
+
+# ============================================================ §2 placement
+@pytest.mark.parametrize("n", range(4, 21))
+def test_white_places_first_on_a_diagonal_end(n):
+    e = jiu_env.raw_env(board_size=n)
+    e.reset()
+    assert e.phase == "placement" and e.agent_selection == "white"
+    assert set(e.legal_actions()) == set(ends_of(n))
+    # no other point, and no non-POINT action, is legal for the first stone
+    ok = [a for a in range(10 * n * n + 1) if K.is_legal(e.state, a)]
+    assert set(ok) == set(ends_of(n))
+
+
+@pytest.mark.parametrize("n", [4, 5, 8, 13, 14, 20])
+@pytest.mark.parametrize("choice", [0, 1])
+def test_black_first_stone_goes_on_the_other_end(n, choice):
+    e = jiu_env.raw_env(board_size=n)
+    e.reset()
+    ends = ends_of(n)
+    e.step(ends[choice])
+    assert e.agent_selection == "black"
+    assert list(e.legal_actions()) == [ends[1 - choice]]
+    assert [a for a in range(10 * n * n + 1) if K.is_legal(e.state, a)] == [ends[1 - choice]]
+    e.step(ends[1 - choice])
+    # from the third stone on, any empty point
+    assert e.agent_selection == "white"
+    assert set(e.legal_actions()) == set(range(n * n)) - set(ends)
+
+
+def test_placement_alternates_and_captures_nothing():
+    # N=4: White builds a square in the corner during placement; nothing happens.
+    n = 4
+    order = ["b1", "c2", "a0", "d3", "a1", "d2", "b0",  # white square a0 a1 b0 b1 complete here
+             "d0", "a2", "d1", "a3", "c3", "b2", "c0", "b3", "c1"]
+    e = jiu_env.raw_env(board_size=n)
+    e.reset()
+    prev = e.board.copy()
+    for i, t in enumerate(order):
+        colour = WHITE if i % 2 == 0 else BLACK
+        assert e.agent_selection == ("white" if colour == WHITE else "black")
+        assert e.phase == "placement"
+        # only POINT actions on empty points (the first two: the ends)
+        legal = kernel_legal(e.state)
+        assert all(a < n * n and prev.ravel()[a] == EMPTY for a in legal)
+        for a in range(n * n, 10 * n * n + 1):
+            assert not K.is_legal(e.state, a)
+        act(e, t)
+        now = e.board
+        if i < n * n - 1:
+            diff = np.argwhere(now != prev)
+            assert len(diff) == 1 and now[tuple(diff[0])] == colour  # one stone added, none moved
+            assert e.subphase is None and e.pending_captures == 0
+            assert e.stone_counts == {"white": (i + 2) // 2, "black": (i + 1) // 2}
+            check_bookkeeping(e.state)
+        prev = now
+    # board full: both diagonal ends emptied, battle starts with Black to move
+    assert e.phase == "battle" and e.subphase == "move"
+    assert e.agent_selection == "black"
+    a, b = ends_of(n)
+    assert e.board.ravel()[a] == EMPTY and e.board.ravel()[b] == EMPTY
+    assert e.stone_counts == {"white": 7, "black": 7}
+    assert int(e.state[K.H_REP_COUNT]) == 1  # the first battle position is occurrence 1
+    assert e.battle_turns == 0
+    check_bookkeeping(e.state)
+
+
+@pytest.mark.parametrize("n", range(4, 21))
+def test_full_board_removes_ends_and_black_moves_first(n):
+    # odd N: White places the last stone; even N: Black does.  Black opens the battle either way.
+    s = Rules.make(board_size=n).new_state()
+    K.random_placement(s, 1000 + n)
+    a, b = ends_of(n)
+    board = board_of(s).ravel()
+    assert board[a] == EMPTY and board[b] == EMPTY
+    assert int(s[K.H_TO_MOVE]) == BLACK
+    assert int(s[K.H_PHASE]) in (K.PH_BATTLE, K.PH_OVER)
+    p = n * n
+    assert int(s[K.H_COUNT + WHITE]) == (p + 1) // 2 - 1
+    assert int(s[K.H_COUNT + BLACK]) == p // 2 - 1
+    assert int(s[K.H_PLACED]) == p
+    check_bookkeeping(s)
+
+
+def test_both_end_stones_are_removed_whichever_end_white_chose():
+    n = 4
+    for first in (5, 10):
+        e = jiu_env.raw_env(board_size=n)
+        e.reset()
+        e.step(first)
+        e.step(15 - first)
+        rest = [p for p in range(16) if p not in (5, 10)]
+        for p in rest:
+            e.step(p)
+        assert e.board.ravel()[5] == EMPTY and e.board.ravel()[10] == EMPTY
+        assert e.stone_counts == {"white": 7, "black": 7}
+
+
+# ============================================================ §3 the move
+STEP_BOARD = """
+......
+......
+..x...
+......
+......
+.....o
+"""
+
+
+@pytest.mark.parametrize("d,target", [(0, "b2"), (1, "c3"), (2, "d2"), (3, "c1")])
+def test_step_in_each_direction(d, target):
+    n = 6
+    e = plain_env(STEP_BOARD)
+    assert legal_str(e) == {"c2-b2", "c2-c3", "c2-d2", "c2-c1"}
+    a = n * n + d * n * n + pt("c2", n)  # RULES.md §7: STEP = P + d*P + p
+    assert action_to_str(a, n) == f"c2-{target}"
+    e.step(a)
+    assert e.board.ravel()[pt(target, n)] == BLACK and e.board.ravel()[pt("c2", n)] == EMPTY
+    assert e.agent_selection == "white" and e.battle_turns == 1
+    check_bookkeeping(e.state)
+
+
+def test_step_only_to_empty_neighbours_on_the_board():
+    e = plain_env("""
+        x.o...
+        xx....
+        o.....
+        ......
+        ......
+        ......
+    """)
+    got = legal_str(e)
+    assert "a0-a1" in got and "b1-a1" in got and "b1-b2" in got and "b1-c1" in got
+    assert not ({"a0-b0", "b0-b1", "b1-b0", "b0-c0"} & got)  # occupied targets
+    assert "b0xd0" in got  # jump over the white stone at c0
+    steps = {t for t in got if "-" in t}
+    assert steps == {"a0-a1", "b1-a1", "b1-b2", "b1-c1"}  # nothing off the board, no White stone
+
+
+JUMP_BOARD = """
+......
+..o...
+..xo..
+......
+......
+......
+"""
+
+
+def test_jump_lands_two_away_and_removes_the_jumped_stone():
+    n = 6
+    e = plain_env(JUMP_BOARD)
+    assert legal_str(e) == {"c2-d2", "c2-c1", "c2xa2", "c2xc4"}
+    act(e, "c2xc4")
+    b = e.board
+    assert b[2, 4] == BLACK and b[2, 3] == EMPTY and b[2, 2] == EMPTY
+    assert e.stone_counts == {"white": 1, "black": 1}
+    assert e.agent_selection == "white"  # no further jump: the chain ended by itself
+    assert A("c2xc4", n) == 5 * 36 + 1 * 36 + pt("c2", n)  # §7: JUMP = 5P + d*P + p
+    check_bookkeeping(e.state)
+
+
+def test_no_jump_over_own_stone_empty_point_or_onto_a_stone_or_off_board():
+    e = plain_env("""
+        ......
+        .xx.o.
+        ....ox
+        ......
+        .x.x..
+        ....o.
+    """)
+    got = legal_str(e)
+    # b1 over its own b2: no; b2 over the empty b3: no; c5 over c4 onto c3: yes;
+    # c5 to the right would leave the board.
+    assert {t for t in got if "x" in t} == {"c5xc3"}
+    e2 = plain_env("""
+        ......
+        ..xoo.
+        ......
+        ......
+        ......
+        .....x
+    """)
+    assert "b2xb4" not in legal_str(e2)  # landing point occupied
+
+
+# Black d0 jumps d1 to d2; from d2 it may turn up over c2 or go on over d3;
+# b2 then b3 -> b4, where the chain ends by itself.  g5xg3 is another black jump.
+CHAIN_BOARD = """
+.......
+...o...
+..o....
+xo.o...
+.......
+.......
+....ox.
+"""
+
+
+def test_jumping_is_never_compulsory():
+    e = plain_env(CHAIN_BOARD)
+    got = legal_str(e)
+    assert {"d0xd2", "g5xg3"} <= got
+    assert {"d0-e0", "d0-c0", "g5-f5", "g5-g6"} <= got
+
+
+def test_chain_may_turn_and_may_stop():
+    n = 7
+    e = plain_env(CHAIN_BOARD)
+    act(e, "d0xd2")
+    assert e.subphase == "chain" and e.agent_selection == "black"
+    assert e.board[3, 1] == EMPTY and count(e, WHITE) == 4  # the jumped stone is gone at once
+    assert legal_str(e) == {"d2xb2", "d2xd4", "stop"}  # turn up, straight on, or stop
+    assert int(e.state[K.H_CHAIN]) == pt("d2", n)
+    # chain: no step, no other stone's jump, no POINT, no LIFT
+    for t in ("g5xg3", "d2-e2", "d2", "^d2", "d2-d1"):
+        assert not K.is_legal(e.state, A(t, n))
+    act(e, "d2xb2")
+    assert legal_str(e) == {"b2xb4", "stop"}
+    act(e, "b2xb4")
+    # b4: no further jump -> the chain ended by itself and the turn passed
+    assert e.agent_selection == "white" and e.subphase == "move" and e.battle_turns == 1
+    assert count(e, WHITE) == 2
+
+
+def test_stop_ends_the_turn_on_the_landing_point():
+    e = plain_env(CHAIN_BOARD)
+    act(e, "d0xd2", "stop")
+    assert e.agent_selection == "white" and e.battle_turns == 1
+    assert e.board[3, 2] == BLACK and count(e, WHITE) == 4
+    assert int(e.state[K.H_LAST_TO]) == pt("d2", 7) and int(e.state[K.H_LAST_FROM]) == pt("d0", 7)
+
+
+def test_chain_may_not_stop_when_option_off():
+    e = plain_env(CHAIN_BOARD, chain_may_stop=False)
+    act(e, "d0xd2")
+    assert legal_str(e) == {"d2xb2", "d2xd4"}
+    assert not K.is_legal(e.state, 10 * 49)
+    act(e, "d2xd4")
+    # d4: no further jump, so the chain ends by itself even without STOP
+    assert e.agent_selection == "white" and e.battle_turns == 1
+
+
+def test_stop_is_illegal_outside_a_chain():
+    e = plain_env(CHAIN_BOARD)
+    assert not K.is_legal(e.state, 10 * 49)
+    assert "stop" not in legal_str(e)
+
+
+# -------------------------------------------------------- square captures
+# c2 is the point the moved stone reaches.  Each case keeps some of the eight
+# black neighbours of c2 and names k, the number of complete black 2x2 squares
+# through c2 (the same layout seen by a step and by a fly).
+SQUARE_CASES = {
+    0: ["b1", "b2", "d3"],
+    1: ["b1", "b2", "c1"],
+    2: ["b1", "b2", "b3", "c1", "c3"],
+    3: ["b1", "b2", "b3", "c1", "c3", "d1", "d2"],
+    4: ["b1", "b2", "b3", "c1", "c3", "d1", "d2", "d3"],
+}
+WHITE_FAR = ["a5", "a6", "b6", "f4", "g6"]
+
+
+def _square_position(black, white, flyer="g0"):
+    b = np.zeros((7, 7), np.int64)
+    for t in black + [flyer]:
+        b.ravel()[pt(t, 7)] = BLACK
+    for t in white:
+        b.ravel()[pt(t, 7)] = WHITE
+    return b
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3, 4])
+def test_square_count_k_by_flying_into_the_point(k):
+    n = 7
+    black = SQUARE_CASES[k]
+    e = plain_env(_square_position(black, WHITE_FAR), fly_threshold=10)
+    act(e, "^g0", "c2")
+    assert e.board[2, 2] == BLACK and e.board[6, 0] == EMPTY
+    assert K.squares_at(e.state, pt("c2", n), BLACK) == k
+    if k == 0:
+        assert e.agent_selection == "white" and e.subphase == "move"
+        return
+    assert e.subphase == "capture" and e.pending_captures == k and e.agent_selection == "black"
+    # any enemy stone, nothing else
+    assert legal_str(e) == set(WHITE_FAR)
+    for i, t in enumerate(WHITE_FAR[:k]):
+        assert e.agent_selection == "black"
+        act(e, t)
+        if i < k - 1:
+            assert e.pending_captures == k - 1 - i
+    assert e.agent_selection == "white" and e.subphase == "move" and e.battle_turns == 1
+    assert count(e, WHITE) == 5 - k
+
+
+def test_step_completing_two_squares_captures_two():
+    # the double square (2x3 block) formed by a step
+    e = plain_env("""
+        .......
+        .xxx...
+        .x.x...
+        ..x....
+        .......
+        ....o.o
+        .....oo
+    """)
+    act(e, "d2-c2")
+    assert e.subphase == "capture" and e.pending_captures == 2
+    act(e, "f4", "g5")
+    assert e.agent_selection == "white" and count(e, WHITE) == 2
+
+
+def test_step_completing_one_square_and_step_completing_none():
+    board = """
+        ......
+        .xx...
+        .x....
+        ..x...
+        ......
+        ....oo
+    """
+    e = plain_env(board)
+    act(e, "d2-c2")
+    assert e.subphase == "capture" and e.pending_captures == 1
+    e = plain_env(board)
+    act(e, "d2-d3")
+    assert e.agent_selection == "white" and e.subphase == "move"
+
+
+def test_only_own_squares_count():
+    # the moved black stone completes a 2x2 of mixed colours: nothing
+    e = plain_env("""
+        ......
+        .ox...
+        .x....
+        ..x...
+        ......
+        ....oo
+    """)
+    act(e, "d2-c2")
+    assert e.agent_selection == "white" and e.subphase == "move"
+
+
+def test_square_not_containing_the_moved_stone_does_not_count():
+    # Black moves a stone next to (but not into) an existing black square.
+    e = plain_env("""
+        ......
+        .xx...
+        .xx...
+        ....x.
+        ......
+        ....oo
+    """)
+    act(e, "d4-c4")
+    assert e.agent_selection == "white" and e.subphase == "move"
+
+
+@pytest.mark.parametrize("white_left", [1, 2, 3])
+def test_fewer_enemy_stones_than_squares_removes_them_all(white_left):
+    white = ["a6", "g6", "g4"][:white_left]
+    e = plain_env(_square_position(SQUARE_CASES[4], white), fly_threshold=10)
+    act(e, "^g0", "c2")
+    assert e.pending_captures == white_left  # capped at the enemy stones left
+    for t in white:
+        act(e, t)
+    # White has no stone left: it cannot move and loses at the start of its turn
+    assert e.phase == "over" and e.winner == "black"
+    assert e.infos["white"]["end_reason"] == "no_move"
+    assert e.rewards == {"white": -1.0, "black": 1.0}
+
+
+def test_square_captures_may_take_stones_inside_enemy_squares():
+    # White has a complete square a4 a5 b4 b5; its stones are not protected.
+    e = plain_env("""
+        ....oo
+        .xx.oo
+        .x....
+        ..x...
+        ......
+        o.....
+    """)
+    act(e, "d2-c2")
+    assert legal_str(e) == {"a4", "a5", "b4", "b5", "f0"}
+    act(e, "b4")
+    assert e.board[1, 4] == EMPTY and e.agent_selection == "white"
+
+
+# Black c1 jumps c2 and lands on c3, which would complete the black square
+# c3 c4 d3 d4; from c3 the chain may go on over b3 to a3.
+INTERMEDIATE_BOARD = """
+.......
+...o...
+.xo.x..
+...xx..
+.......
+.......
+....ooo
+"""
+
+
+def test_squares_are_counted_at_the_final_point_only():
+    n = 7
+    e = plain_env(INTERMEDIATE_BOARD)
+    act(e, "c1xc3")
+    assert e.subphase == "chain"
+    assert K.squares_at(e.state, pt("c3", n), BLACK) == 1  # a square through the landing point...
+    act(e, "c3xa3")
+    # ...but the chain went on: the final point a3 has no square, nothing is captured
+    assert e.agent_selection == "white" and e.subphase == "move"
+    assert count(e, WHITE) == 3
+
+
+def test_stopping_on_the_square_point_counts_it():
+    e = plain_env(INTERMEDIATE_BOARD)
+    act(e, "c1xc3", "stop")
+    assert e.subphase == "capture" and e.pending_captures == 1 and e.agent_selection == "black"
+
+
+def test_chain_ending_on_its_origin_counts_no_square():
+    # c2 sits in the black square b1 b2 c1 c2 and jumps round a loop of four
+    # white stones back onto c2.
+    n = 7
+    e = plain_env("""
+        .......
+        .xx....
+        .xxo...
+        ..o.o..
+        ...o...
+        .......
+        ....ooo
+    """)
+    act(e, "c2xc4", "c4xe4", "e4xe2", "e2xc2")
+    assert e.board[2, 2] == BLACK
+    assert K.squares_at(e.state, pt("c2", n), BLACK) == 1
+    assert e.agent_selection == "white" and e.subphase == "move"  # final point == origin: k = 0
+    assert count(e, WHITE) == 3 and count(e, BLACK) == 4
+
+
+def test_shuttle_re_forming_a_square_counts_every_time():
+    # 褡裢: c2 steps out of the square b1 b2 c1 c2 and back in, twice.
+    e = plain_env("""
+        ....oo
+        .xx...
+        .xx...
+        ......
+        ......
+        .....o
+    """)
+    act(e, "c2-d2")  # out: no square at d2
+    assert e.agent_selection == "white"
+    act(e, "f5-f4", "d2-c2")  # back in: the square counts
+    assert e.subphase == "capture" and e.pending_captures == 1
+    act(e, "a4", "f4-f5", "c2-d2", "f5-f4", "d2-c2")  # and again
+    assert e.subphase == "capture" and e.pending_captures == 1
+    act(e, "a5")
+    assert e.agent_selection == "white" and count(e, WHITE) == 1 and e.battle_turns == 7
+
+
+# ================================================================ §4 flying
+FLY_BOARD = """
+......
+.x....
+......
+...x..
+......
+o...oo
+"""
+
+
+@pytest.mark.parametrize("threshold,flying", [(1, False), (2, True), (3, True), (0, False)])
+def test_flying_eligibility_at_most_threshold(threshold, flying):
+    e = make_env(FLY_BOARD, fly_threshold=threshold, single_jump_ban="none", min_stones=0)
+    assert bool(e.state[K.H_FLY_NOW]) == flying
+    lifts = {t for t in legal_str(e) if t.startswith("^")}
+    assert lifts == ({"^b1", "^d3"} if flying else set())
+    # a flyer keeps its steps
+    assert {"b1-a1", "d3-d4"} <= legal_str(e)
+
+
+def test_default_fly_threshold_is_board_size():
+    n = 6
+    # 6 black stones fly on a 6x6 board, 7 do not
+    six = "xxx...\nxxx...\n......\n......\n......\n.....o"
+    seven = "xxx...\nxxxx..\n......\n......\n......\n.....o"
+    e6 = make_env(six, min_stones=0)
+    e7 = make_env(seven, min_stones=0)
+    assert e6.rules.fly_threshold == n
+    assert e6.state[K.H_FLY_NOW] == 1 and e7.state[K.H_FLY_NOW] == 0
+
+
+def test_lift_then_drop_anywhere_empty_but_its_own_point():
+    n = 6
+    e = plain_env(FLY_BOARD, fly_threshold=2)
+    before = e.board.copy()
+    act(e, "^b1")
+    assert e.subphase == "drop" and e.agent_selection == "black"
+    assert (e.board == before).all()  # the lifted stone stays on b1 until it lands
+    assert e.stone_counts == {"white": 3, "black": 2}
+    empties = {action_to_str(p, n) for p in range(n * n) if before.ravel()[p] == EMPTY}
+    assert legal_str(e) == empties
+    assert not K.is_legal(e.state, pt("b1", n))  # not onto its own point
+    assert not K.is_legal(e.state, pt("f0", n))  # not onto a stone
+    for t in ("b1-a1", "^d3", "stop", "d3-d4"):
+        assert not K.is_legal(e.state, A(t, n))
+    act(e, "e0")
+    assert e.board[1, 1] == EMPTY and e.board[4, 0] == BLACK
+    assert e.agent_selection == "white" and e.battle_turns == 1
+    assert int(e.state[K.H_LAST_FROM]) == pt("b1", n) and int(e.state[K.H_LAST_TO]) == pt("e0", n)
+    check_bookkeeping(e.state)
+
+
+def test_flyer_keeps_jumps():
+    e = plain_env("""
+        ......
+        .xo...
+        ......
+        ......
+        ......
+        .....o
+    """, fly_threshold=3)
+    assert {"b1xb3", "^b1", "b1-a1"} <= legal_str(e)
+
+
+def test_flying_counts_as_a_move():
+    # Black a0 is walled in (no step, both jumps land on stones); flying frees it.
+    board = """
+        xoo...
+        o.....
+        o.....
+        ......
+        ......
+        ......
+    """
+    e = plain_env(board)
+    assert e.phase == "over" and e.winner == "white"
+    assert e.infos["black"]["end_reason"] == "no_move"
+    e = plain_env(board, fly_threshold=1)
+    assert e.phase == "battle" and legal_str(e) == {"^a0"}
+
+
+def test_flying_and_ban_decided_at_turn_start():
+    # vs_flyer: Black (not flying) faces White with threshold+1 stones: no ban at
+    # the start of Black's turn.  Its first jump brings White to the threshold
+    # (White now flies), yet Black may still stop: the ban is fixed for the turn.
+    e = make_env("""
+        xxxxx...
+        ........
+        ........
+        ........
+        ..xo.o..
+        .....o..
+        ........
+        ......oo
+    """, fly_threshold=4, single_jump_ban="vs_flyer", min_stones=0)
+    assert e.state[K.H_FLY_NOW] == 0 and e.state[K.H_BAN_NOW] == 0
+    assert count(e, WHITE) == 5
+    act(e, "e2xe4")
+    assert count(e, WHITE) == 4 and e.subphase == "chain"
+    assert "stop" in legal_str(e)
+    act(e, "stop")
+    # White's turn: now flying-eligible
+    assert e.agent_selection == "white" and e.state[K.H_FLY_NOW] == 1
+    assert any(t.startswith("^") for t in legal_str(e))
+    act(e, "h7-g7")
+    # Black's next turn: White flies, Black does not -> the ban binds now
+    assert e.agent_selection == "black" and e.state[K.H_BAN_NOW] == 1
+
+
+# ---------------------------------------------------- the single-jump ban
+# Black to move.  a0xa2 is a single jump (nothing to jump from a2); h0xh2 can
+# go on h2xf2 and then f2xd2.  Fillers adjust the counts without adding jumps.
+BAN_BLACK_BASE = ["a0", "h0", "c4", "c5"]
+BAN_BLACK_MORE = ["c6", "c7", "b4", "b5"]
+BAN_WHITE_BASE = ["a1", "h1", "g2", "e2"]
+BAN_WHITE_MORE = ["e4", "e5", "e6", "e7"]
+
+
+def _ban_env(black_flies, white_flies, mode, **extra):
+    b = np.zeros((8, 8), np.int64)
+    for t in BAN_BLACK_BASE + ([] if black_flies else BAN_BLACK_MORE):
+        b.ravel()[pt(t, 8)] = BLACK
+    for t in BAN_WHITE_BASE + ([] if white_flies else BAN_WHITE_MORE):
+        b.ravel()[pt(t, 8)] = WHITE
+    return make_env(b, "black", fly_threshold=5, single_jump_ban=mode, min_stones=0, **extra)
+
+
+BAN_EXPECTED = {  # (mover flying, opponent flying) -> ban applies
+    "none": {(True, True): False, (True, False): False, (False, True): False, (False, False): False},
+    "vs_flyer": {(True, True): False, (True, False): False, (False, True): True, (False, False): False},
+    "flyer": {(True, True): True, (True, False): True, (False, True): False, (False, False): False},
+    "both": {(True, True): True, (True, False): True, (False, True): True, (False, False): False},
+}
+
+
+@pytest.mark.parametrize("mode", ["none", "vs_flyer", "flyer", "both"])
+@pytest.mark.parametrize("mover_flies,opp_flies", [(True, True), (True, False), (False, True), (False, False)])
+def test_single_jump_ban_modes(mode, mover_flies, opp_flies):
+    ban = BAN_EXPECTED[mode][(mover_flies, opp_flies)]
+    e = _ban_env(mover_flies, opp_flies, mode)
+    assert bool(e.state[K.H_FLY_NOW]) == mover_flies
+    assert bool(e.state[K.H_BAN_NOW]) == ban
+    got = legal_str(e)
+    assert "h0xh2" in got  # a jump that can take a second stone is always legal
+    assert ("a0xa2" in got) == (not ban)  # a lone single jump only without the ban
+    assert "a0-b0" in got  # steps are never banned
+    act(e, "h0xh2")
+    assert e.subphase == "chain"
+    assert ("stop" in legal_str(e)) == (not ban)  # no stop after the first jump under the ban
+    act(e, "h2xf2")
+    assert "stop" in legal_str(e)  # after two jumps the chain may stop again
+    act(e, "stop")
+    assert e.agent_selection == "white" and count(e, WHITE) == (4 if opp_flies else 8) - 2
+
+
+@pytest.mark.parametrize("mode", ["vs_flyer", "both"])
+def test_ban_with_chain_may_stop_off(mode):
+    e = _ban_env(False, True, mode, chain_may_stop=False)
+    act(e, "h0xh2")
+    assert legal_str(e) == {"h2xf2"}
+    act(e, "h2xf2")
+    assert legal_str(e) == {"f2xd2"}
+
+
+# Black is walled in except b0xd0, a single jump.  White has 11 stones, Black 12.
+ONLY_SINGLE_JUMP = """
+xxxxxx
+xxxxxx
+oooooo
+.ooooo
+......
+......
+"""
+
+
+@pytest.mark.parametrize("mode,loses", [("none", False), ("vs_flyer", True), ("flyer", False), ("both", True)])
+def test_no_move_when_the_only_jump_is_banned(mode, loses):
+    e = make_env(ONLY_SINGLE_JUMP, fly_threshold=11, single_jump_ban=mode, min_stones=4)
+    if loses:
+        assert e.phase == "over" and e.winner == "white"
+        assert e.infos["black"]["end_reason"] == "no_move"
+        assert e.rewards == {"white": 1.0, "black": -1.0}
+    else:
+        assert e.phase == "battle" and legal_str(e) == {"b0xd0"}
+
+
+# Black has more stones (9) than there are empty points (4); c0xc2 is a lone single jump.
+CROWDED = """
+xxxx
+xxxx
+xo..
+.o.o
+"""
+
+
+@pytest.mark.parametrize("mode,banned", [("none", False), ("vs_flyer", True), ("flyer", False), ("both", True)])
+def test_ban_on_a_crowded_board(mode, banned):
+    e = make_env(CROWDED, fly_threshold=3, single_jump_ban=mode, min_stones=0)
+    assert bool(e.state[K.H_BAN_NOW]) == banned
+    got = legal_str(e)
+    assert ("c0xc2" in got) == (not banned)
+    assert {"c0-d0", "b2-c2", "b3-c3"} <= got
+
+
+# ========================================================= §5 end of game
+def test_too_few_stones_mid_chain():
+    # White has exactly 4; the first jump of a possible chain leaves 3: Black wins at once.
+    e = make_env("""
+        .......
+        ...o...
+        ..o....
+        xo.o...
+        .......
+        .......
+        xxxx...
+    """, fly_threshold=0, single_jump_ban="none")
+    assert "d2xb2" not in legal_str(e)
+    assert count(e, WHITE) == 4
+    act(e, "d0xd2")  # d2xb2 would be available, but the game is already over
+    assert e.phase == "over" and e.winner == "black"
+    assert e.infos["white"]["end_reason"] == "too_few_stones"
+    assert e.battle_turns == 0  # a turn cut short by the loss is not counted
+    assert e.rewards == {"white": -1.0, "black": 1.0}
+    assert kernel_legal(e.state) == []
+
+
+def test_too_few_stones_between_captures():
+    # k = 4 against five White stones with min_stones = 4: the second removal ends it.
+    e = plain_env(_square_position(SQUARE_CASES[4], WHITE_FAR), fly_threshold=10, min_stones=4)
+    act(e, "^g0", "c2", "a5")
+    assert e.phase == "battle" and e.pending_captures == 3
+    act(e, "a6")
+    assert e.phase == "over" and e.winner == "black" and e.pending_captures == 0
+    assert e.infos["black"]["end_reason"] == "too_few_stones"
+    assert e.battle_turns == 0
+
+
+# Black 4 stones, White 3; c2xc4 leaves White with 2.
+JUMP4_BOARD = """
+.....o
+..o...
+..xo..
+......
+......
+xxx...
+"""
+
+
+@pytest.mark.parametrize("min_stones,over", [(0, False), (1, False), (2, False), (3, True)])
+def test_min_stones_values(min_stones, over):
+    e = make_env(JUMP4_BOARD, fly_threshold=0, single_jump_ban="none", min_stones=min_stones)
+    assert e.phase == "battle"
+    act(e, "c2xc4")
+    assert (e.phase == "over") == over
+    if over:
+        assert e.winner == "black" and e.infos["black"]["end_reason"] == "too_few_stones"
+    else:
+        assert e.agent_selection == "white"
+
+
+def test_min_stones_zero_plays_down_to_zero():
+    e = plain_env("""
+        ......
+        ..o...
+        ..x...
+        ......
+        ......
+        ......
+    """)
+    act(e, "c2xa2")
+    assert e.phase == "over" and e.winner == "black"
+    assert e.infos["white"]["end_reason"] == "no_move" and count(e, WHITE) == 0
+
+
+@pytest.mark.parametrize("to_move", ["black", "white"])
+def test_too_few_stones_at_reset(to_move):
+    # White has 3 stones: whoever is to move, White loses at once.
+    e = make_env("""
+        ......
+        .o.o..
+        ......
+        ...o..
+        xx....
+        xx....
+    """, to_move=to_move)
+    assert e.phase == "over" and e.winner == "black"
+    assert e.infos["white"]["end_reason"] == "too_few_stones"
+    assert e.terminations == {"white": True, "black": True}
+    assert mask_of(e, "white").sum() == 0 and mask_of(e, "black").sum() == 0
+
+
+# Black blocked: the only empty point d3 is walled by White, whose stones also
+# cover every jump.  Black 11, White 4.
+BLOCKED = """
+xxxx
+xxxo
+xxxo
+xoo.
+"""
+
+
+def test_no_move_loses():
+    e = plain_env(BLOCKED)
+    assert e.phase == "over" and e.winner == "white"
+    assert e.infos["black"]["end_reason"] == "no_move"
+
+
+def test_too_few_stones_is_checked_before_no_move():
+    e = plain_env(BLOCKED, min_stones=5)
+    assert e.phase == "over" and e.winner == "black"
+    assert e.infos["black"]["end_reason"] == "too_few_stones"
+
+
+def test_no_move_after_a_move():
+    # White's step b1-b0 closes Black's last exit (both jumps land on stones).
+    e = plain_env("""
+        xoo.
+        .o..
+        o...
+        ....
+    """, to_move="white")
+    assert e.phase == "battle"
+    act(e, "b1-b0")
+    assert e.phase == "over" and e.winner == "white" and e.infos["white"]["end_reason"] == "no_move"
+    assert e.battle_turns == 1
+
+
+SHUTTLE = """
+x.....
+......
+......
+......
+......
+.....o
+"""
+SHUTTLE_CYCLE = ["a0-a1", "f5-f4", "a1-a0", "f4-f5"]
+
+
+@pytest.mark.parametrize("r,draw_at", [(2, 4), (3, 8), (5, 16)])
+def test_repetition_draw_on_rth_occurrence_counting_the_reset_position(r, draw_at):
+    e = plain_env(SHUTTLE, repetition_draw=r)
+    assert int(e.state[K.H_REP_COUNT]) == 1
+    turns = 0
+    while e.phase != "over":
+        act(e, SHUTTLE_CYCLE[turns % 4])
+        turns += 1
+        if turns % 4 == 0 and e.phase != "over":
+            assert int(e.state[K.H_REP_COUNT]) == turns // 4 + 1
+    assert turns == draw_at
+    assert e.winner == "draw" and e.infos["white"]["end_reason"] == "repetition"
+    assert e.rewards == {"white": 0.0, "black": 0.0}
+    assert e.terminations == {"white": True, "black": True}
+    assert e.truncations == {"white": False, "black": False}
+
+
+def test_repetition_zero_never_draws():
+    e = plain_env(SHUTTLE, repetition_draw=0)
+    for t in range(200):
+        act(e, SHUTTLE_CYCLE[t % 4])
+    assert e.phase == "battle" and e.battle_turns == 200
+
+
+def test_repetition_is_of_board_and_side_to_move():
+    # By flying, Black cycles in 3 turns and White in 2: after 5 turns the board
+    # is back but White is to move, a different position.
+    e = plain_env(SHUTTLE, fly_threshold=6, repetition_draw=2)
+    plan = [("^a0", "a2"), ("^f5", "f3"), ("^a2", "a4"), ("^f3", "f5"), ("^a4", "a0")]
+    start = e.board.copy()
+    for lift, drop in plan:
+        act(e, lift, drop)
+    assert (e.board == start).all() and e.agent_selection == "white"
+    assert e.phase == "battle" and int(e.state[K.H_REP_COUNT]) == 1
+    # Four more turns bring back (board, White to move): its second occurrence.
+    for lift, drop in [("^f5", "f3"), ("^a0", "a2"), ("^f3", "f5"), ("^a2", "a0")]:
+        act(e, lift, drop)
+    assert (e.board == start).all() and e.phase == "over" and e.winner == "draw"
+
+
+@pytest.mark.parametrize("limit", [1, 2, 7])
+def test_turn_limit_is_a_truncation_with_zero_rewards(limit):
+    e = make_env(SHUTTLE, wrapped=True, **{**PLAIN, "max_battle_turns": limit})
+    raw = e.unwrapped
+    for t in range(limit):
+        assert raw.phase == "battle"
+        act(e, SHUTTLE_CYCLE[t % 4])
+    assert raw.phase == "over" and raw.winner is None and raw.battle_turns == limit
+    assert raw.truncations == {"white": True, "black": True}
+    assert raw.terminations == {"white": False, "black": False}
+    assert raw.infos["white"]["end_reason"] == "turn_limit"
+    for agent in e.agent_iter():
+        _, reward, term, trunc, _ = e.last()
+        assert reward == 0.0 and trunc and not term
+        e.step(None)
+
+
+def test_turn_limit_zero_disables():
+    e = plain_env(SHUTTLE, max_battle_turns=0)
+    for t in range(300):
+        act(e, SHUTTLE_CYCLE[t % 4])
+    assert e.phase == "battle" and e.battle_turns == 300
+
+
+def test_repetition_is_checked_before_the_turn_limit():
+    e = plain_env(SHUTTLE, repetition_draw=2, max_battle_turns=4)
+    act(e, *SHUTTLE_CYCLE)
+    assert e.phase == "over" and e.winner == "draw" and e.infos["white"]["end_reason"] == "repetition"
+    assert e.truncations["white"] is False
+
+
+def test_turns_count_only_when_the_turn_passes():
+    e = plain_env(CHAIN_BOARD)
+    act(e, "d0xd2")
+    assert e.battle_turns == 0
+    act(e, "d2xb2")
+    assert e.battle_turns == 0
+    act(e, "b2xb4")
+    assert e.battle_turns == 1
+
+
+def test_results_win_loss_through_the_wrapped_env():
+    e = make_env(JUMP4_BOARD, wrapped=True, fly_threshold=0, single_jump_ban="none", min_stones=3)
+    act(e, "c2xc4")
+    seen = {}
+    for agent in e.agent_iter():
+        _, reward, term, trunc, _ = e.last()
+        seen[agent] = reward
+        assert term and not trunc
+        e.step(None)
+    assert seen == {"white": -1.0, "black": 1.0}
+
+
+def test_mask_zero_for_the_other_agent_and_after_the_end():
+    e = plain_env(JUMP4_BOARD, min_stones=3)
+    assert mask_of(e, "black").sum() == len(kernel_legal(e.state)) > 0
+    assert mask_of(e, "white").sum() == 0
+    act(e, "f0-e0")
+    assert mask_of(e, "black").sum() == 0 and mask_of(e, "white").sum() == len(kernel_legal(e.state)) > 0
+    act(e, "a5-a4", "c2xc4")  # White drops to 2 < 3
+    assert e.phase == "over"
+    assert mask_of(e, "black").sum() == 0 and mask_of(e, "white").sum() == 0
+    assert kernel_legal(e.state) == []
+    assert not any(K.is_legal(e.state, a) for a in range(10 * 36 + 1))
+
+
+# ============================================================ §6 options
+def test_profile_values():
+    c = Rules.make("competitive")
+    assert (c.board_size, c.fly_threshold, c.single_jump_ban, c.min_stones, c.chain_may_stop,
+            c.repetition_draw, c.max_battle_turns) == (14, 14, "vs_flyer", 4, True, 3, 1000)
+    t = Rules.make("traditional")
+    assert (t.board_size, t.fly_threshold, t.single_jump_ban, t.min_stones, t.chain_may_stop,
+            t.repetition_draw, t.max_battle_turns) == (14, 14, "none", 4, True, 3, 1000)
+    l8 = Rules.make("ludii8")
+    assert (l8.board_size, l8.fly_threshold, l8.single_jump_ban, l8.min_stones, l8.chain_may_stop,
+            l8.repetition_draw, l8.max_battle_turns) == (8, 7, "flyer", 4, True, 3, 1000)
+    assert jiu_env.raw_env().rules == c
+
+
+@pytest.mark.parametrize("n", [4, 5, 11, 20])
+def test_profile_fly_threshold_follows_board_size(n):
+    assert Rules.make("competitive", board_size=n).fly_threshold == n
+    assert Rules.make("traditional", board_size=n).fly_threshold == n
+    assert Rules.make("ludii8", board_size=n).fly_threshold == n - 1
+    assert Rules.make("competitive", board_size=n, fly_threshold=2).fly_threshold == 2
+
+
+def test_ludii8_flies_below_eight():
+    seven = """
+        xxxxxxx.
+        ........
+        ........
+        ........
+        ........
+        ........
+        ........
+        ....oooo
+    """
+    eight = seven.replace("xxxxxxx.", "xxxxxxxx")
+    e7 = make_env(seven, profile="ludii8")
+    e8 = make_env(eight, profile="ludii8")
+    assert e7.state[K.H_FLY_NOW] == 1 and e8.state[K.H_FLY_NOW] == 0
+    # ludii8's ban applies to the flying mover
+    assert e7.state[K.H_BAN_NOW] == 1 and e8.state[K.H_BAN_NOW] == 0
+
+
+def test_traditional_has_no_ban():
+    e = _ban_env(False, True, "none")
+    e2 = make_env(e.board, "black", profile="traditional", board_size=8, fly_threshold=5, min_stones=0)
+    assert e2.state[K.H_BAN_NOW] == 0 and "a0xa2" in legal_str(e2)
+    e3 = make_env(e.board, "black", profile="competitive", board_size=8, fly_threshold=5, min_stones=0)
+    assert e3.state[K.H_BAN_NOW] == 1 and "a0xa2" not in legal_str(e3)
+
+
+@pytest.mark.parametrize("bad", [
+    dict(board_size=3), dict(board_size=21), dict(fly_threshold=-1), dict(single_jump_ban="sometimes"),
+    dict(min_stones=-1), dict(repetition_draw=-1), dict(max_battle_turns=-1), dict(chain_may_stop="yes"),
+    dict(fly_treshold=4),
+])
+def test_unknown_or_out_of_range_options_are_errors(bad):
+    with pytest.raises((ValueError, TypeError)) as ei:
+        Rules.make("competitive", **bad)
+    assert next(iter(bad)) in str(ei.value)
+
+
+def test_position_state_matches_env_reset():
+    b = board_from_text(JUMP_BOARD)
+    r = Rules.make(board_size=6, **PLAIN)
+    s = jiu_env.position_state(r, b, "black")
+    e = plain_env(JUMP_BOARD)
+    assert (s == e.state).all()
+
+
+# ------------------------------------------- long-range repetition (§5.2.3)
+def _cycle_moves():
+    """Black walks a 6-cycle, White a 340-cycle (rows 3..19 of a 20x20 board).
+
+    The start position (Black to move) comes back only every 2 * lcm(6, 340) =
+    2040 turns: its occurrences are turn starts 0, 2040 and 4080.
+    """
+    n = 20
+    black = [(0, 0), (0, 1), (0, 2), (1, 2), (1, 1), (1, 0)]
+    white = [(r, 0) for r in range(3, 20)]
+    for c in range(1, 20):
+        rows = range(19, 3, -1) if c % 2 == 1 else range(4, 20)
+        white += [(r, c) for r in rows]
+    white += [(3, c) for c in range(19, 0, -1)]
+    assert len(white) == len(set(white)) == 340
+    for cyc in (black, white):
+        for (r0, c0), (r1, c1) in zip(cyc, cyc[1:] + cyc[:1]):
+            assert abs(r0 - r1) + abs(c0 - c1) == 1
+
+    def step(a, b):
+        d = {(-1, 0): 0, (0, 1): 1, (1, 0): 2, (0, -1): 3}[(b[0] - a[0], b[1] - a[1])]
+        return n * n + d * n * n + a[0] * n + a[1]
+
+    moves = []
+    for k in range(2040):
+        moves.append(step(black[k % 6], black[(k + 1) % 6]))
+        moves.append(step(white[k % 340], white[(k + 1) % 340]))
+    board = np.zeros((n, n), np.int64)
+    board[black[0]] = BLACK
+    board[white[0]] = WHITE
+    return board, moves
+
+
+def _play_cycle(max_battle_turns):
+    board, moves = _cycle_moves()
+    r = Rules.make(board_size=20, **{**PLAIN, "repetition_draw": 3, "max_battle_turns": max_battle_turns})
+    s = jiu_env.position_state(r, board, "black")
+    for t, a in enumerate(moves):
+        assert s[K.H_PHASE] == K.PH_BATTLE, f"ended early at turn {t}"
+        assert K.is_legal(s, a)
+        K.apply_action(s, a)
+    return s
+
+
+def test_repetition_far_apart_is_seen_with_a_turn_limit():
+    s = _play_cycle(5000)
+    assert int(s[K.H_TURNS]) == 4080
+    assert s[K.H_PHASE] == K.PH_OVER and s[K.H_WINNER] == K.DRAW and s[K.H_END_REASON] == K.END_REPETITION
+
+
+@pytest.mark.xfail(strict=True, reason="with max_battle_turns = 0 the kernel keeps only the last 2048 turn-start "
+                   "hashes (docs/kernel.md), so a third occurrence more than 2048 turns after the first is missed")
+def test_repetition_far_apart_is_seen_without_a_turn_limit():
+    s = _play_cycle(0)
+    assert s[K.H_PHASE] == K.PH_OVER and s[K.H_WINNER] == K.DRAW
