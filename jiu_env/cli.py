@@ -552,8 +552,19 @@ def cmd_replay(args, inp=input):
 
 
 # ------------------------------------------------------------------ the parser
-# name -> (one-line help, example, add_arguments, run).  `jiu bench` (the
-# performance benchmark) is to be registered here as one more entry.
+def _bench_args(p):
+    from . import benchmark
+
+    benchmark.add_arguments(p)
+
+
+def cmd_bench(args):
+    from . import benchmark
+
+    return benchmark.run(args)
+
+
+# name -> (one-line help, example, add_arguments, run).
 COMMANDS = {
     "eval": ("tournament between bots / models with Elo ratings and reports",
              "jiu eval random greedy alphabeta:depth=2 --games 20 --out results\n"
@@ -566,6 +577,9 @@ COMMANDS = {
     "replay": ("step through a saved game (Enter next, b back, q quit; --all prints everything)",
                "jiu replay game.json\n  jiu replay results/games.jsonl --game 'random|greedy|0' --all",
                _replay_args, cmd_replay),
+    "bench": ("performance benchmark: kernel, batched runner, envs and search, side by side with peers",
+              "jiu bench --quick --out /tmp/bench",
+              _bench_args, cmd_bench),
 }
 
 

@@ -8,7 +8,6 @@ automatic reset must agree exactly, for self-play and for the built-in random
 and greedy opponents, and must not depend on the number of numba threads.
 """
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -367,11 +366,9 @@ def test_vector_env_with_gymnasium_episode_statistics():
 
 # ------------------------------------------------------------ benchmark
 def load_bench():
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "bench.py"
-    spec = importlib.util.spec_from_file_location("jiu_bench", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    from jiu_env import benchmark
+
+    return benchmark
 
 
 def test_bench_quick_run_writes_results(tmp_path):
@@ -386,3 +383,11 @@ def test_bench_quick_run_writes_results(tmp_path):
     assert "aec do-nothing floor" in rows
     md = (tmp_path / "RESULTS.md").read_text()
     assert "kernel random games, 1 core" in md and "ratio" in md
+
+
+def test_jiu_bench_is_a_cli_subcommand(tmp_path, capsys):
+    from jiu_env.cli import main
+
+    assert main(["bench", "--quick", "--only", "kernel", "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "RESULTS.md").exists()
+    assert "kernel" in capsys.readouterr().out
