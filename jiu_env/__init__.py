@@ -24,3 +24,12 @@ __all__ = [
     "action_to_str", "str_to_action", "point_to_str", "str_to_point",
     "NUM_PLANES", "PLANE_NAMES", "__version__",
 ]
+
+# Single-agent Gymnasium envs (torch-free; SB3 helpers live in jiu_env.sb3).
+from gymnasium.envs.registration import register as _register
+
+from .single_agent import JiuSelfPlayEnv, JiuVsBotEnv
+
+_register(id="jiu_env/JiuVsBot-v0", entry_point="jiu_env.single_agent:JiuVsBotEnv")
+_register(id="jiu_env/JiuSelfPlay-v0", entry_point="jiu_env.single_agent:JiuSelfPlayEnv")
+__all__ += ["JiuVsBotEnv", "JiuSelfPlayEnv"]

@@ -9,7 +9,6 @@ and greedy opponents, and must not depend on the number of numba threads.
 """
 
 import json
-from pathlib import Path
 
 import numba
 import numpy as np

@@ -16,6 +16,7 @@ REGISTRY = {
     "pattern": ("jiu_env.bots.pattern", "PatternBot"),
     "alphabeta": ("jiu_env.bots.alphabeta", "AlphaBetaBot"),
     "mcts": ("jiu_env.bots.mcts", "MCTSBot"),
+    "alphazero": ("jiu_env.bots.alphazero", "AlphaZeroBot"),
 }
 
 
