@@ -1,0 +1,517 @@
+"""Alpha-beta (negamax) opponent searching the numba rules kernel directly.
+
+Search units
+    ``depth`` counts **turns**.  A turn is every decision of one side until the
+    other side is to move: the move, then any chain jumps / STOP, the fly drop and
+    each square-capture choice.  Decisions inside a turn keep the depth and the
+    sign (the same side decides); the depth drops by one when a new turn starts
+    and the score is negated when the side to move changes.  Leaves are
+    therefore always at the start of a turn.  In the placement phase a turn is
+    one placement; placement searches are capped at ``place_depth`` because the
+    branching factor is up to N*N.
+
+Time control
+    ``time`` is a budget in seconds per decision.  Search is iterative
+    deepening (depth 1, 2, ...).  Inside numba a wall clock is read through an
+    ``objmode`` block every 1024 nodes and the iteration aborts at the deadline;
+    the move of the deepest finished iteration is played (or a better move of
+    the unfinished one once its first root move has been searched).  With both
+    ``depth`` and ``time`` the search stops at whichever comes first; with only
+    ``depth`` it is deterministic for a seed.
+
+Search features
+    make/unmake on one state copy (header, touched points and the history slot
+    are saved per ply); principal variation search; a transposition table keyed
+    on the kernel's Zobrist hash mixed with the sub-phase, chain point, chain
+    length, lifted stone, pending captures and turn origin, used for the best
+    move always and for cut-offs only at equal remaining depth; move ordering:
+    table move, captures and square-forming moves, two killers per ply, history
+    heuristic, seeded jitter at the root; a "process score" (Shen et al. 2021):
+    each stone taken along the path adds ``PROCESS * depth-left``, so the same
+    material is preferred sooner.
+
+Selectivity
+    Several square captures of one turn give the same position in any order, so
+    below the root they are searched in increasing point order only (exact).
+    Below the root only the ``cap_width`` most damaging capture choices and the
+    ``drop_width`` best-ordered fly drops are searched (a square-forming move
+    would otherwise fan out over every enemy stone, and a flying turn over every
+    empty point).  With ``cap_width=0, drop_width=0`` the search returns exactly
+    the value of plain minimax with the same leaves (repetition history aside).
+"""
+
+import time as _time
+
+import numpy as np
+from numba import njit, objmode
+
+from .. import kernel as K
+from .base import Bot, legal_actions
+from .evaluation_fn import action_gain, evaluate
+
+HDR = K.HDR
+INF = 1 << 40
+WIN = 1 << 30  # a won game scores WIN + depth left (sooner is better)
+PROCESS = 3  # process score per stone taken, per turn of depth left
+MAXPLY = 400  # decisions on one search path
+CHECK_EVERY = 1023  # nodes between clock reads (mask)
+
+# stats slots
+S_NODES, S_LIMIT, S_ABORT, S_CAPW, S_DROPW = 0, 1, 2, 3, 4
+# TT flags
+F_EXACT, F_LOWER, F_UPPER = 1, 2, 3
+
+
+@njit(cache=True)
+def _now():
+    with objmode(t="float64"):
+        t = _time.perf_counter()
+    return t
+
+
+@njit(cache=True, inline="always")
+def tt_key(s):
+    """Transposition key: Zobrist hash of board + side, mixed with the decision point."""
+    h = s[K.H_HASH]
+    if s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] != K.SUB_MOVE:
+        h ^= (s[K.H_SUB] * 0x1F3D5B79A1C3E5F7) ^ ((s[K.H_CHAIN] + 2) * 0x2545F4914F6CDD1D)
+        h ^= ((s[K.H_LIFT] + 2) * 0x5851F42D4C957F2D) ^ ((s[K.H_PENDING] + 1) * 0x14057B7EF767814F)
+        h ^= ((s[K.H_CHAIN_LEN] + 1) * 0x9E3779B97F4A7C15) ^ ((s[K.H_ORIGIN] + 2) * 0x27BB2EE687B0B0FD)
+    elif s[K.H_PHASE] == K.PH_PLACEMENT:
+        h ^= 0x6A09E667F3BCC909
+    if h == 0:
+        h = 1
+    return h
+
+
+@njit(cache=True)
+def make_move(s, a, ply, u_hdr, u_pts, u_hist):
+    """Apply legal action a to s, saving what it changes in row ``ply`` of the undo arrays."""
+    for i in range(HDR):
+        u_hdr[ply, i] = s[i]
+    slot = HDR + s[K.H_P] + s[K.H_HLEN] % s[K.H_CAP]
+    u_hist[ply, 0] = slot
+    u_hist[ply, 1] = s[slot]
+    p_ = s[K.H_P]
+    n = s[K.H_N]
+    m = 0
+    if s[K.H_PHASE] == K.PH_PLACEMENT:
+        e0, e1 = K.diagonal_ends(n)
+        u_pts[ply, 0] = a
+        u_pts[ply, 1] = e0
+        u_pts[ply, 2] = e1
+        m = 3
+    else:
+        sub = s[K.H_SUB]
+        if sub == K.SUB_MOVE or (sub == K.SUB_CHAIN and a != 10 * p_):
+            kind = a // p_
+            p = a % p_
+            if kind >= 1 and kind <= 8:
+                d = (kind - 1) % 4
+                step = K.DR[d] * n + K.DC[d]
+                u_pts[ply, 0] = p
+                u_pts[ply, 1] = p + step
+                m = 2
+                if kind >= 5:
+                    u_pts[ply, 2] = p + 2 * step
+                    m = 3
+        elif sub == K.SUB_DROP:
+            u_pts[ply, 0] = s[K.H_LIFT]
+            u_pts[ply, 1] = a
+            m = 2
+        elif sub == K.SUB_CAPTURE:
+            u_pts[ply, 0] = a
+            m = 1
+    for i in range(m):
+        u_pts[ply, 4 + i] = s[HDR + u_pts[ply, i]]
+    u_pts[ply, 3] = m
+    K.apply_action(s, a)
+
+
+@njit(cache=True)
+def unmake_move(s, ply, u_hdr, u_pts, u_hist):
+    """Undo the action saved in row ``ply`` by :func:`make_move`."""
+    m = u_pts[ply, 3]
+    for i in range(m):
+        s[HDR + u_pts[ply, i]] = u_pts[ply, 4 + i]
+    s[u_hist[ply, 0]] = u_hist[ply, 1]
+    for i in range(HDR):
+        s[i] = u_hdr[ply, i]
+
+
+@njit(cache=True, inline="always")
+def _terminal_value(s, side, depth):
+    w = s[K.H_WINNER]
+    if w == side:
+        return WIN + depth
+    if w == 3 - side:
+        return -WIN - depth
+    return 0
+
+
+@njit(cache=True)
+def _order(s, moves, scores, k, ply, ttmove, killers, history):
+    side = s[K.H_TO_MOVE]
+    for i in range(k):
+        a = moves[i]
+        if a == ttmove:
+            sc = 1 << 50
+        else:
+            g = action_gain(s, a)
+            sc = g << 32
+            if a == killers[ply, 0]:
+                sc += 2 << 30
+            elif a == killers[ply, 1]:
+                sc += 1 << 30
+            h = history[side, a]
+            sc += h if h < (1 << 29) else (1 << 29)
+        scores[i] = sc
+
+
+@njit(cache=True)
+def _canonical_captures(s, moves, k):
+    """Several captures in one turn give the same position in any order: keep increasing points only.
+
+    The previous decision was a capture of this turn when the last action is a
+    point that is now empty (after a fly drop that point holds the mover's stone).
+    """
+    la = s[K.H_LAST_ACTION]
+    if la < 0 or la >= s[K.H_P] or s[HDR + la] != K.EMPTY:
+        return k
+    j = 0
+    for i in range(k):
+        if moves[i] > la:
+            moves[j] = moves[i]
+            j += 1
+    return j
+
+
+@njit(cache=True, inline="always")
+def _pick(moves, scores, i, k):
+    """Move the best-scored remaining move to position i (lazy selection sort)."""
+    b = i
+    for j in range(i + 1, k):
+        if scores[j] > scores[b]:
+            b = j
+    if b != i:
+        t = moves[i]
+        moves[i] = moves[b]
+        moves[b] = t
+        t = scores[i]
+        scores[i] = scores[b]
+        scores[b] = t
+    return moves[i]
+
+
+@njit(cache=True)
+def _child(s, side, depth, alpha, beta, ply, ctx):
+    """Value of the (non-terminal) state s reached by ``side``'s decision, seen by ``side``."""
+    if s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] != K.SUB_MOVE:
+        return _search(s, depth, alpha, beta, ply + 1, ctx)  # same turn goes on
+    if s[K.H_TO_MOVE] == side:
+        return _search(s, depth - 1, alpha, beta, ply + 1, ctx)  # placement -> battle, Black again
+    return -_search(s, depth - 1, -beta, -alpha, ply + 1, ctx)
+
+
+@njit(cache=True)
+def _tick(ctx):
+    """Count a node; set the abort flag at the node limit or the deadline."""
+    stats = ctx[8]
+    stats[S_NODES] += 1
+    if (stats[S_NODES] & CHECK_EVERY) == 0:
+        if stats[S_NODES] >= stats[S_LIMIT]:
+            stats[S_ABORT] = 1
+        dl = ctx[9][0]
+        if dl > 0.0 and _now() >= dl:
+            stats[S_ABORT] = 1
+
+
+@njit(cache=True)
+def _search(s, depth, alpha, beta, ply, ctx):
+    """Negamax with PVS, fail-soft; s is a live decision point; returns score for its side to move."""
+    movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing = ctx
+    if depth <= 0 or ply >= MAXPLY - 1:
+        return evaluate(s)
+    key = tt_key(s)
+    idx = key & (tt.shape[0] - 1)
+    ttmove = -1
+    if tt[idx, 0] == key:
+        info = tt[idx, 2]
+        ttmove = (info >> 16) - 1
+        if (info & 0xFF) == depth:
+            v = tt[idx, 1]
+            flag = (info >> 8) & 0xFF
+            if flag == F_EXACT:
+                return v
+            if flag == F_LOWER and v >= beta:
+                return v
+            if flag == F_UPPER and v <= alpha:
+                return v
+    moves = movebuf[ply]
+    scores = scorebuf[ply]
+    side = s[K.H_TO_MOVE]
+    opp = 3 - side
+    # The table move, then (in the move sub-phase) the two killers, are tried before any
+    # move is generated: a cut-off then saves generation and ordering.
+    pre0 = ttmove if ttmove >= 0 and K.is_legal(s, ttmove) else -1
+    pre1 = -1
+    pre2 = -1
+    if s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] == K.SUB_MOVE:
+        k1 = killers[ply, 0]
+        k2 = killers[ply, 1]
+        if k1 >= 0 and k1 != pre0 and K.is_legal(s, k1):
+            pre1 = k1
+        if k2 >= 0 and k2 != pre0 and k2 != pre1 and K.is_legal(s, k2):
+            pre2 = k2
+    stage = 0
+    generated = False
+    k = 0
+    tries = 0
+    i = 0
+    searched = 0
+    a0 = alpha
+    best = -INF
+    bestmove = -1
+    while True:
+        a = -1
+        while stage < 3 and a < 0:
+            a = pre0 if stage == 0 else (pre1 if stage == 1 else pre2)
+            stage += 1
+        if a < 0:
+            if not generated:
+                generated = True
+                k = K.legal_actions(s, moves)
+                width = 0
+                if s[K.H_PHASE] == K.PH_BATTLE:
+                    if s[K.H_SUB] == K.SUB_CAPTURE:
+                        k = _canonical_captures(s, moves, k)
+                        width = stats[S_CAPW]
+                    elif s[K.H_SUB] == K.SUB_DROP:
+                        width = stats[S_DROPW]
+                _order(s, moves, scores, k, ply, ttmove, killers, history)
+                tries = k
+                if width > 0 and k > width:
+                    tries = width  # only the best-ordered capture choices / drops (selection takes the best first)
+            if i >= tries:
+                break
+            a = _pick(moves, scores, i, k)
+            i += 1
+            if a == pre0 or a == pre1 or a == pre2:
+                continue  # already searched
+        before = s[K.H_COUNT + opp]
+        make_move(s, a, ply, u_hdr, u_pts, u_hist)
+        _tick(ctx)
+        if s[K.H_PHASE] == K.PH_OVER:
+            val = _terminal_value(s, side, depth)
+        else:
+            bonus = (before - s[K.H_COUNT + opp]) * PROCESS * depth
+            # same turn: same depth and sign; new turn: one turn less, negated if the side changed
+            same = s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] != K.SUB_MOVE
+            nd = depth if same else depth - 1
+            neg = (not same) and s[K.H_TO_MOVE] != side
+            lo = alpha - bonus
+            hi = beta - bonus if searched == 0 else lo + 1
+            if neg:
+                val = -_search(s, nd, -hi, -lo, ply + 1, ctx) + bonus
+            else:
+                val = _search(s, nd, lo, hi, ply + 1, ctx) + bonus
+            if searched > 0 and val > alpha and val < beta and stats[S_ABORT] == 0:
+                hi = beta - bonus
+                if neg:
+                    val = -_search(s, nd, -hi, -lo, ply + 1, ctx) + bonus
+                else:
+                    val = _search(s, nd, lo, hi, ply + 1, ctx) + bonus
+        unmake_move(s, ply, u_hdr, u_pts, u_hist)
+        searched += 1
+        if stats[S_ABORT] != 0:
+            return 0
+        if val > best:
+            best = val
+            bestmove = a
+            if val > alpha:
+                alpha = val
+                if alpha >= beta:
+                    if a != killers[ply, 0]:
+                        killers[ply, 1] = killers[ply, 0]
+                        killers[ply, 0] = a
+                    history[side, a] += depth * depth
+                    break
+    flag = F_EXACT
+    if best <= a0:
+        flag = F_UPPER
+    elif best >= beta:
+        flag = F_LOWER
+    tt[idx, 0] = key
+    tt[idx, 1] = best
+    tt[idx, 2] = ((bestmove + 1) << 16) | (flag << 8) | depth
+    return best
+
+
+@njit(cache=True)
+def search_root(s, root_moves, root_scores, nroot, depth, ctx):
+    """One iteration at ``depth`` over ``root_moves[:nroot]`` (searched in that order).
+
+    Returns (index of the best move, its value, root moves fully searched).
+    The best move is swapped to the front of ``root_moves`` for the next iteration.
+    """
+    movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing = ctx
+    side = s[K.H_TO_MOVE]
+    opp = 3 - side
+    alpha = -INF
+    beta = INF
+    best = -INF
+    bi = -1
+    done = 0
+    for i in range(nroot):
+        a = root_moves[i]
+        before = s[K.H_COUNT + opp]
+        make_move(s, a, 0, u_hdr, u_pts, u_hist)
+        _tick(ctx)
+        if s[K.H_PHASE] == K.PH_OVER:
+            val = _terminal_value(s, side, depth)
+        else:
+            bonus = (before - s[K.H_COUNT + opp]) * PROCESS * depth
+            if i == 0:
+                val = _child(s, side, depth, alpha - bonus, beta - bonus, 0, ctx) + bonus
+            else:
+                val = _child(s, side, depth, alpha - bonus, alpha - bonus + 1, 0, ctx) + bonus
+                if val > alpha and stats[S_ABORT] == 0:
+                    val = _child(s, side, depth, alpha - bonus, beta - bonus, 0, ctx) + bonus
+        unmake_move(s, 0, u_hdr, u_pts, u_hist)
+        if stats[S_ABORT] != 0:
+            break
+        done += 1
+        root_scores[i] = val
+        if val > best:
+            best = val
+            bi = i
+            if val > alpha:
+                alpha = val
+    if bi > 0:
+        a = root_moves[bi]
+        for j in range(bi, 0, -1):
+            root_moves[j] = root_moves[j - 1]
+        root_moves[0] = a
+        v = root_scores[bi]
+        for j in range(bi, 0, -1):
+            root_scores[j] = root_scores[j - 1]
+        root_scores[0] = v
+        bi = 0
+    return bi, best, done
+
+
+@njit(cache=True)
+def order_root(s, moves, k, jitter, history):
+    """Initial root order: tactical gain, then history, then seeded jitter (ties broken at random)."""
+    side = s[K.H_TO_MOVE]
+    sc = np.empty(k, np.int64)
+    for i in range(k):
+        a = moves[i]
+        sc[i] = (action_gain(s, a) << 24) + (min(history[side, a], 1 << 12) << 10) + jitter[i]
+    order = np.argsort(-sc, kind="mergesort")
+    return moves[order].copy()
+
+
+class AlphaBetaBot(Bot):
+    """Iterative-deepening negamax alpha-beta over the kernel (see the module doc for units and timing)."""
+
+    name = "alphabeta"
+    PARAMS = {
+        "depth": "maximum search depth in turns (default 3 when no time is given, else unlimited)",
+        "time": "seconds per decision (iterative deepening stops at the deadline)",
+        "place_depth": "depth cap in the placement phase (default 2)",
+        "cap_width": "capture choices searched below the root, most damaging first (default 8; 0 = all)",
+        "drop_width": "fly drops searched below the root, best-ordered first (default 12; 0 = all)",
+        "tt_bits": "log2 of transposition-table entries (default 20)",
+    }
+
+    def __init__(self, seed=None, depth=None, time=None, place_depth=2, cap_width=8, drop_width=12,
+                 tt_bits=20):
+        if depth is None and time is None:
+            depth = 3
+        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 64):
+            raise ValueError(f"alphabeta depth must be an int in 1..64, not {depth!r}")
+        if time is not None and (isinstance(time, bool) or not isinstance(time, (int, float)) or not time > 0):
+            raise ValueError(f"alphabeta time must be a positive number of seconds, not {time!r}")
+        if isinstance(place_depth, bool) or not isinstance(place_depth, int) or not 1 <= place_depth <= 64:
+            raise ValueError(f"alphabeta place_depth must be an int in 1..64, not {place_depth!r}")
+        if isinstance(cap_width, bool) or not isinstance(cap_width, int) or cap_width < 0:
+            raise ValueError(f"alphabeta cap_width must be an int >= 0, not {cap_width!r}")
+        if isinstance(drop_width, bool) or not isinstance(drop_width, int) or drop_width < 0:
+            raise ValueError(f"alphabeta drop_width must be an int >= 0, not {drop_width!r}")
+        if isinstance(tt_bits, bool) or not isinstance(tt_bits, int) or not 10 <= tt_bits <= 26:
+            raise ValueError(f"alphabeta tt_bits must be an int in 10..26, not {tt_bits!r}")
+        self.depth = depth
+        self.time = None if time is None else float(time)
+        self.place_depth = place_depth
+        self.cap_width = cap_width
+        self.drop_width = drop_width
+        self.tt_bits = tt_bits
+        self._ctx = None
+        self._ctx_points = 0
+        self.last_info = {}
+        super().__init__(seed=seed)
+
+    def restart(self, seed=None):
+        super().restart(seed)
+        self._ctx = None  # fresh table and history for the new game
+        self.last_info = {}
+
+    def _context(self, p_):
+        if self._ctx is None or self._ctx_points != p_:
+            na = 10 * p_ + 1
+            t = 1 << self.tt_bits
+            self._ctx = (
+                np.zeros((MAXPLY, na), np.int64),  # move lists
+                np.zeros((MAXPLY, na), np.int64),  # ordering scores
+                np.zeros((MAXPLY, HDR), np.int64),  # saved headers
+                np.zeros((MAXPLY, 8), np.int64),  # saved points: 0..2 points, 3 count, 4..6 values
+                np.zeros((MAXPLY, 2), np.int64),  # saved history slot (index, value)
+                np.full((MAXPLY, 2), -1, np.int64),  # killers
+                np.zeros((3, na), np.int64),  # history heuristic
+                np.zeros((t, 4), np.int64),  # TT rows: key, value, (move+1) << 16 | flag << 8 | depth, spare
+                np.zeros(8, np.int64),  # stats
+                np.zeros(1, np.float64),  # deadline
+            )
+            self._ctx_points = p_
+        return self._ctx
+
+    def _choose(self, state):
+        t0 = _time.perf_counter()
+        moves = legal_actions(state)
+        if len(moves) == 1:
+            self.last_info = {"depth": 0, "value": 0, "nodes": 0, "seconds": 0.0, "forced": True}
+            return int(moves[0])
+        s = state.copy()
+        p_ = int(s[K.H_P])
+        ctx = self._context(p_)
+        stats, deadline, killers = ctx[8], ctx[9], ctx[5]
+        killers[:] = -1
+        history = ctx[6]
+        history >>= 2  # age the history of earlier decisions
+        jitter = self.rng.integers(0, 1 << 10, size=len(moves)).astype(np.int64)
+        root = order_root(s, moves, len(moves), jitter, history)
+        root_scores = np.zeros(len(root), np.int64)
+        max_depth = self.depth if self.depth is not None else 64
+        if s[K.H_PHASE] == K.PH_PLACEMENT:
+            max_depth = min(max_depth, self.place_depth)
+        deadline[0] = 0.0 if self.time is None else t0 + self.time
+        stats[:] = 0
+        stats[S_LIMIT] = 1 << 62
+        stats[S_CAPW] = self.cap_width
+        stats[S_DROPW] = self.drop_width
+        best_move, best_val, reached = int(root[0]), 0, 0
+        for d in range(1, max_depth + 1):
+            bi, val, done = search_root(s, root, root_scores, len(root), d, ctx)
+            if stats[S_ABORT]:
+                if done >= 1:  # the first root move is the previous best: anything kept is no worse
+                    best_move, best_val = int(root[bi]), int(val)
+                break
+            best_move, best_val, reached = int(root[bi]), int(val), d
+            if abs(best_val) >= WIN:
+                break  # a forced result is known
+            if self.time is not None and _time.perf_counter() - t0 > 0.5 * self.time:
+                break  # the next iteration would very likely not finish
+        self.last_info = {"depth": reached, "value": best_val, "nodes": int(stats[S_NODES]),
+                          "seconds": _time.perf_counter() - t0, "forced": False}
+        return best_move

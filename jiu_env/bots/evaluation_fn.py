@@ -1,0 +1,496 @@
+"""Static evaluation and move-ordering helpers shared by the search bots (numba).
+
+Scores are integers in "centistones" (one stone = 100) from the point of view
+of the side to move.  Two evaluations exist, one per phase:
+
+* **battle** (:func:`battle_eval`): stones; near-squares (triangles: three own
+  stones of a 2x2 with the fourth point empty); open squares (a complete square
+  with a stone that can step out, to step back in and capture later);
+  square-forming moves ready to play; dalian (褡裢) shuttles (a stone that sits
+  in a complete square and can step into an empty point that completes another
+  square, so every step back and forth re-forms a square); mobility; jump
+  threats; flying drops into triangle gaps.  Only the empty points and their
+  surroundings are examined, so the cost follows the number of empty points,
+  which is small for most of the battle.
+* **placement** (:func:`placement_eval`): the formation values of Li et al.
+  (2023) — double gate (two squares side by side) 800, single gate (square)
+  100, triangle 50 — plus centre control.
+"""
+
+import numpy as np
+from numba import njit
+
+from .. import kernel as K
+
+HDR = K.HDR
+EMPTY, WHITE, BLACK = K.EMPTY, K.WHITE, K.BLACK
+
+STONE = 100  # one stone
+
+# battle weights
+W_TRI = 8  # triangle with its fourth point empty
+W_MOB = 1  # one step available
+W_SHUTTLE = 60  # one dalian shuttle (stone in a square that can re-form squares by stepping)
+W_OPEN = 6  # a stone of a complete square can step out (and back in later: a capture in two turns)
+W_NOW = 85  # per stone the side to move can take at once (square-forming move or jump)
+W_THREAT = 30  # per threat of the side not to move (at most MAX_THREATS counted)
+MAX_THREATS = 3
+W_PENDING = 95  # per square capture still to choose (mid-turn states)
+W_CHAIN = 60  # a chain that can go on (mid-turn states)
+
+# placement weights (Li et al. 2023, table 1) and centre control
+P_DOUBLE_GATE = 800  # two full squares sharing an edge (the pair, squares included)
+P_GATE = 100  # one full square
+P_TRIANGLE = 50  # three own stones of a 2x2, the fourth point empty
+P_CENTRE = 3  # per stone per ring closer to the centre square
+P_TEMPO = 40  # the side to move can complete a square at once
+
+# The four 2x2 windows around a point are bits: 0 NW, 1 NE, 2 SW, 3 SE (row / column
+# offsets QDR / QDC).  SIDE_MASK[d] holds the two windows that also contain the
+# point's neighbour in direction d.
+SIDE_MASK = np.array([0b0011, 0b1010, 0b1100, 0b0101], dtype=np.int64)
+QDR = np.array([-1, -1, 1, 1], dtype=np.int64)
+QDC = np.array([-1, 1, -1, 1], dtype=np.int64)
+DR = K.DR
+DC = K.DC
+
+
+@njit(cache=True, inline="always")
+def _same3(s, a, b, c, v):
+    return s[a] == v and s[b] == v and s[c] == v
+
+
+@njit(cache=True, inline="always")
+def _tri(s, ok, a, b, c):
+    """Colour of three equal stones at a, b, c (0 if not, or if ``ok`` is false: off the board)."""
+    if not ok:
+        return 0
+    v = s[a]
+    if v != EMPTY and s[b] == v and s[c] == v:
+        return v
+    return 0
+
+
+@njit(cache=True)
+def battle_eval(s):
+    """Battle-phase score of ``s`` for the side to move (see module doc).
+
+    One pass over the empty points; around each, the four 2x2 windows (triangles)
+    and the four neighbours x are read with explicit offsets.  For a neighbour:
+    a step (mobility), the squares it completes by stepping in (threat), whether
+    it sits in a complete square on its far side (an open square; with a threat
+    too, a shuttle), and whether the other colour can jump it into the point.
+    """
+    n = s[K.H_N]
+    me = s[K.H_TO_MOVE]
+    fly = s[K.H_FLY]
+    flying1 = fly > 0 and s[K.H_COUNT + 1] <= fly
+    flying2 = fly > 0 and s[K.H_COUNT + 2] <= fly
+    # per colour: triangles, steps, shuttles, open squares, threats, most stones one move takes now
+    tri1 = 0
+    tri2 = 0
+    mob1 = 0
+    mob2 = 0
+    sh1 = 0
+    sh2 = 0
+    open1 = 0
+    open2 = 0
+    th1 = 0
+    th2 = 0
+    best1 = 0
+    best2 = 0
+    n2 = 2 * n
+    for r in range(n):
+        up = r > 0
+        dn = r < n - 1
+        up2 = r > 1
+        dn2 = r < n - 2
+        for c in range(n):
+            i = HDR + r * n + c
+            if s[i] != EMPTY:
+                continue
+            lf = c > 0
+            rt = c < n - 1
+            lf2 = c > 1
+            rt2 = c < n - 2
+            qnw = _tri(s, up and lf, i - n - 1, i - n, i - 1)
+            qne = _tri(s, up and rt, i - n, i - n + 1, i + 1)
+            qsw = _tri(s, dn and lf, i - 1, i + n - 1, i + n)
+            qse = _tri(s, dn and rt, i + 1, i + n, i + n + 1)
+            k1 = (qnw == WHITE) + (qne == WHITE) + (qsw == WHITE) + (qse == WHITE)
+            k2 = (qnw == BLACK) + (qne == BLACK) + (qsw == BLACK) + (qse == BLACK)
+            tri1 += k1
+            tri2 += k2
+            if flying1 and k1 > 0:  # any own stone can fly into the gap
+                th1 += 1
+                if k1 > best1:
+                    best1 = k1
+            if flying2 and k2 > 0:
+                th2 += 1
+                if k2 > best2:
+                    best2 = k2
+            if up:
+                v = s[i - n]
+                if v != EMPTY:
+                    f = (qsw == v) + (qse == v)
+                    full = ((up2 and lf and _same3(s, i - n2 - 1, i - n2, i - n - 1, v))
+                            or (up2 and rt and _same3(s, i - n2, i - n2 + 1, i - n + 1, v)))
+                    jump = up2 and s[i - n2] == 3 - v
+                    if v == WHITE:
+                        mob1 += 1
+                        if full:
+                            sh1 += f
+                            open1 += 1
+                        if f > 0:
+                            th1 += 1
+                            if f > best1:
+                                best1 = f
+                        if jump:  # black can jump this stone
+                            th2 += 1
+                            if best2 < 1:
+                                best2 = 1
+                    else:
+                        mob2 += 1
+                        if full:
+                            sh2 += f
+                            open2 += 1
+                        if f > 0:
+                            th2 += 1
+                            if f > best2:
+                                best2 = f
+                        if jump:
+                            th1 += 1
+                            if best1 < 1:
+                                best1 = 1
+            if dn:
+                v = s[i + n]
+                if v != EMPTY:
+                    f = (qnw == v) + (qne == v)
+                    full = ((dn2 and lf and _same3(s, i + n - 1, i + n2 - 1, i + n2, v))
+                            or (dn2 and rt and _same3(s, i + n + 1, i + n2, i + n2 + 1, v)))
+                    jump = dn2 and s[i + n2] == 3 - v
+                    if v == WHITE:
+                        mob1 += 1
+                        if full:
+                            sh1 += f
+                            open1 += 1
+                        if f > 0:
+                            th1 += 1
+                            if f > best1:
+                                best1 = f
+                        if jump:  # black can jump this stone
+                            th2 += 1
+                            if best2 < 1:
+                                best2 = 1
+                    else:
+                        mob2 += 1
+                        if full:
+                            sh2 += f
+                            open2 += 1
+                        if f > 0:
+                            th2 += 1
+                            if f > best2:
+                                best2 = f
+                        if jump:
+                            th1 += 1
+                            if best1 < 1:
+                                best1 = 1
+            if lf:
+                v = s[i - 1]
+                if v != EMPTY:
+                    f = (qne == v) + (qse == v)
+                    full = ((lf2 and up and _same3(s, i - n - 2, i - n - 1, i - 2, v))
+                            or (lf2 and dn and _same3(s, i - 2, i + n - 2, i + n - 1, v)))
+                    jump = lf2 and s[i - 2] == 3 - v
+                    if v == WHITE:
+                        mob1 += 1
+                        if full:
+                            sh1 += f
+                            open1 += 1
+                        if f > 0:
+                            th1 += 1
+                            if f > best1:
+                                best1 = f
+                        if jump:  # black can jump this stone
+                            th2 += 1
+                            if best2 < 1:
+                                best2 = 1
+                    else:
+                        mob2 += 1
+                        if full:
+                            sh2 += f
+                            open2 += 1
+                        if f > 0:
+                            th2 += 1
+                            if f > best2:
+                                best2 = f
+                        if jump:
+                            th1 += 1
+                            if best1 < 1:
+                                best1 = 1
+            if rt:
+                v = s[i + 1]
+                if v != EMPTY:
+                    f = (qnw == v) + (qsw == v)
+                    full = ((rt2 and up and _same3(s, i - n + 1, i - n + 2, i + 2, v))
+                            or (rt2 and dn and _same3(s, i + 2, i + n + 1, i + n + 2, v)))
+                    jump = rt2 and s[i + 2] == 3 - v
+                    if v == WHITE:
+                        mob1 += 1
+                        if full:
+                            sh1 += f
+                            open1 += 1
+                        if f > 0:
+                            th1 += 1
+                            if f > best1:
+                                best1 = f
+                        if jump:  # black can jump this stone
+                            th2 += 1
+                            if best2 < 1:
+                                best2 = 1
+                    else:
+                        mob2 += 1
+                        if full:
+                            sh2 += f
+                            open2 += 1
+                        if f > 0:
+                            th2 += 1
+                            if f > best2:
+                                best2 = f
+                        if jump:
+                            th1 += 1
+                            if best1 < 1:
+                                best1 = 1
+    v = (STONE * (s[K.H_COUNT + 1] - s[K.H_COUNT + 2]) + W_TRI * (tri1 - tri2) + W_MOB * (mob1 - mob2)
+         + W_SHUTTLE * (sh1 - sh2) + W_OPEN * (open1 - open2))
+    if me == WHITE:
+        t = th2 if th2 < MAX_THREATS else MAX_THREATS
+        return v + W_NOW * best1 - W_THREAT * t
+    t = th1 if th1 < MAX_THREATS else MAX_THREATS
+    return -v + W_NOW * best2 - W_THREAT * t
+
+
+@njit(cache=True, inline="always")
+def centre_ring(n, p):
+    """Rings away from the centre square: 0 for its four corners, n//2 - 1 at the edge."""
+    c0 = (n - 1) // 2
+    r = p // n
+    c = p % n
+    dr = c0 - r if r <= c0 else r - c0 - 1
+    dc = c0 - c if c <= c0 else c - c0 - 1
+    return dr if dr > dc else dc
+
+
+@njit(cache=True)
+def placement_eval(s):
+    """Placement-phase score of ``s`` for the side to move (formation values + centre)."""
+    n = s[K.H_N]
+    p_ = s[K.H_P]
+    me = s[K.H_TO_MOVE]
+    m1 = n - 1
+    full = np.zeros(m1 * m1, np.int64)  # colour owning each complete window, 0 if none
+    score = np.zeros(3, np.int64)
+    can_complete = np.zeros(3, np.int64)
+    for r in range(m1):
+        for c in range(m1):
+            a = HDR + r * n + c
+            v0 = s[a]
+            v1 = s[a + 1]
+            v2 = s[a + n]
+            v3 = s[a + n + 1]
+            nw = (v0 == WHITE) + (v1 == WHITE) + (v2 == WHITE) + (v3 == WHITE)
+            nb = (v0 == BLACK) + (v1 == BLACK) + (v2 == BLACK) + (v3 == BLACK)
+            w = r * m1 + c
+            col = 0
+            if nw == 4:
+                col = WHITE
+            elif nb == 4:
+                col = BLACK
+            elif nw == 3 and nb == 0:
+                score[WHITE] += P_TRIANGLE
+                can_complete[WHITE] = 1
+            elif nb == 3 and nw == 0:
+                score[BLACK] += P_TRIANGLE
+                can_complete[BLACK] = 1
+            full[w] = col
+            if col != 0:
+                score[col] += P_GATE
+                # a pair of squares is worth P_DOUBLE_GATE in all
+                if c > 0 and full[w - 1] == col:
+                    score[col] += P_DOUBLE_GATE - 2 * P_GATE
+                if r > 0 and full[w - m1] == col:
+                    score[col] += P_DOUBLE_GATE - 2 * P_GATE
+    top = n // 2 - 1
+    for p in range(p_):
+        v = s[HDR + p]
+        if v != EMPTY:
+            score[v] += P_CENTRE * (top - centre_ring(n, p))
+    op = 3 - me
+    return score[me] - score[op] + P_TEMPO * can_complete[me]
+
+
+@njit(cache=True)
+def evaluate(s):
+    """Static score of ``s`` for the side to move, any phase or sub-phase (0 once over)."""
+    ph = s[K.H_PHASE]
+    if ph == K.PH_OVER:
+        return 0
+    if ph == K.PH_PLACEMENT:
+        return placement_eval(s)
+    v = battle_eval(s)
+    sub = s[K.H_SUB]
+    if sub == K.SUB_CAPTURE:
+        v += W_PENDING * s[K.H_PENDING]
+    elif sub == K.SUB_CHAIN:
+        v += W_CHAIN
+    return v
+
+
+# ------------------------------------------------------------------ ordering
+@njit(cache=True)
+def squares_if_moved(s, frm, to, c):
+    """Squares of colour c that contain ``to`` once a c stone moves from ``frm`` (or -1: from nowhere) to ``to``."""
+    old_t = s[HDR + to]
+    s[HDR + to] = c
+    old_f = 0
+    if frm >= 0:
+        old_f = s[HDR + frm]
+        s[HDR + frm] = EMPTY
+    k = K.squares_at(s, to, c)
+    if frm >= 0:
+        s[HDR + frm] = old_f
+    s[HDR + to] = old_t
+    return k
+
+
+@njit(cache=True)
+def far_squares(s, n, q, d, c):
+    """Squares a c stone completes on empty q arriving from direction d's opposite side.
+
+    Only the two windows of q on the far side (away from where the stone came
+    from) can be completed, since the point it left (or jumped over) is empty.
+    """
+    r = q // n
+    col = q % n
+    i = HDR + q
+    k = 0
+    if d == 0:  # moved up: windows above q
+        if r > 0:
+            if col > 0 and _same3(s, i - n - 1, i - n, i - 1, c):
+                k += 1
+            if col < n - 1 and _same3(s, i - n, i - n + 1, i + 1, c):
+                k += 1
+    elif d == 2:  # moved down: windows below q
+        if r < n - 1:
+            if col > 0 and _same3(s, i - 1, i + n - 1, i + n, c):
+                k += 1
+            if col < n - 1 and _same3(s, i + 1, i + n, i + n + 1, c):
+                k += 1
+    elif d == 1:  # moved right: windows right of q
+        if col < n - 1:
+            if r > 0 and _same3(s, i - n, i - n + 1, i + 1, c):
+                k += 1
+            if r < n - 1 and _same3(s, i + 1, i + n, i + n + 1, c):
+                k += 1
+    else:  # moved left: windows left of q
+        if col > 0:
+            if r > 0 and _same3(s, i - n - 1, i - n, i - 1, c):
+                k += 1
+            if r < n - 1 and _same3(s, i - 1, i + n - 1, i + n, c):
+                k += 1
+    return k
+
+
+@njit(cache=True)
+def stone_importance(s, p):
+    """How much removing the stone at p hurts its owner (ordering of capture choices)."""
+    n = s[K.H_N]
+    o = s[HDR + p]  # owner of the stone
+    me = 3 - o
+    r = p // n
+    c = p % n
+    imp = 0
+    for q in range(4):
+        r2 = r + QDR[q]
+        c2 = c + QDC[q]
+        if r2 < 0 or r2 >= n or c2 < 0 or c2 >= n:
+            continue
+        a = s[HDR + r2 * n + c]
+        b = s[HDR + r * n + c2]
+        d = s[HDR + r2 * n + c2]
+        no = (a == o) + (b == o) + (d == o)
+        nm = (a == me) + (b == me) + (d == me)
+        if no == 3:
+            imp += 6  # part of a full square
+        elif no == 2 and nm == 0:
+            imp += 10  # part of a triangle with an empty corner
+        elif nm == 3:
+            imp += 8  # blocks the remover's triangle
+    for d in range(4):
+        r1 = r + DR[d]
+        c1 = c + DC[d]
+        if r1 < 0 or r1 >= n or c1 < 0 or c1 >= n:
+            continue
+        v = s[HDR + r1 * n + c1]
+        if v == EMPTY:
+            imp += 1
+        elif v == me:
+            r2 = r1 + DR[d]
+            c2 = c1 + DC[d]
+            if r2 >= 0 and r2 < n and c2 >= 0 and c2 < n and s[HDR + r2 * n + c2] == EMPTY:
+                imp += 12  # threatens to jump
+    return imp
+
+
+@njit(cache=True)
+def placement_gain(s, p, c):
+    """Formation value a placement of colour c at p makes or blocks (ordering)."""
+    n = s[K.H_N]
+    o = 3 - c
+    r = p // n
+    col = p % n
+    g = 0
+    for q in range(4):
+        r2 = r + QDR[q]
+        c2 = col + QDC[q]
+        if r2 < 0 or r2 >= n or c2 < 0 or c2 >= n:
+            continue
+        a = s[HDR + r2 * n + col]
+        b = s[HDR + r * n + c2]
+        d = s[HDR + r2 * n + c2]
+        nc = (a == c) + (b == c) + (d == c)
+        no = (a == o) + (b == o) + (d == o)
+        if no == 0:
+            g += (0, 5, 50, 100)[nc]  # toward own triangle / square
+        elif nc == 0:
+            g += (0, 3, 30, 60)[no]  # blocks the opponent
+    return g + P_CENTRE * (n // 2 - 1 - centre_ring(n, p))
+
+
+@njit(cache=True)
+def action_gain(s, a):
+    """Quick tactical value of action a in s for ordering and rollouts (captures / squares)."""
+    p_ = s[K.H_P]
+    c = s[K.H_TO_MOVE]
+    ph = s[K.H_PHASE]
+    if ph == K.PH_PLACEMENT:
+        return placement_gain(s, a, c)
+    sub = s[K.H_SUB]
+    n = s[K.H_N]
+    if sub == K.SUB_CAPTURE:
+        return stone_importance(s, a)
+    if a == 10 * p_:
+        return 0  # STOP
+    kind = a // p_
+    if sub == K.SUB_DROP:
+        return 200 * squares_if_moved(s, s[K.H_LIFT], a, c) + placement_gain(s, a, c)
+    p = a % p_
+    if kind >= 5 and kind <= 8:
+        d = kind - 5
+        q = p + 2 * (DR[d] * n + DC[d])
+        return 150 + 200 * far_squares(s, n, q, d, c)
+    if kind >= 1 and kind <= 4:
+        d = kind - 1
+        q = p + DR[d] * n + DC[d]
+        return 200 * far_squares(s, n, q, d, c)
+    return 40 - stone_importance(s, p)  # LIFT: the stone the mover misses least first

@@ -1,0 +1,491 @@
+"""The search opponents: alpha-beta (jiu_env.bots.alphabeta) and MCTS (jiu_env.bots.mcts)."""
+
+import numpy as np
+import pytest
+
+from jiu_env import kernel as K
+from jiu_env.bots import make_bot
+from jiu_env.bots import alphabeta as AB
+from jiu_env.bots import evaluation_fn as E
+from jiu_env.bots import mcts as M
+from jiu_env.bots.base import legal_actions
+from jiu_env.env import position_state
+from jiu_env.rules import Rules
+
+from conftest import board_from_text
+
+SUBS = ("placement", "move", "chain", "drop", "capture")
+
+
+def bucket(s):
+    if s[K.H_PHASE] == K.PH_PLACEMENT:
+        return "placement"
+    return ("move", "chain", "drop", "capture")[int(s[K.H_SUB])]
+
+
+def sample_states(n, seed, per_bucket=3, profile="competitive", max_games=20):
+    """Live states of every phase and sub-phase from capture-hungry seeded games on an n x n board."""
+    rules = Rules.make(profile, board_size=n)
+    rng = np.random.default_rng(seed)
+    out = {b: [] for b in SUBS}
+    for _ in range(max_games):
+        s = rules.new_state()
+        while s[K.H_PHASE] != K.PH_OVER:
+            b = bucket(s)
+            if len(out[b]) < per_bucket and rng.random() < 0.3:
+                out[b].append(s.copy())
+            acts = legal_actions(s)
+            good = [a for a in acts if s[K.H_PHASE] == K.PH_BATTLE and E.action_gain(s, a) > 0]
+            a = rng.choice(good) if good and rng.random() < 0.8 else rng.choice(acts)
+            K.apply_action(s, int(a))
+        if all(len(v) >= per_bucket for v in out.values()):
+            break
+    return out
+
+
+@pytest.fixture(scope="module")
+def states():
+    """States of all phases / sub-phases on 5x5, 6x6 and 8x8 (several rule profiles) and a few 14x14."""
+    got = []
+    for n, seed, profile in ((5, 1, "competitive"), (6, 2, "competitive"), (8, 3, "ludii8"), (6, 4, "traditional")):
+        for b, lst in sample_states(n, seed, profile=profile).items():
+            got += [(f"{n}x{n} {profile} {b}", s) for s in lst]
+    big = sample_states(14, 5, per_bucket=1, max_games=1)
+    got += [(f"14x14 {b}", s) for b, lst in big.items() for s in lst]
+    return got
+
+
+def test_sampled_states_cover_every_sub_phase(states):
+    seen = {name.split()[-1] for name, _ in states}
+    assert seen == set(SUBS)
+
+
+# ------------------------------------------------------------ the protocol
+@pytest.mark.parametrize("spec", ["alphabeta:depth=2", "mcts:sims=40"])
+def test_legal_and_never_mutates_over_all_sub_phases(states, spec):
+    bot = make_bot(spec, seed=7)
+    for name, s in states:
+        before = s.copy()
+        a = bot.step(s)
+        assert isinstance(a, int)
+        assert K.is_legal(s, a), f"{spec} chose illegal {a} in {name}"
+        assert np.array_equal(s, before), f"{spec} modified the state in {name}"
+
+
+@pytest.mark.parametrize("spec", ["alphabeta:depth=1", "mcts:sims=10"])
+def test_finished_game_and_bad_state_raise(spec):
+    bot = make_bot(spec, seed=0)
+    r = Rules.make("competitive", board_size=6)
+    s = r.new_state()
+    K.random_placement(s, 3)
+    s[K.H_PHASE] = K.PH_OVER
+    with pytest.raises(ValueError, match="over"):
+        bot.step(s)
+    with pytest.raises(TypeError):
+        bot.step([0, 1, 2])
+    with pytest.raises(ValueError):
+        bot.step(np.zeros(10, np.int64))
+
+
+@pytest.mark.parametrize("spec", ["alphabeta:depth=0", "alphabeta:time=-1", "alphabeta:cap_width=-2",
+                                  "alphabeta:drop_width=1.5", "alphabeta:place_depth=0", "alphabeta:tt_bits=40",
+                                  "alphabeta:speed=3", "mcts:sims=0", "mcts:c=-1", "mcts:rollout_cap=-1",
+                                  "mcts:reuse=maybe", "mcts:widen=-1"])
+def test_bad_parameters_are_errors(spec):
+    with pytest.raises(ValueError):
+        make_bot(spec)
+
+
+def _play(rules, white, black, seed, max_decisions=None):
+    """Tiny local game loop: (actions, final state)."""
+    white.restart(seed)
+    black.restart(seed + 1)
+    s = rules.new_state()
+    acts = []
+    while s[K.H_PHASE] != K.PH_OVER and (max_decisions is None or len(acts) < max_decisions):
+        bot = white if s[K.H_TO_MOVE] == K.WHITE else black
+        a = bot.step(s)
+        assert K.is_legal(s, a)
+        K.apply_action(s, a)
+        acts.append(a)
+    return acts, s
+
+
+def test_seeded_games_repeat_exactly():
+    r = Rules.make("competitive", board_size=6)
+    runs = [_play(r, make_bot("alphabeta:depth=2", seed=1), make_bot("mcts:sims=60", seed=2), seed=11,
+                  max_decisions=90)[0] for _ in range(2)]
+    assert runs[0] == runs[1]
+    assert len(runs[0]) > 36  # placement done, battle under way
+
+
+# ------------------------------------------------------------ make / unmake
+def test_make_unmake_restores_every_entry(states):
+    ply = 3
+    u_hdr = np.zeros((8, K.HDR), np.int64)
+    u_pts = np.zeros((8, 8), np.int64)
+    u_hist = np.zeros((8, 2), np.int64)
+    checked = 0
+    for name, s in states:
+        for a in legal_actions(s):
+            work = s.copy()
+            AB.make_move(work, int(a), ply, u_hdr, u_pts, u_hist)
+            ref = s.copy()
+            K.apply_action(ref, int(a))
+            assert np.array_equal(work, ref), f"make_move differs from apply_action in {name}"
+            AB.unmake_move(work, ply, u_hdr, u_pts, u_hist)
+            assert np.array_equal(work, s), f"unmake_move did not restore {name} after {a}"
+            checked += 1
+    assert checked > 500
+
+
+def test_make_unmake_across_the_end_of_placement():
+    r = Rules.make("competitive", board_size=4)
+    s = r.new_state()
+    rng = np.random.default_rng(0)
+    while s[K.H_PLACED] < 15:
+        K.apply_action(s, int(rng.choice(legal_actions(s))))
+    u = (np.zeros((2, K.HDR), np.int64), np.zeros((2, 8), np.int64), np.zeros((2, 2), np.int64))
+    before = s.copy()
+    last = int(legal_actions(s)[0])
+    AB.make_move(s, last, 1, *u)
+    e0, e1 = K.diagonal_ends(4)
+    assert s[K.H_PHASE] == K.PH_BATTLE and s[K.HDR + e0] == K.EMPTY and s[K.HDR + e1] == K.EMPTY
+    AB.unmake_move(s, 1, *u)
+    assert np.array_equal(s, before)
+
+
+def test_tt_key_separates_decision_points():
+    rules = Rules.make("competitive", board_size=6, fly_threshold=0)
+    s = position_state(rules, board_from_text(DOUBLE_SQUARE), "white")
+    step = next(int(x) for x in legal_actions(s) if E.action_gain(s, x) >= 400)  # the double square
+    t = s.copy()
+    K.apply_action(t, step)
+    assert t[K.H_SUB] == K.SUB_CAPTURE and t[K.H_PENDING] == 2
+    u = t.copy()
+    victim = int(legal_actions(t)[0])
+    K.apply_action(u, victim)
+    v = t.copy()
+    v[K.H_PENDING] = 1  # same board and side, one capture fewer to choose
+    assert AB.tt_key(t) != AB.tt_key(v)
+    assert AB.tt_key(t) != AB.tt_key(u)
+    assert AB.tt_key(t) != t[K.H_HASH]
+
+
+# ------------------------------------------------------------- evaluation
+def _placement_board(n, white_points, black_points=(), to_move=K.WHITE):
+    s = Rules.make("competitive", board_size=n).new_state()
+    for p in white_points:
+        s[K.HDR + p] = K.WHITE
+    for p in black_points:
+        s[K.HDR + p] = K.BLACK
+    s[K.H_TO_MOVE] = to_move
+    return s
+
+
+def _centre_term(n, points):
+    return sum(E.P_CENTRE * (n // 2 - 1 - E.centre_ring(n, p)) for p in points)
+
+
+def test_placement_formation_values_of_the_paper():
+    n = 8
+    block = [0, 1, 2, 8, 9, 10]  # two squares side by side: a double gate
+    s = _placement_board(n, block)
+    assert E.placement_eval(s) == 800 + _centre_term(n, block)
+    square = [0, 1, 8, 9]
+    assert E.placement_eval(_placement_board(n, square)) == 100 + _centre_term(n, square)
+    tri = [0, 1, 8]  # three of a 2x2, fourth empty; the mover can complete it
+    assert E.placement_eval(_placement_board(n, tri)) == 50 + E.P_TEMPO + _centre_term(n, tri)
+    # the same triangle seen by the other side, and a blocked one
+    assert E.placement_eval(_placement_board(n, tri, to_move=K.BLACK)) == -(50 + _centre_term(n, tri))
+    assert E.placement_eval(_placement_board(n, tri, [9])) == _centre_term(n, tri) - _centre_term(n, [9])
+
+
+def test_centre_rings_and_location_score():
+    n = 14
+    assert E.centre_ring(n, 6 * n + 6) == 0 and E.centre_ring(n, 7 * n + 7) == 0
+    assert E.centre_ring(n, 0) == n // 2 - 1 and E.centre_ring(n, n * n - 1) == n // 2 - 1
+    assert M.location_score(n, 6 * n + 7) == 1.0
+    assert M.location_score(n, n - 1) == -1.0
+
+
+def test_placement_result_counts_squares():
+    r = Rules.make("competitive", board_size=4)
+    s = position_state(r, board_from_text("""
+        o o x x
+        o o x .
+        x o x o
+        o x o x
+    """), "black")
+    assert M.placement_result(s) == 1.0  # white 1 square, black 0
+    s2 = position_state(r, board_from_text("""
+        o o x x
+        o o x x
+        x o x o
+        o x o .
+    """), "black")
+    assert M.placement_result(s2) == 0.0
+
+
+SHUTTLE = """
+    . . . . . x
+    . o o . . .
+    . o o . . .
+    . o . . . .
+    . o o . . x
+    x . . . x x
+"""
+DOUBLE_SQUARE = """
+    . . . . . x
+    . o o o . .
+    . o . o . .
+    . . o . . .
+    . . . . . x
+    x . . . x x
+"""
+
+
+def test_battle_eval_is_antisymmetric_and_sees_shuttles():
+    rules = Rules.make("competitive", board_size=6, fly_threshold=0)
+    b = board_from_text(SHUTTLE)
+    sw = position_state(rules, b, "white")
+    swapped = np.where(b == 1, 2, np.where(b == 2, 1, 0))
+    sb = position_state(rules, swapped, "black")
+    assert E.battle_eval(sw) == E.battle_eval(sb)
+    # moving the lower stones away removes the shuttle and the value drops by more than the triangle
+    broken = b.copy()
+    broken[4, 1] = 0
+    broken[4, 3] = 1
+    assert E.battle_eval(position_state(rules, broken, "white")) < E.battle_eval(sw) - E.W_SHUTTLE
+
+
+# --------------------------------------------------------- forced results
+LAST_STONE = """
+    o o . . . .
+    o o . x . .
+    . . . . . .
+    x . . o x .
+    . . . . . .
+    . . . x . .
+"""
+
+
+def _win_turn(bot, s):
+    """Let the bot play the rest of its turn; return the final state."""
+    side = s[K.H_TO_MOVE]
+    s = s.copy()
+    while s[K.H_PHASE] != K.PH_OVER and s[K.H_TO_MOVE] == side:
+        K.apply_action(s, bot.step(s))
+        if s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] == K.SUB_MOVE:
+            break
+    return s
+
+
+@pytest.mark.parametrize("spec", ["alphabeta:depth=1", "alphabeta:depth=3", "alphabeta:time=0.2",
+                                  "mcts:sims=800"])
+@pytest.mark.parametrize("board", [LAST_STONE, DOUBLE_SQUARE])
+def test_takes_the_immediate_win(spec, board):
+    rules = Rules.make("competitive", board_size=6, fly_threshold=0)
+    s = position_state(rules, board_from_text(board), "white")
+    end = _win_turn(make_bot(spec, seed=3), s)
+    assert end[K.H_PHASE] == K.PH_OVER and end[K.H_WINNER] == K.WHITE
+
+
+def test_alphabeta_sees_the_shuttle_win_at_three_turns_not_two():
+    rules = Rules.make("competitive", board_size=6, fly_threshold=0)
+    s = position_state(rules, board_from_text(SHUTTLE), "white")
+    two = make_bot("alphabeta:depth=2", seed=0)
+    two.step(s)
+    assert two.last_info["value"] < AB.WIN
+    three = make_bot("alphabeta:depth=3", seed=0)
+    a = three.step(s)
+    assert three.last_info["value"] >= AB.WIN
+    # and it carries the win out against any defence
+    rng = np.random.default_rng(5)
+    t = s.copy()
+    K.apply_action(t, a)
+    for _ in range(40):
+        if t[K.H_PHASE] == K.PH_OVER:
+            break
+        if t[K.H_TO_MOVE] == K.WHITE:
+            K.apply_action(t, three.step(t))
+        else:
+            K.apply_action(t, int(rng.choice(legal_actions(t))))
+    assert t[K.H_WINNER] == K.WHITE
+
+
+# ------------------------------------------------- alpha-beta == minimax
+def ref_negamax(s, depth):
+    """Plain minimax (negamax form) over copies, with the bot's units, process score and leaves."""
+    if depth <= 0:
+        return int(E.evaluate(s))
+    side = int(s[K.H_TO_MOVE])
+    opp = 3 - side
+    best = None
+    for a in legal_actions(s):
+        v = ref_child(s, int(a), side, opp, depth)
+        best = v if best is None or v > best else best
+    return best
+
+
+def ref_child(s, a, side, opp, depth):
+    c = s.copy()
+    K.apply_action(c, a)
+    if c[K.H_PHASE] == K.PH_OVER:
+        w = c[K.H_WINNER]
+        return AB.WIN + depth if w == side else (-AB.WIN - depth if w == opp else 0)
+    bonus = int(s[K.H_COUNT + opp] - c[K.H_COUNT + opp]) * AB.PROCESS * depth
+    same_turn = c[K.H_PHASE] == K.PH_BATTLE and c[K.H_SUB] != K.SUB_MOVE
+    if same_turn:
+        return ref_negamax(c, depth) + bonus
+    if c[K.H_TO_MOVE] == side:
+        return ref_negamax(c, depth - 1) + bonus
+    return -ref_negamax(c, depth - 1) + bonus
+
+
+def _minimax_positions():
+    out = []
+    for n, profile, seed in ((4, "competitive", 1), (5, "competitive", 2), (5, "traditional", 3),
+                             (5, "ludii8", 4), (4, "competitive", 5)):
+        rules = Rules.make(profile, board_size=n)
+        for k in (0, 7, 15):
+            s = rules.new_state()
+            K.random_placement(s, seed * 100 + k)
+            rng = np.random.default_rng(seed * 1000 + k)
+            for _ in range(k):
+                if s[K.H_PHASE] == K.PH_OVER:
+                    break
+                K.apply_action(s, int(rng.choice(legal_actions(s))))
+            if s[K.H_PHASE] != K.PH_OVER:
+                out.append((f"{n}x{n} {profile} +{k}", s))
+    return out
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_alphabeta_equals_plain_minimax(depth):
+    checked = 0
+    for name, s in _minimax_positions():
+        if depth == 3 and s[K.H_N] == 5 and len(legal_actions(s)) > 14:
+            continue  # keep the Python reference quick
+        side = int(s[K.H_TO_MOVE])
+        vals = {int(a): ref_child(s, int(a), side, 3 - side, depth) for a in legal_actions(s)}
+        bot = make_bot(f"alphabeta:depth={depth},cap_width=0,drop_width=0", seed=depth)
+        a = bot.step(s)
+        if len(vals) == 1:
+            continue
+        reached = bot.last_info["depth"]
+        if reached != depth:  # stopped early on a proven result: compare at the depth it reached
+            assert abs(bot.last_info["value"]) >= AB.WIN
+            vals = {int(x): ref_child(s, int(x), side, 3 - side, reached) for x in legal_actions(s)}
+        assert bot.last_info["value"] == max(vals.values()), name
+        assert vals[a] == max(vals.values()), name
+        checked += 1
+    assert checked >= 8
+
+
+DOUBLE_SQUARE_NO_WIN = """
+    . . . . . x
+    . o o o . x
+    . o . o . x
+    . . o . . .
+    x . . . . x
+    x x . . x x
+"""
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_alphabeta_equals_minimax_through_a_double_capture(depth):
+    # two captures in one turn: the search takes them in one order only, the reference in both
+    rules = Rules.make("competitive", board_size=6, fly_threshold=0)
+    s = position_state(rules, board_from_text(DOUBLE_SQUARE_NO_WIN), "white")
+    vals = {int(a): ref_child(s, int(a), K.WHITE, K.BLACK, depth) for a in legal_actions(s)}
+    bot = make_bot(f"alphabeta:depth={depth},cap_width=0,drop_width=0", seed=0)
+    a = bot.step(s)
+    assert bot.last_info["value"] == max(vals.values())
+    assert vals[a] == max(vals.values())
+    assert E.action_gain(s, a) >= 400  # the double square
+    t = s.copy()
+    K.apply_action(t, a)
+    assert t[K.H_PENDING] == 2
+    first = bot.step(t)
+    K.apply_action(t, first)
+    second = bot.step(t)
+    assert second != first and K.is_legal(t, second)
+
+
+def test_alphabeta_time_budget_gives_legal_moves(states):
+    for spec in ("alphabeta:time=0.02", "alphabeta:time=0.02,depth=2", "mcts:time=0.02"):
+        bot = make_bot(spec, seed=0)
+        for name, s in states[::3]:
+            a = bot.step(s)
+            assert K.is_legal(s, a), f"{spec}: {name}"
+
+
+def test_placement_depth_is_capped():
+    r = Rules.make("competitive", board_size=8)
+    s = r.new_state()
+    K.apply_action(s, int(legal_actions(s)[0]))  # the two forced diagonal-end stones
+    K.apply_action(s, int(legal_actions(s)[0]))
+    bot = make_bot("alphabeta:depth=5,place_depth=2", seed=0)
+    bot.step(s)
+    assert bot.last_info["depth"] == 2
+
+
+# -------------------------------------------------------------- MCTS tree
+def test_mcts_reuses_the_subtree_of_the_moves_played():
+    r = Rules.make("competitive", board_size=6, fly_threshold=0)
+    s = position_state(r, board_from_text(SHUTTLE), "white")
+    bot = make_bot("mcts:sims=400", seed=1)
+    a = bot.step(s)
+    tree = bot._tree
+    child = int(np.flatnonzero(tree[3][tree[1][0]:tree[1][0] + tree[2][0]] == a)[0]) + tree[1][0]
+    expected_visits = int(tree[4][child])
+    t = s.copy()
+    K.apply_action(t, a)
+    # the opponent (or the same side, mid-turn) decides next; follow the most visited line once more
+    bot.step(t)
+    assert bot.last_info["reused_nodes"] > 1
+    assert bot.last_info["reused_visits"] == expected_visits
+    # an unrelated state starts a fresh tree
+    other = position_state(r, board_from_text(LAST_STONE), "white")
+    bot.step(other)
+    assert bot.last_info["reused_nodes"] == 0
+
+
+def test_mcts_reuses_trees_during_a_game():
+    r = Rules.make("competitive", board_size=5)
+    bot = make_bot("mcts:sims=60", seed=3)
+    other = make_bot("random", seed=4)
+    s = r.new_state()
+    reused = 0
+    while s[K.H_PHASE] != K.PH_OVER and s[K.H_DECISIONS] < 150:
+        if s[K.H_TO_MOVE] == K.WHITE:
+            a = bot.step(s)
+            reused += bot.last_info["reused_nodes"] > 0
+        else:
+            a = other.step(s)
+        assert K.is_legal(s, a)
+        K.apply_action(s, a)
+    assert reused > 10
+
+
+# --------------------------------------------------------------- strength
+def _match(rules, spec, opponent, games, seed):
+    wins = 0
+    for g in range(games):
+        bot, opp = make_bot(spec), make_bot(opponent)
+        if g % 2 == 0:
+            _, end = _play(rules, bot, opp, seed + g)
+            wins += end[K.H_WINNER] == K.WHITE
+        else:
+            _, end = _play(rules, opp, bot, seed + g)
+            wins += end[K.H_WINNER] == K.BLACK
+    return wins
+
+
+def test_alphabeta_beats_random_ten_of_ten_on_8x8():
+    assert _match(Rules.make("competitive", board_size=8), "alphabeta:depth=2", "random", 10, 100) == 10
+
+
+def test_mcts_beats_random_six_of_six_on_8x8():
+    assert _match(Rules.make("competitive", board_size=8), "mcts:sims=150", "random", 6, 200) == 6
