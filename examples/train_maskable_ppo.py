@@ -1,0 +1,268 @@
+"""MaskablePPO against the built-in bots, with a curriculum random -> greedy -> pattern.
+
+One file, CleanRL style: every hyper-parameter is a field of ``Args`` below and
+a command-line flag (``--n-envs 4``, ``--minutes 10``...).
+
+- env: ``JiuVsBotEnv`` (``jiu_env/JiuVsBot-v0``), 14x14 competitive rules,
+  each game starting at the battle phase after a uniformly random placement
+  (``start="battle"``); the learner plays White or Black at random; reward
+  +1 / -1 / 0 at the end plus a small capture shaping (``capture_reward`` per
+  stone taken, minus the same per stone lost);
+- policy: ``jiu_env.sb3.JiuPolicy``, a small CNN trunk with a spatial action
+  head (one logit plane per action kind) and a pooled value head;
+- curriculum: every env plays the current stage's opponent, except a
+  ``keep_old`` share of games against earlier stages; the stage moves on when
+  the training policy (sampling its actions) has won a ``promote_at`` share of
+  its last ``promote_window`` training games against the stage's opponent;
+- evaluation every ``eval_every`` steps against each of ``eval_opponents``
+  with the evaluation harness (``jiu_env.sb3.evaluate``), colours alternating;
+  results go to ``eval.csv``, the learning curves (win rate, and the final
+  stone difference, which moves long before wins do) to ``learning_curve.png``,
+  and the model to ``model.zip`` (plus ``best.zip``, the one with the best
+  total score over the evaluation opponents so far);
+- stops after ``total_steps`` or ``minutes`` of wall time, whichever first.
+
+Use::
+
+    python examples/train_maskable_ppo.py --quick          # smoke run, < 1 min
+    python examples/train_maskable_ppo.py --minutes 30     # the baseline run
+    jiu eval sb3:baselines/training/ppo14/model.zip random greedy \\
+        --random-opening 196 --games 40                    # evaluate it again
+"""
+
+import argparse
+import csv
+import dataclasses
+import json
+import pathlib
+import sys
+import time
+from dataclasses import dataclass
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+@dataclass
+class Args:
+    # rules and env
+    rules: str = "competitive"
+    board_size: int = 14
+    max_battle_turns: int = 1000  # the rules' turn limit (a truncation)
+    start: str = "battle"  # "battle": random placement, the learner plays the battle only; "placement": whole games
+    capture_reward: float = 0.05  # shaping per stone captured (and minus per stone lost)
+    # PPO
+    n_envs: int = 8
+    n_steps: int = 256  # per env and rollout
+    batch_size: int = 512
+    n_epochs: int = 4
+    learning_rate: float = 3e-4
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip_range: float = 0.2
+    ent_coef: float = 0.01
+    vf_coef: float = 0.5
+    max_grad_norm: float = 0.5
+    # network
+    channels: int = 32
+    layers: int = 4
+    # curriculum: opponents in order; the stage moves on when the win rate of the (sampling) policy in its
+    # last promote_window training games against the stage's opponent reaches promote_at
+    curriculum: str = "random,greedy,pattern"
+    promote_at: str = "0.7,0.5"
+    promote_window: int = 40
+    keep_old: float = 0.25  # share of training games against earlier stages
+    # evaluation
+    eval_every: int = 40_000
+    eval_games: int = 16
+    eval_opponents: str = "random,greedy,pattern"
+    eval_deterministic: bool = True
+    # budget and output
+    total_steps: int = 3_000_000
+    minutes: float = 30.0
+    seed: int = 0
+    threads: int = 2  # torch threads
+    vec_env: str = "dummy"  # "dummy" or "subproc"
+    out: str = "baselines/training/ppo14"
+    quick: bool = False
+
+
+QUICK = dict(board_size=8, max_battle_turns=60, n_envs=2, n_steps=64, batch_size=64, n_epochs=1, channels=8, layers=2,
+             promote_window=2, promote_at="0.0,0.0",
+             eval_every=128, eval_games=2, eval_opponents="random,greedy", total_steps=256, minutes=1.0,
+             out="runs/quick_ppo")
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    for f in dataclasses.fields(Args):
+        flag = "--" + f.name.replace("_", "-")
+        if f.type is bool or isinstance(f.default, bool):
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=None)
+        else:
+            p.add_argument(flag, type=type(f.default), default=None)
+    ns = vars(p.parse_args(argv))
+    args = Args(**{k: v for k, v in ns.items() if v is not None and k != "quick"}, quick=bool(ns["quick"]))
+    if args.quick:  # a smoke run: tiny everything, unless given explicitly
+        for k, v in QUICK.items():
+            if ns.get(k) is None:
+                setattr(args, k, v)
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+
+    import numpy as np
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    from jiu_env.sb3 import JiuPolicy, evaluate
+    from jiu_env.single_agent import JiuVsBotEnv
+
+    torch.set_num_threads(args.threads)
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
+    stages = args.curriculum.split(",")
+    promote = [float(x) for x in args.promote_at.split(",")] if args.promote_at else []
+    eval_opps = args.eval_opponents.split(",")
+    rule_options = dict(rules=args.rules, board_size=args.board_size, max_battle_turns=args.max_battle_turns)
+
+    def stage_mix(k):
+        """Opponent list for stage k: mostly stage k, a keep_old share spread over earlier stages."""
+        if k == 0 or args.keep_old <= 0:
+            return [stages[k]]
+        n_old = max(1, round(args.keep_old * 8))
+        return [stages[k]] * (8 - n_old) + [stages[i % k] for i in range(n_old)]
+
+    env_kwargs = dict(opponent=stage_mix(0), learner="random", start=args.start,
+                      capture_reward=args.capture_reward, **rule_options)
+    vec_cls = SubprocVecEnv if args.vec_env == "subproc" else DummyVecEnv
+    venv = make_vec_env(JiuVsBotEnv, n_envs=args.n_envs, seed=args.seed, env_kwargs=env_kwargs, vec_env_cls=vec_cls)
+    model = MaskablePPO(
+        JiuPolicy, venv, learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
+        n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
+        ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
+        policy_kwargs=dict(channels=args.channels, layers=args.layers), seed=args.seed, verbose=0, device="cpu")
+    n_params = sum(p.numel() for p in model.policy.parameters())
+    print(f"JiuPolicy: {n_params} parameters; {args.n_envs} envs x {args.n_steps} steps per rollout")
+
+    class CurriculumEval(BaseCallback):
+        """Evaluate, log, plot, save and move the curriculum on; stop at the time budget."""
+
+        def __init__(self):
+            super().__init__()
+            self.t0 = time.time()
+            self.next_eval = args.eval_every
+            self.stage = 0
+            self.rows = []
+            self.best = None
+            self.recent = []  # results of the latest training games against the current stage's opponent
+            self.stage_starts = [(0, stages[0])]  # (step, opponent) at every change of stage
+
+        def _on_training_start(self):
+            self.next_eval = self.num_timesteps + args.eval_every
+            if not self.rows:  # the starting network is the first point of the curve
+                self.evaluate()
+
+        def _on_step(self):
+            for done, info in zip(self.locals["dones"], self.locals["infos"]):
+                if done and info.get("opponent") == stages[self.stage]:
+                    self.recent.append(info["outcome"] > 0)
+            del self.recent[:-args.promote_window]
+            if (self.stage < len(promote) and self.stage + 1 < len(stages) and len(self.recent) >= args.promote_window
+                    and np.mean(self.recent) >= promote[self.stage]):
+                self.stage += 1
+                self.recent = []
+                self.stage_starts.append((self.num_timesteps, stages[self.stage]))
+                self.training_env.env_method("set_opponent", stage_mix(self.stage))
+                print(f"curriculum: step {self.num_timesteps}, now training against {stage_mix(self.stage)}", flush=True)
+            if self.num_timesteps >= self.next_eval:
+                self.next_eval += args.eval_every
+                self.evaluate()
+            return time.time() - self.t0 < args.minutes * 60
+
+        def _on_training_end(self):
+            if not self.rows or self.rows[-1]["steps"] != self.num_timesteps:
+                self.evaluate()
+
+        def evaluate(self):
+            t = time.time()
+            row = {"steps": self.num_timesteps, "minutes": round((t - self.t0) / 60, 2), "stage": stages[self.stage],
+                   "train_win": round(float(np.mean(self.recent)), 3) if self.recent else ""}
+            for i, opp in enumerate(eval_opps):
+                r = evaluate(self.model, opp, n_games=args.eval_games, seed=10_000 + 1000 * i,
+                             deterministic=args.eval_deterministic, start=args.start, **rule_options)
+                row[f"win_{opp}"] = r["win_rate"]
+                row[f"score_{opp}"] = r["score"]
+                row[f"turns_{opp}"] = round(r["mean_turns"], 1)
+                row[f"material_{opp}"] = round(r["material"], 1)
+            row["eval_seconds"] = round(time.time() - t, 1)
+            self.rows.append(row)
+            print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+            write_csv(out / "eval.csv", self.rows)
+            (out / "curriculum.json").write_text(json.dumps(self.stage_starts))
+            plot_curve(out / "learning_curve.png", self.rows, eval_opps, self.stage_starts)
+            self.model.save(out / "model.zip")
+            key = sum(row[f"score_{opp}"] for opp in eval_opps)  # best: the highest total score
+            if self.best is None or key >= self.best:
+                self.best = key
+                self.model.save(out / "best.zip")
+
+    cb = CurriculumEval()
+    t0 = time.time()
+    model.learn(total_timesteps=args.total_steps, callback=cb)
+    minutes = (time.time() - t0) / 60
+    print(f"trained {model.num_timesteps} steps in {minutes:.1f} min "
+          f"({model.num_timesteps / (minutes * 60):.0f} steps/s including evaluation); results in {out}")
+    venv.close()
+    return cb.rows
+
+
+def write_csv(path, rows):
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def plot_curve(path, rows, opponents, stage_starts):
+    """Win rate (top) and final stone difference (bottom) against each evaluation opponent over training
+    steps; the background shows which opponent the curriculum was training against."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    steps = [r["steps"] for r in rows]
+    for opp in opponents:
+        ax.plot(steps, [r[f"win_{opp}"] for r in rows], marker="o", label=f"vs {opp}")
+        ax2.plot(steps, [r[f"material_{opp}"] for r in rows], marker="o", label=f"vs {opp}")
+    ends = [s for s, _ in stage_starts[1:]] + [max(steps[-1], stage_starts[-1][0])]
+    for i, ((lo, name), hi) in enumerate(zip(stage_starts, ends)):
+        for a in (ax, ax2):
+            a.axvspan(lo, hi, color="grey", alpha=0.06 + 0.08 * (i % 2))
+        ax.text(lo, 0.5, f" training vs {name}", rotation=90, fontsize=7, va="center", ha="left", color="dimgrey")
+    ax.set_ylim(0, 1.1)
+    ax.set_ylabel("win rate")
+    ax.set_title("MaskablePPO on Jiu: evaluation against the built-in bots")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="center right")
+    ax2.axhline(0, color="black", lw=0.8)
+    ax2.set_ylabel("final stones: own - enemy")
+    ax2.set_xlabel("environment steps (learner decisions)")
+    ax2.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,336 @@
+"""Stable-Baselines3 helpers for Jiu: a CNN over the board planes, a spatial policy, players and self-play.
+
+Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib); the rest of
+``jiu_env`` never imports this module unless asked to.
+
+- :class:`JiuCNN`: features extractor for the ``(N, N, C)`` float32 planes.
+  SB3 only treats *uint8* boxes as (channel-last) images, so the extractor
+  permutes to channels-first itself.
+- :class:`JiuPolicy`: a ``MaskablePPO`` policy whose action logits come from a
+  1x1 convolution over the trunk (one plane per action kind, RULES.md §7) and
+  a STOP logit from pooled features, so that a move learnt on one point
+  generalises to every point.
+- :class:`ModelPlayer`: a trained model (or policy) as a :class:`~jiu_env.bots.base.Bot`.
+- :class:`PolicySnapshot`: a picklable frozen copy of a policy, for self-play
+  pools across ``SubprocVecEnv`` workers; :class:`SelfPlayCallback` adds one
+  to every env of the pool at a fixed interval.
+- :func:`evaluate`: win / draw / loss counts of a model against opponents.
+"""
+
+import copy
+import multiprocessing
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from torch import nn
+
+from . import kernel as K
+from .bots.base import Bot
+from .observation import write_observation
+
+
+class JiuCNN(BaseFeaturesExtractor):
+    """Small convolutional trunk over the observation planes.
+
+    Input ``(B, N, N, C)`` float32 (channel-last, as the env emits it), permuted
+    to ``(B, C, N, N)``.  ``layers`` 3x3 convolutions with ``channels`` filters
+    and ReLU, zero padding (so the board edge is visible).  With
+    ``features_dim=None`` (spatial mode, used by :class:`JiuPolicy`) the
+    output is the flattened ``(B, channels * N * N)`` feature map; otherwise a
+    linear layer maps it to ``features_dim`` values (for SB3's stock MLP heads).
+    """
+
+    def __init__(self, observation_space, channels=32, layers=4, features_dim=256):
+        shape = observation_space.shape
+        if len(shape) != 3 or shape[0] != shape[1]:
+            raise ValueError(f"JiuCNN expects (N, N, C) board planes, got shape {shape}")
+        n, _, c_in = shape
+        spatial = features_dim is None
+        super().__init__(observation_space, channels * n * n if spatial else features_dim)
+        self.board_size = n
+        self.channels = channels
+        self.spatial = spatial
+        convs = []
+        c = c_in
+        for _ in range(layers):
+            convs += [nn.Conv2d(c, channels, 3, padding=1), nn.ReLU()]
+            c = channels
+        self.trunk = nn.Sequential(*convs)
+        self.head = nn.Identity() if spatial else nn.Sequential(nn.Flatten(), nn.Linear(channels * n * n, features_dim), nn.ReLU())
+
+    def forward(self, obs):
+        x = obs.permute(0, 3, 1, 2)
+        x = self.trunk(x)
+        if self.spatial:
+            return x.flatten(1)
+        return self.head(x)
+
+
+class SpatialActionHead(nn.Module):
+    """Logits of the flat action space from a ``(B, C*N*N)`` feature map.
+
+    A 1x1 convolution gives 10 planes, ordered POINT, STEP up/right/down/left,
+    JUMP up/right/down/left, LIFT, so that flattening ``(B, 10, N, N)`` yields
+    index ``kind * P + p`` exactly as in RULES.md §7; STOP (index ``10P``) is
+    a linear function of the pooled features.
+    """
+
+    def __init__(self, channels, board_size):
+        super().__init__()
+        self.channels = channels
+        self.board_size = board_size
+        self.conv = nn.Conv2d(channels, 10, 1)
+        self.stop = nn.Linear(channels, 1)
+
+    def forward(self, latent):
+        n = self.board_size
+        x = latent.view(-1, self.channels, n, n)
+        return torch.cat([self.conv(x).flatten(1), self.stop(x.mean((2, 3)))], 1)
+
+
+class ValueHead(nn.Module):
+    """State value from mean- and max-pooled features of a ``(B, C*N*N)`` feature map."""
+
+    def __init__(self, channels, board_size, hidden=64):
+        super().__init__()
+        self.channels = channels
+        self.board_size = board_size
+        self.mlp = nn.Sequential(nn.Linear(2 * channels, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+
+    def forward(self, latent):
+        n = self.board_size
+        x = latent.view(-1, self.channels, n, n)
+        return self.mlp(torch.cat([x.mean((2, 3)), x.amax((2, 3))], 1))
+
+
+class JiuPolicy(MaskableActorCriticPolicy):
+    """``MaskablePPO`` policy for Jiu: :class:`JiuCNN` trunk, spatial action head, pooled value head.
+
+    ``MaskablePPO(JiuPolicy, env, policy_kwargs=dict(channels=32, layers=4))``;
+    ``channels`` and ``layers`` size the trunk, ``value_hidden`` the value MLP.
+    The observation space must be the env's ``(N, N, C)`` planes and the
+    action space ``Discrete(10*N*N + 1)``.
+    """
+
+    def __init__(self, observation_space, action_space, lr_schedule, channels=32, layers=4, value_hidden=64, **kwargs):
+        if not isinstance(action_space, spaces.Discrete):
+            raise TypeError("JiuPolicy needs a Discrete action space")
+        n = observation_space.shape[0]
+        if action_space.n != K.num_actions(n):
+            raise ValueError(f"action space of {action_space.n} actions does not match a {n}x{n} board ({K.num_actions(n)})")
+        for key in ("features_extractor_class", "features_extractor_kwargs", "net_arch", "share_features_extractor"):
+            if key in kwargs:
+                raise TypeError(f"JiuPolicy sets {key} itself; use channels / layers / value_hidden")
+        self.value_hidden = value_hidden
+        super().__init__(
+            observation_space, action_space, lr_schedule, net_arch=[],
+            features_extractor_class=JiuCNN,
+            features_extractor_kwargs=dict(channels=channels, layers=layers, features_dim=None),
+            share_features_extractor=True, **kwargs)
+
+    def _build(self, lr_schedule):
+        self._build_mlp_extractor()  # net_arch=[]: the identity on the feature map
+        fe = self.features_extractor
+        self.action_net = SpatialActionHead(fe.channels, fe.board_size)
+        self.value_net = ValueHead(fe.channels, fe.board_size, self.value_hidden)
+        if self.ortho_init:
+            # the gains of SB3's stock policies: small initial logits, unit-scale values
+            for module, gain in ((fe, np.sqrt(2)), (self.action_net, 0.01), (self.value_net, 1.0)):
+                module.apply(lambda m, g=gain: self.init_weights(m, gain=g))
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+
+    def _get_constructor_parameters(self):
+        data = super()._get_constructor_parameters()
+        for key in ("features_extractor_class", "features_extractor_kwargs", "net_arch", "share_features_extractor"):
+            data.pop(key, None)
+        fe_kwargs = self.features_extractor_kwargs
+        data.update(channels=fe_kwargs["channels"], layers=fe_kwargs["layers"], value_hidden=self.value_hidden)
+        return data
+
+
+# ------------------------------------------------------------------ players
+def _policy_of(model):
+    return model.policy if hasattr(model, "policy") and isinstance(model.policy, nn.Module) else model
+
+
+def policy_probs(policy, obs, mask):
+    """Action probabilities of ``policy`` for a batch ``obs`` (B, N, N, C) restricted to ``mask`` (B, A)."""
+    with torch.no_grad():
+        obs_t = torch.as_tensor(obs, device=policy.device)
+        dist = policy.get_distribution(obs_t)
+        logits = dist.distribution.logits.cpu().numpy().astype(np.float64)
+    logits = np.where(mask, logits, -np.inf)
+    logits -= logits.max(axis=1, keepdims=True)
+    p = np.exp(logits)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+class ModelPlayer(Bot):
+    """A trained SB3 model (or its policy) playing as a bot, for either colour.
+
+    ``deterministic=True`` plays the most probable legal action, otherwise the
+    action is sampled from the masked policy with the bot's seeded generator.
+    Holds a reference to the model: a model that keeps training keeps changing
+    the player (use :class:`PolicySnapshot` for a frozen copy).
+    """
+
+    name = "model"
+    PARAMS = {}
+
+    def __init__(self, model, deterministic=True, seed=None):
+        self.policy = _policy_of(model)
+        self.deterministic = deterministic
+        self._mask = None
+        super().__init__(seed=seed)
+
+    def act(self, obs, mask):
+        """Action for one egocentric observation and its legal-action mask (bool or 0/1)."""
+        mask = np.asarray(mask, bool)
+        if not mask.any():
+            raise ValueError("no legal action in the mask")
+        self.policy.set_training_mode(False)
+        p = policy_probs(self.policy, np.asarray(obs, np.float32)[None], mask[None])[0]
+        if self.deterministic:
+            return int(np.argmax(p))
+        return int(self.rng.choice(p.size, p=p))
+
+    def _choose(self, state):
+        n = int(state[K.H_N])
+        obs = np.empty((n, n, self.policy.observation_space.shape[2]), np.float32)
+        write_observation(state, int(state[K.H_TO_MOVE]), obs)
+        if self._mask is None or self._mask.size != K.num_actions(n):
+            self._mask = np.empty(K.num_actions(n), np.int8)
+        K.legal_mask(state, self._mask)
+        return self.act(obs, self._mask)
+
+    def __repr__(self):
+        return f"ModelPlayer({type(self.policy).__name__}, deterministic={self.deterministic})"
+
+
+class PolicySnapshot(ModelPlayer):
+    """A frozen CPU copy of a model's policy that plays as a bot and pickles (for ``SubprocVecEnv``).
+
+    ``PolicySnapshot(model, deterministic=False, tag="step 40960")``.  The
+    copy leaves out the optimizer.  In a worker process torch is limited to
+    one thread: an opponent evaluates one position at a time.
+    """
+
+    name = "snapshot"
+
+    def __init__(self, model, deterministic=False, seed=None, tag=None):
+        policy = _policy_of(model)
+        opt = getattr(policy, "optimizer", None)
+        policy.optimizer = None
+        try:
+            frozen = copy.deepcopy(policy).to("cpu")
+        finally:
+            policy.optimizer = opt
+        frozen.set_training_mode(False)
+        for p in frozen.parameters():
+            p.requires_grad_(False)
+        self.tag = tag
+        super().__init__(frozen, deterministic=deterministic, seed=seed)
+
+    def __setstate__(self, d):
+        self.__dict__.update(d)
+        if multiprocessing.current_process().name != "MainProcess":
+            torch.set_num_threads(1)
+
+    def __repr__(self):
+        return f"PolicySnapshot(tag={self.tag!r}, deterministic={self.deterministic})"
+
+
+class SelfPlayCallback(BaseCallback):
+    """Every ``every`` timesteps, add a :class:`PolicySnapshot` of the model to every training env.
+
+    The training envs must provide ``add_snapshot`` (:class:`~jiu_env.single_agent.JiuSelfPlayEnv`).
+    ``at_start=True`` also adds one before the first rollout.
+    """
+
+    def __init__(self, every=20_000, at_start=False, verbose=0):
+        super().__init__(verbose)
+        self.every = every
+        self.at_start = at_start
+        self.last = 0
+        self.added = 0
+
+    def _on_training_start(self):
+        self.last = self.num_timesteps
+        if self.at_start:
+            self._add()
+
+    def _on_step(self):
+        if self.num_timesteps - self.last >= self.every:
+            self.last = self.num_timesteps
+            self._add()
+        return True
+
+    def _add(self):
+        snap = PolicySnapshot(self.model, deterministic=False, tag=f"step {self.num_timesteps}")
+        self.training_env.env_method("add_snapshot", snap)
+        self.added += 1
+        if self.verbose:
+            print(f"self-play: snapshot {self.added} at step {self.num_timesteps}")
+
+
+# --------------------------------------------------------------- evaluation
+def evaluate(model, opponent, n_games=20, seed=0, deterministic=True, rules="competitive", start="battle",
+             **rule_options):
+    """Play ``n_games`` of ``model`` against ``opponent`` with the evaluation harness's :func:`run_game`.
+
+    ``opponent`` is anything :func:`~jiu_env.single_agent.as_opponent`
+    accepts.  The model plays White in even-numbered games and Black in odd
+    ones; game ``i`` uses seed ``seed + i``.  ``start="battle"`` draws the
+    whole placement at random (``random_opening = N*N``), as
+    ``JiuVsBotEnv(start="battle")`` does; ``"placement"`` plays full games.
+    Returns a dict with ``wins``, ``draws``, ``losses``, ``undecided``
+    (turn limit), ``forfeits`` (illegal actions by the model), ``win_rate``,
+    ``score`` (mean result, +1 / 0 / -1), ``mean_turns`` (battle turns) and
+    ``material`` (mean final stone difference, the model's minus the opponent's).
+    """
+    from .evaluation import run_game
+    from .rules import Rules
+    from .single_agent import as_opponent
+
+    if start not in ("battle", "placement"):
+        raise ValueError(f"start must be 'battle' or 'placement', not {start!r}")
+    rules = Rules.make(rules, **rule_options)
+    opening = rules.num_points if start == "battle" else 0
+    player = model if isinstance(model, ModelPlayer) else ModelPlayer(model, deterministic=deterministic)
+    opp = as_opponent(opponent)
+    counts = {"wins": 0, "draws": 0, "losses": 0, "undecided": 0, "forfeits": 0}
+    turns = 0
+    material = 0
+    for i in range(n_games):
+        player.restart(seed=seed + i)
+        opp.restart(seed=seed + 1_000_003 + i)
+        me = "white" if i % 2 == 0 else "black"
+        white, black = (player, opp) if me == "white" else (opp, player)
+        r = run_game(rules, white, black, seed=seed + i, random_opening=opening)
+        turns += r["battle_turns"]
+        end = r["record"].replay()
+        c = K.WHITE if me == "white" else K.BLACK
+        material += int(end[K.H_COUNT + c]) - int(end[K.H_COUNT + 3 - c])
+        if r["end_reason"] == "illegal_action" and r["winner"] != me:
+            counts["forfeits"] += 1
+        if r["winner"] == me:
+            counts["wins"] += 1
+        elif r["winner"] == "draw":
+            counts["draws"] += 1
+        elif r["winner"] is None:
+            counts["undecided"] += 1
+        else:
+            counts["losses"] += 1
+    counts["win_rate"] = counts["wins"] / n_games
+    counts["score"] = (counts["wins"] - counts["losses"]) / n_games
+    counts["mean_turns"] = turns / n_games
+    counts["material"] = material / n_games
+    return counts
+
+
+__all__ = ["JiuCNN", "JiuPolicy", "SpatialActionHead", "ValueHead", "ModelPlayer", "PolicySnapshot",
+           "SelfPlayCallback", "evaluate", "policy_probs"]

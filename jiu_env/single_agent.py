@@ -1,0 +1,457 @@
+"""Single-agent Gymnasium envs: one learner against an opponent that plays inside ``step()``.
+
+:class:`JiuVsBotEnv` (registered as ``"jiu_env/JiuVsBot-v0"``) turns the
+two-player game into an ordinary Gymnasium env: every observation, action and
+reward belongs to the *learner*; the opponent's decisions (whole turns, with
+their chains, drops and square captures) are played before ``step()`` returns.
+:class:`JiuSelfPlayEnv` (``"jiu_env/JiuSelfPlay-v0"``) draws its opponent from
+a pool of snapshots of the learner that training code refreshes with
+:meth:`JiuSelfPlayEnv.add_snapshot`.
+
+torch is not needed here; SB3 models are wrapped by :mod:`jiu_env.sb3`, which
+is imported only when such a model is given as an opponent.
+"""
+
+import numbers
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from . import kernel as K
+from .env import explain_illegal, position_state
+from .notation import action_to_str
+from .observation import NUM_PLANES, write_observation
+from .render import COLOUR_NAMES, PHASE_NAMES, PygameWindow, render_ansi, render_rgb
+from .rules import Rules
+
+COLOURS = {"white": K.WHITE, "black": K.BLACK}
+END_REASONS = ("", "too_few_stones", "no_move", "repetition", "turn_limit")
+RESET_OPTIONS = ("start", "board", "to_move", "learner")
+_SEED_MAX = 2**31 - 1
+
+
+class CallableOpponent:
+    """Adapts a plain policy ``f(state) -> action`` to the opponent protocol."""
+
+    def __init__(self, fn, name=None):
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", type(fn).__name__)
+
+    def restart(self, seed=None):
+        """Forward the new game's seed to ``fn.restart`` when it has one."""
+        restart = getattr(self.fn, "restart", None)
+        if callable(restart):
+            restart(seed=seed)
+
+    def step(self, state):
+        return self.fn(state)
+
+    def __repr__(self):
+        return f"CallableOpponent({self.name})"
+
+
+def as_opponent(opponent, seed=None):
+    """Turn ``opponent`` into an object with ``step(state) -> action`` and ``restart(seed)``.
+
+    Accepted: a bot spec string (``"greedy"``, ``"alphabeta:depth=2"``; see
+    :func:`jiu_env.bots.make_bot`), a :class:`~jiu_env.bots.base.Bot` (or any
+    object with ``step`` and ``restart``), a Stable-Baselines3 model (anything
+    with ``predict`` and ``policy``; played by :class:`jiu_env.sb3.ModelPlayer`,
+    sampling its policy) or a callable ``f(state) -> action``.
+    """
+    if isinstance(opponent, str):
+        from .bots import make_bot
+
+        return make_bot(opponent, seed=seed)
+    if hasattr(opponent, "predict") and hasattr(opponent, "policy"):
+        from .sb3 import ModelPlayer
+
+        return ModelPlayer(opponent, deterministic=False, seed=seed)
+    if callable(getattr(opponent, "step", None)) and callable(getattr(opponent, "restart", None)):
+        return opponent
+    if callable(opponent):
+        return CallableOpponent(opponent)
+    raise TypeError(
+        f"an opponent is a bot spec string, a Bot, an SB3 model or a callable state -> action, "
+        f"not {type(opponent).__name__}")
+
+
+def check_action(action, num_actions):
+    """``action`` as a Python int; TypeError for non-integers, ValueError when out of range."""
+    if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
+        action = action.reshape(())[()]
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, numbers.Integral):
+        raise TypeError(f"action must be an integer, not {type(action).__name__} ({action!r})")
+    a = int(action)
+    if not 0 <= a < num_actions:
+        raise ValueError(f"action {a} is out of range 0..{num_actions - 1}")
+    return a
+
+
+class JiuVsBotEnv(gymnasium.Env):
+    """Jiu for one learner against a built-in or user-supplied opponent.
+
+    Parameters
+    ----------
+    opponent:
+        What plays the other side (see :func:`as_opponent`): a bot spec string
+        (default ``"random"``), a Bot, an SB3 model, a callable
+        ``f(state) -> action``, or a list of these, one drawn at random for each
+        game.
+    learner:
+        ``"white"``, ``"black"`` or ``"random"`` (a fair coin at every reset).
+    rules:
+        A profile name, :class:`~jiu_env.rules.Rules` or dict; keyword
+        ``options`` override single rules (``board_size=8``,
+        ``max_battle_turns=300``...).
+    start:
+        ``"placement"`` (default): the learner plays the whole game.
+        ``"battle"``: each game starts at the battle phase after a placement
+        made by ``placement``.
+    placement:
+        Who fills the board when ``start="battle"``: ``"random"`` (default,
+        uniform random placements from the env's generator) or a bot spec /
+        Bot / callable that places for both sides.
+    illegal:
+        ``"terminate"`` (default): an in-range but illegal action ends the
+        episode with reward -1 and ``info["illegal_action"] = True``, the
+        board unchanged.  ``"raise"``: a ``ValueError`` explaining why instead.
+        Out-of-range and non-integer actions always raise.
+    capture_reward:
+        Optional shaping for the battle phase: ``+capture_reward`` for every
+        enemy stone removed and ``-capture_reward`` for every own stone lost
+        (by either side's jumps or square captures during the step), added to
+        the step's reward.  0 by default (pure +1 / -1 / 0 results).
+    render_mode:
+        ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
+
+    Observation: the learner's egocentric planes
+    (:mod:`jiu_env.observation`), ``Box(0, 1, (N, N, 21), float32)``.  Action:
+    ``Discrete(10*N*N + 1)`` (RULES.md §7); :meth:`action_masks` gives the
+    legal ones.  Reward: the learner's result (+1 win, -1 loss, 0 draw) on the
+    final step, 0 before (plus any shaping).  A repetition draw terminates; the
+    turn limit ``max_battle_turns`` truncates.
+
+    ``info`` holds ``learner``, ``phase``, ``battle_turn``, ``stone_counts``
+    (``{"own": n, "enemy": n}``) and ``illegal_action``; on the final step also
+    ``winner`` (``"white"``, ``"black"``, ``"draw"`` or ``None``),
+    ``end_reason``, ``outcome`` (the learner's unshaped result),
+    ``is_success`` (the learner won) and ``opponent`` (the opponent's spec
+    string or name).
+    """
+
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(self, opponent="random", learner="random", rules="competitive", start="placement",
+                 placement="random", illegal="terminate", capture_reward=0.0, render_mode=None, **options):
+        super().__init__()
+        self.rules = Rules.make(rules, **options)
+        if learner not in ("white", "black", "random"):
+            raise ValueError(f"learner must be 'white', 'black' or 'random', not {learner!r}")
+        if start not in ("placement", "battle"):
+            raise ValueError(f"start must be 'placement' or 'battle', not {start!r}")
+        if illegal not in ("terminate", "raise"):
+            raise ValueError(f"illegal must be 'terminate' or 'raise', not {illegal!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"unknown render_mode {render_mode!r}; choose one of {self.metadata['render_modes']} or None")
+        if isinstance(capture_reward, bool) or not isinstance(capture_reward, numbers.Real):
+            raise TypeError(f"capture_reward must be a number, not {type(capture_reward).__name__}")
+        self.learner = learner
+        self.start = start
+        self.illegal = illegal
+        self.capture_reward = float(capture_reward)
+        self.render_mode = render_mode
+        self.placement = None if placement == "random" else as_opponent(placement)
+        self.set_opponent(opponent)
+        n = self.rules.board_size
+        self.board_size = n
+        self.num_actions = self.rules.num_actions
+        self.observation_space = spaces.Box(0.0, 1.0, (n, n, NUM_PLANES), np.float32)
+        self.action_space = spaces.Discrete(self.num_actions)
+        self.state = self.rules.new_state()
+        self.colour = K.WHITE
+        self.opponent = self.opponents[0]
+        self.opponent_name = self.opponent_names[0]
+        self._done = True
+        self._base = 0
+        self._buf = np.empty(self.num_actions, np.int64)
+        self._window = None
+
+    # ------------------------------------------------------------ opponents
+    def set_opponent(self, opponent):
+        """Replace the opponent (or list of opponents) from the next reset on."""
+        items = list(opponent) if isinstance(opponent, (list, tuple)) else [opponent]
+        if not items:
+            raise ValueError("opponent list is empty")
+        self.opponents = [as_opponent(o) for o in items]
+        self.opponent_names = [o if isinstance(o, str) else _name_of(b) for o, b in zip(items, self.opponents)]
+
+    # ----------------------------------------------------------- gymnasium
+    def reset(self, *, seed=None, options=None):
+        """Start a new game; the opponent plays until the learner has a decision.
+
+        ``options`` (all optional): ``"learner"`` (``"white"``/``"black"``,
+        this game only), ``"start"`` (``"placement"``/``"battle"``), or a
+        position ``"board"`` (N x N of 0/1/2) with ``"to_move"`` (default
+        ``"black"``) to start the battle phase from.
+        """
+        super().reset(seed=seed)
+        options = {} if options is None else options
+        if not isinstance(options, dict):
+            raise TypeError(f"reset options must be a dict, not {type(options).__name__}")
+        unknown = sorted(map(str, set(options) - set(RESET_OPTIONS)))
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; valid: {list(RESET_OPTIONS)}")
+        learner = options.get("learner", self.learner)
+        if learner not in ("white", "black", "random"):
+            raise ValueError(f"learner must be 'white', 'black' or 'random', not {learner!r}")
+        if learner == "random":
+            learner = "white" if self.np_random.integers(2) == 0 else "black"
+        self.colour = COLOURS[learner]
+        self.opponent = self._pick_opponent()
+        self.opponent.restart(seed=int(self.np_random.integers(_SEED_MAX)))
+        start = options.get("start", self.start)
+        if "to_move" in options and "board" not in options:
+            raise ValueError("reset option 'to_move' needs a 'board'")
+        if "board" in options and options.get("start", "battle") != "battle":
+            raise ValueError("reset option 'board' starts the battle phase; it cannot go with start='placement'")
+        if "board" in options:
+            self.state = position_state(self.rules, options["board"], options.get("to_move", "black"))
+            self._set_base()
+            self._play_opponent()
+            if self.state[K.H_PHASE] == K.PH_OVER:
+                self._done = True
+                raise ValueError("the given position is decided before the learner has a decision: "
+                                 + render_ansi(self.state).splitlines()[-2])
+        else:
+            if start not in ("placement", "battle"):
+                raise ValueError(f"start must be 'placement' or 'battle', not {start!r}")
+            for _ in range(100):  # a random start that ends before the learner moves is drawn again
+                self.state = self._new_game(start)
+                self._set_base()
+                self._play_opponent()
+                if self.state[K.H_PHASE] != K.PH_OVER:
+                    break
+            else:
+                raise RuntimeError("100 random starts in a row ended before the learner had a decision")
+        self._done = False
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), self._info()
+
+    def step(self, action):
+        """Play the learner's decision, then the opponent's, until the learner decides again."""
+        if self._done:
+            raise RuntimeError("the episode is over: call reset() before step()")
+        a = check_action(action, self.num_actions)
+        s = self.state
+        if not K.is_legal(s, a):
+            if self.illegal == "raise":
+                raise ValueError(f"illegal action {a} ({action_to_str(a, self.board_size)}) for the learner: "
+                                 f"{explain_illegal(s, a)}")
+            self._done = True
+            info = self._info()
+            info["illegal_action"] = True
+            info.update(outcome=-1.0, is_success=False, opponent=self.opponent_name)
+            return self._obs(), -1.0, True, False, info
+        before = self._potential()
+        K.apply_action(s, a)
+        self._play_opponent()
+        reward = 0.0
+        if self.capture_reward:
+            reward += self.capture_reward * (self._potential() - before)
+        over = s[K.H_PHASE] == K.PH_OVER
+        truncated = bool(over and s[K.H_TRUNC])
+        terminated = bool(over and not truncated)
+        info = self._info()
+        if over:
+            self._done = True
+            outcome = self._outcome()
+            reward += outcome
+            info.update(winner=_winner_name(s), end_reason=END_REASONS[int(s[K.H_END_REASON])],
+                        outcome=outcome, is_success=outcome > 0, opponent=self.opponent_name)
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), float(reward), terminated, truncated, info
+
+    def action_masks(self):
+        """Boolean mask of the learner's legal actions (all False once the episode is over)."""
+        mask = np.zeros(self.num_actions, np.int8)
+        if not self._done:
+            K.legal_mask(self.state, mask)
+        return mask.astype(bool)
+
+    def render(self):
+        """ANSI text, an RGB array, or a pygame window, by ``render_mode``."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode= to the env")
+            return None
+        if self.render_mode == "ansi":
+            return render_ansi(self.state) + f"\nlearner: {COLOUR_NAMES[self.colour]}"
+        img = render_rgb(self.state)
+        if self.render_mode == "rgb_array":
+            return img
+        if self._window is None:
+            self._window = PygameWindow("Jiu")
+        self._window.show(img, self.metadata["render_fps"])
+        return None
+
+    def close(self):
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+
+    # ------------------------------------------------------------ accessors
+    @property
+    def learner_colour(self):
+        """``"white"`` or ``"black"``: the learner's side in the current game."""
+        return COLOUR_NAMES[self.colour]
+
+    def legal_actions(self):
+        """Sorted array of the learner's legal actions (empty once the episode is over)."""
+        if self._done:
+            return np.empty(0, np.int64)
+        k = K.legal_actions(self.state, self._buf)
+        return np.sort(self._buf[:k])
+
+    # ------------------------------------------------------------ internals
+    def _pick_opponent(self):
+        i = 0 if len(self.opponents) == 1 else int(self.np_random.integers(len(self.opponents)))
+        self.opponent_name = self.opponent_names[i]
+        return self.opponents[i]
+
+    def _new_game(self, start):
+        s = self.rules.new_state()
+        if start == "battle":
+            if self.placement is None:
+                K.random_placement(s, int(self.np_random.integers(_SEED_MAX)))
+            else:
+                self.placement.restart(seed=int(self.np_random.integers(_SEED_MAX)))
+                while s[K.H_PHASE] == K.PH_PLACEMENT:
+                    a = self.placement.step(s.copy())
+                    self._apply_checked(s, a, "placement player")
+        return s
+
+    def _play_opponent(self):
+        s = self.state
+        while s[K.H_PHASE] != K.PH_OVER and s[K.H_TO_MOVE] != self.colour:
+            a = self.opponent.step(s.copy())
+            self._apply_checked(s, a, "opponent")
+
+    def _apply_checked(self, s, a, who):
+        a = int(a)
+        if not K.is_legal(s, a):
+            name = getattr(self.opponent if who == "opponent" else self.placement, "name", who)
+            raise RuntimeError(f"the {who} ({name}) chose the illegal action {a} "
+                               f"({action_to_str(a, self.board_size) if 0 <= a < self.num_actions else '?'}): "
+                               f"{explain_illegal(s, a) if 0 <= a < self.num_actions else 'out of range'}")
+        K.apply_action(s, a)
+
+    def _material(self):
+        s = self.state
+        return int(s[K.H_COUNT + self.colour]) - int(s[K.H_COUNT + 3 - self.colour])
+
+    def _set_base(self):
+        """Material balance at the start of the battle phase (before any capture)."""
+        if self.state[K.H_PHASE] == K.PH_PLACEMENT:
+            # both sides lose their diagonal-end stone; White places one more on odd boards
+            p = self.rules.num_points
+            extra = (p + 1) // 2 - p // 2
+            self._base = extra if self.colour == K.WHITE else -extra
+        else:
+            self._base = self._material()
+
+    def _potential(self):
+        """Captures made minus stones lost in the battle phase so far (0 during placement)."""
+        if self.state[K.H_PHASE] == K.PH_PLACEMENT:
+            return 0
+        return self._material() - self._base
+
+    def _outcome(self):
+        w = int(self.state[K.H_WINNER])
+        if w == self.colour:
+            return 1.0
+        if w == 3 - self.colour:
+            return -1.0
+        return 0.0
+
+    def _obs(self):
+        n = self.board_size
+        obs = np.empty((n, n, NUM_PLANES), np.float32)
+        write_observation(self.state, self.colour, obs)
+        return obs
+
+    def _info(self):
+        s = self.state
+        return {
+            "learner": COLOUR_NAMES[self.colour],
+            "phase": PHASE_NAMES[int(s[K.H_PHASE])],
+            "battle_turn": int(s[K.H_TURNS]),
+            "stone_counts": {"own": int(s[K.H_COUNT + self.colour]), "enemy": int(s[K.H_COUNT + 3 - self.colour])},
+            "illegal_action": False,
+        }
+
+    def __getstate__(self):
+        d = self.__dict__.copy()
+        d["_window"] = None
+        return d
+
+
+def _name_of(opponent):
+    return getattr(opponent, "name", None) or type(opponent).__name__
+
+
+def _winner_name(s):
+    return {K.WHITE: "white", K.BLACK: "black", K.DRAW: "draw"}.get(int(s[K.H_WINNER]))
+
+
+class JiuSelfPlayEnv(JiuVsBotEnv):
+    """:class:`JiuVsBotEnv` whose opponent is drawn from a pool of snapshots of the learner.
+
+    Training code adds snapshots with :meth:`add_snapshot` (through
+    ``VecEnv.env_method("add_snapshot", snap)``; see
+    :class:`jiu_env.sb3.SelfPlayCallback`).  At every reset the opponent is
+    the newest snapshot with probability ``latest_prob``, otherwise one drawn
+    uniformly from the pool; the pool keeps the ``pool_size`` newest.  Until
+    the first snapshot arrives the ``bootstrap`` opponent plays (default
+    ``"random"``).  A snapshot is anything :func:`as_opponent` accepts,
+    typically a picklable :class:`jiu_env.sb3.PolicySnapshot`.
+    """
+
+    def __init__(self, bootstrap="random", pool_size=8, latest_prob=0.5, **kwargs):
+        if "opponent" in kwargs:
+            raise TypeError("JiuSelfPlayEnv takes 'bootstrap' (the opponent until the first snapshot), not 'opponent'")
+        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
+            raise ValueError(f"pool_size must be an int >= 1, not {pool_size!r}")
+        if not 0.0 <= latest_prob <= 1.0:
+            raise ValueError(f"latest_prob must be in [0, 1], not {latest_prob!r}")
+        kwargs.setdefault("learner", "random")
+        super().__init__(opponent=bootstrap, **kwargs)
+        self.pool_size = pool_size
+        self.latest_prob = float(latest_prob)
+        self.snapshots = []
+
+    def add_snapshot(self, snapshot):
+        """Add a snapshot of the learner to the pool (the oldest is dropped when full)."""
+        self.snapshots.append(as_opponent(snapshot))
+        del self.snapshots[:-self.pool_size]
+        return len(self.snapshots)
+
+    @property
+    def num_snapshots(self):
+        return len(self.snapshots)
+
+    def _pick_opponent(self):
+        if not self.snapshots:
+            return super()._pick_opponent()
+        if self.np_random.random() < self.latest_prob:
+            i = len(self.snapshots) - 1
+        else:
+            i = int(self.np_random.integers(len(self.snapshots)))
+        opp = self.snapshots[i]
+        self.opponent_name = getattr(opp, "tag", None) or _name_of(opp)
+        return opp
+
+
+__all__ = ["JiuVsBotEnv", "JiuSelfPlayEnv", "as_opponent", "check_action", "CallableOpponent"]

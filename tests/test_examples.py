@@ -1,0 +1,82 @@
+"""Smoke runs of the training examples with ``--quick`` (they need the ``train`` extra)."""
+
+import csv
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+pytest.importorskip("matplotlib")
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+
+def run(script, *args, stdin=None, timeout=300):
+    return subprocess.run([sys.executable, str(EXAMPLES / script), *map(str, args)], input=stdin, text=True,
+                          capture_output=True, timeout=timeout, cwd=ROOT)
+
+
+def read_rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def quick_ppo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ppo")
+    r = run("train_maskable_ppo.py", "--quick", "--threads", "1", "--out", out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return out, r.stdout
+
+
+def test_train_maskable_ppo_quick(quick_ppo):
+    out, stdout = quick_ppo
+    for name in ("model.zip", "best.zip", "eval.csv", "learning_curve.png", "args.json", "curriculum.json"):
+        assert (out / name).is_file(), name
+    rows = read_rows(out / "eval.csv")
+    assert len(rows) >= 2
+    for row in rows:
+        for key in ("win_random", "win_greedy"):
+            assert 0.0 <= float(row[key]) <= 1.0
+    assert [int(r["steps"]) for r in rows] == sorted(int(r["steps"]) for r in rows)
+    assert "trained" in stdout
+    stages = json.loads((out / "curriculum.json").read_text())
+    assert stages[0] == [0, "random"] and [s[1] for s in stages] == ["random", "greedy", "pattern"][:len(stages)]
+    assert (out / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_self_play_quick(tmp_path):
+    r = run("self_play.py", "--quick", "--threads", "1", "--out", tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = read_rows(tmp_path / "eval.csv")
+    assert rows and int(rows[-1]["snapshots"]) >= 2
+    assert (tmp_path / "model.zip").is_file() and (tmp_path / "learning_curve.png").is_file()
+
+
+def test_self_play_from_trained_model(quick_ppo, tmp_path):
+    out, _ = quick_ppo
+    r = run("self_play.py", "--quick", "--threads", "1", "--init", out / "model.zip", "--out", tmp_path,
+            "--total-steps", "128")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / "model.zip").is_file()
+    rows = read_rows(tmp_path / "eval.csv")
+    trained = int(read_rows(out / "eval.csv")[-1]["steps"])
+    assert int(rows[0]["steps"]) == trained > 0  # continues the loaded model's step count
+    assert 2 <= len(rows) <= 3 and int(rows[-1]["steps"]) >= trained + 128
+
+
+def test_play_against_model_terminal_and_watch(quick_ppo):
+    out, _ = quick_ppo
+    r = run("play_against_model.py", "--model", out / "model.zip", stdin="moves\nquit\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "legal moves" in r.stdout and "sb3:" in r.stdout
+    r = run("play_against_model.py", "--model", out / "model.zip", "--watch", "random", "--games", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "model won" in r.stdout and r.stdout.count("game ") == 2
+    r = run("play_against_model.py", "--model", out / "missing.zip")
+    assert r.returncode == 2 and "no model" in r.stderr
