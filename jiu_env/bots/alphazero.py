@@ -1,0 +1,541 @@
+"""AlphaZero-style player: a small policy-value CNN guiding PUCT tree search.
+
+The approach of paper 004 (Li Xiali et al., 2023).  A network is trained
+either on the placement phase only (the paper's two-stage design: the battle
+that follows a placement is judged by fast greedy playouts in training and
+played by another engine in games) or on the whole game, every decision
+included (placements, moves, chain jumps / STOP, fly drops, square captures).
+
+- **Network** (:func:`build_net`, PyTorch, imported lazily).  Input: the 21
+  observation planes of :mod:`jiu_env.observation` for the side to move.  A
+  3x3 convolution stem and residual blocks, then two heads.  The policy head
+  is a 1x1 convolution to 10 channels, one per action kind of the flat
+  encoding (POINT, STEP x4, JUMP x4, LIFT), so channel ``k`` at point ``p``
+  is the logit of action ``k*P + p``; the STOP logit comes from the pooled
+  trunk.  The value head pools the trunk (mean and max over the board) into
+  a small MLP with a ``tanh`` output: the expected result for the side to
+  move.  Nothing depends on the board size, so one network runs on any N.
+- **Search** (:class:`PUCT`): the AlphaZero selection rule
+  ``Q + c * P * sqrt(N_parent) / (1 + N)`` with ``c = 3.5`` (paper 004),
+  unvisited edges valued ``fpu`` (0 by default).  The tree lives in numba
+  arrays; one search object runs many trees at once (one per self-play game)
+  and sends their leaves to the network in one batch.  Values are kept from
+  White's point of view and signed by the side that decides at each node,
+  so a side deciding several times in a row (chains, drops, captures) is
+  handled like any other decision.  For self-play: Dirichlet noise at the
+  root, and either an adjudication (a battle turn after which a position
+  counts as finished, scored by the stone difference) or, for placement
+  training, battle positions valued by :func:`judge_battle`.
+- **Bot** (:class:`AlphaZeroBot`): loads a checkpoint and plays through the
+  bot protocol of :mod:`jiu_env.bots.base` (``make_bot("alphazero:sims=200")``),
+  every decision type; the battle of a placement checkpoint goes to a bot
+  named by ``battle`` (MCTS by default).
+
+The training loop is ``examples/alphazero.py``; ``docs/alphazero.md`` has the
+design choices and measured results.
+"""
+
+import math
+import pathlib
+
+import numpy as np
+from numba import njit
+
+from .. import kernel as K
+from ..observation import NUM_PLANES, write_observation
+from .base import Bot, legal_actions
+from .greedy import greedy_action
+
+CHECKPOINT_FORMAT = "jiu_env.alphazero/1"
+DEFAULT_CHECKPOINT = pathlib.Path(__file__).resolve().parents[2] / "baselines" / "alphazero" / "jiu8.pt"
+
+
+# ---------------------------------------------------------------- search (numba)
+@njit(cache=True)
+def terminal_value(s, adj_turns, adj_margin):
+    """``(finished, value for White)`` of state ``s``.
+
+    A finished game scores +1 / -1 / 0.  With ``adj_turns > 0`` a battle
+    position after ``adj_turns`` completed battle turns also counts as
+    finished, scored ``clip((white stones - black stones) / adj_margin, -1, 1)``.
+    """
+    if s[K.H_PHASE] == K.PH_OVER:
+        w = s[K.H_WINNER]
+        if w == K.WHITE:
+            return True, 1.0
+        if w == K.BLACK:
+            return True, -1.0
+        return True, 0.0
+    if adj_turns > 0 and s[K.H_PHASE] == K.PH_BATTLE and s[K.H_TURNS] >= adj_turns:
+        d = (s[K.H_COUNT + K.WHITE] - s[K.H_COUNT + K.BLACK]) / adj_margin
+        return True, min(1.0, max(-1.0, d))
+    return False, 0.0
+
+
+@njit(cache=True)
+def judge_battle(s, turns, margin, playouts):
+    """White's value of a battle position by fast playouts (the placement judge).
+
+    Each of ``playouts`` games is continued by the greedy bot on both sides
+    for ``turns`` battle turns and scored by :func:`terminal_value` with
+    adjudication (a finished game +1 / -1 / 0, else the clipped stone
+    difference over ``margin``); the mean is returned.  Deterministic: the
+    playouts are seeded by the position's hash.
+    """
+    total = 0.0
+    stop = s[K.H_TURNS] + turns
+    for i in range(playouts):
+        t = s.copy()
+        seed = s[K.H_HASH] + 7919 * i
+        k = 0
+        while t[K.H_PHASE] == K.PH_BATTLE and t[K.H_TURNS] < stop:
+            K.apply_action(t, greedy_action(t, seed + k))
+            k += 1
+        total += terminal_value(t, stop, margin)[1]
+    return total / playouts
+
+
+@njit(cache=True)
+def node_value(s, adj_turns, adj_margin, judge_turns, judge_playouts):
+    """``(finished, value for White)`` of a search node.
+
+    With ``judge_turns > 0`` (placement-only search) every battle position is
+    final, valued by :func:`judge_battle`; otherwise :func:`terminal_value`.
+    """
+    if judge_turns > 0 and s[K.H_PHASE] == K.PH_BATTLE:
+        return True, judge_battle(s, judge_turns, adj_margin, judge_playouts)
+    return terminal_value(s, adj_turns, adj_margin)
+
+
+@njit(cache=True)
+def _new_node(nstate, nmover, nover, nterm, nexp, necount, nvis, nnodes, g, src, action, adj_turns, adj_margin,
+              judge_turns, judge_playouts):
+    """Append a node: a copy of node ``src``'s state after ``action`` (``action < 0``: no action)."""
+    c = nnodes[g]
+    nnodes[g] = c + 1
+    if src >= 0:
+        nstate[g, c, :] = nstate[g, src, :]
+    if action >= 0:
+        K.apply_action(nstate[g, c], action)
+    over, v = node_value(nstate[g, c], adj_turns, adj_margin, judge_turns, judge_playouts)
+    nover[g, c] = 1 if over else 0
+    nterm[g, c] = v
+    nmover[g, c] = 0 if over else nstate[g, c, K.H_TO_MOVE]
+    nexp[g, c] = 0
+    necount[g, c] = 0
+    nvis[g, c] = 0
+    return c
+
+
+@njit(cache=True)
+def _backup(g, value_white, path_nodes, path_edges, plen, nmover, nvis, eN, eW):
+    for i in range(plen):
+        e = path_edges[g, i]
+        parent = path_nodes[g, i]
+        eN[g, e] += 1
+        if nmover[g, parent] == K.WHITE:
+            eW[g, e] += value_white
+        else:
+            eW[g, e] -= value_white
+        nvis[g, parent] += 1
+
+
+@njit(cache=True)
+def _select(active, c_puct, fpu, adj_turns, adj_margin, judge_turns, judge_playouts,
+            nstate, nmover, nover, nterm, nexp, nestart, necount, nvis, nnodes,
+            eact, eprior, eN, eW, echild, nedges,
+            path_nodes, path_edges, path_len, leaf, need, obs, buf):
+    """One descent per active tree.  A finished leaf is backed up at once;
+    otherwise its edges are created (priors still 0), its planes written to
+    ``obs[g]`` and ``need[g]`` set: the caller evaluates it and calls :func:`_expand`.
+    """
+    n_trees = nstate.shape[0]
+    max_nodes = nstate.shape[1]
+    max_edges = eact.shape[1]
+    for g in range(n_trees):
+        need[g] = 0
+        if active[g] == 0:
+            continue
+        node = 0
+        plen = 0
+        while nover[g, node] == 0 and nexp[g, node] == 1:
+            start = nestart[g, node]
+            sq = math.sqrt(max(nvis[g, node], 1))
+            best = -1e30
+            be = start
+            for e in range(start, start + necount[g, node]):
+                n = eN[g, e]
+                q = eW[g, e] / n if n > 0 else fpu
+                u = q + c_puct * eprior[g, e] * sq / (1.0 + n)
+                if u > best:
+                    best = u
+                    be = e
+            path_nodes[g, plen] = node
+            path_edges[g, plen] = be
+            plen += 1
+            child = echild[g, be]
+            if child < 0:
+                if nnodes[g] >= max_nodes:  # node budget spent: re-evaluate this leaf
+                    plen -= 1
+                    break
+                child = _new_node(nstate, nmover, nover, nterm, nexp, necount, nvis, nnodes,
+                                  g, node, eact[g, be], adj_turns, adj_margin, judge_turns, judge_playouts)
+                echild[g, be] = child
+                node = child
+                break
+            node = child
+        path_len[g] = plen
+        leaf[g] = node
+        if nover[g, node] == 1:
+            _backup(g, nterm[g, node], path_nodes, path_edges, plen, nmover, nvis, eN, eW)
+            continue
+        s = nstate[g, node]
+        if necount[g, node] == 0:
+            k = K.legal_actions(s, buf)
+            if nedges[g] + k <= max_edges:
+                start = nedges[g]
+                for i in range(k):
+                    e = start + i
+                    eact[g, e] = buf[i]
+                    eprior[g, e] = 0.0
+                    eN[g, e] = 0
+                    eW[g, e] = 0.0
+                    echild[g, e] = -1
+                nestart[g, node] = start
+                necount[g, node] = k
+                nedges[g] = start + k
+            else:  # edge pool full: value only
+                necount[g, node] = -1
+        write_observation(s, s[K.H_TO_MOVE], obs[g])
+        need[g] = 1
+
+
+@njit(cache=True)
+def _expand(idx, logits, values, nmover, nexp, nestart, necount, nvis,
+            eact, eprior, eN, eW, path_nodes, path_edges, path_len, leaf):
+    """Priors (softmax of the legal logits) and value backup for the evaluated leaves ``idx``."""
+    for j in range(idx.size):
+        g = idx[j]
+        node = leaf[g]
+        k = necount[g, node]
+        if k > 0 and nexp[g, node] == 0:
+            start = nestart[g, node]
+            m = -1e30
+            for e in range(start, start + k):
+                x = logits[j, eact[g, e]]
+                if x > m:
+                    m = x
+            tot = 0.0
+            for e in range(start, start + k):
+                p = math.exp(logits[j, eact[g, e]] - m)
+                eprior[g, e] = p
+                tot += p
+            for e in range(start, start + k):
+                eprior[g, e] /= tot
+            nexp[g, node] = 1
+        v = values[j]
+        vw = v if nmover[g, node] == K.WHITE else -v
+        _backup(g, vw, path_nodes, path_edges, path_len[g], nmover, nvis, eN, eW)
+
+
+class PUCT:
+    """Batched PUCT search over ``num_trees`` independent trees.
+
+    ``evaluate(obs) -> (logits, values)`` maps float32 planes ``(B, N, N, 21)``
+    to float32 logits ``(B, 10*N*N+1)`` over the flat actions and values
+    ``(B,)`` in [-1, 1] for the side to move.  ``state_size`` is the length of
+    the kernel states searched (all trees use the same rules).
+    ``adjudicate_turns`` / ``adjudicate_margin``: see :func:`terminal_value`;
+    ``judge_turns > 0`` makes every battle position a leaf valued by
+    :func:`judge_battle` (placement-only search).
+    """
+
+    def __init__(self, evaluate, board_size, state_size, num_trees=1, sims=200, c_puct=3.5, fpu=0.0,
+                 adjudicate_turns=0, adjudicate_margin=4.0, judge_turns=0, judge_playouts=1):
+        n = int(board_size)
+        p_ = n * n
+        self.evaluate = evaluate
+        self.n, self.sims, self.c_puct, self.fpu = n, int(sims), float(c_puct), float(fpu)
+        self.adj_turns, self.adj_margin = int(adjudicate_turns), float(adjudicate_margin)
+        self.judge_turns, self.judge_playouts = int(judge_turns), int(judge_playouts)
+        g, m = int(num_trees), int(sims) + 2
+        e = m * p_ + 10 * p_ + 1  # the root can always be expanded
+        self.num_trees = g
+        self.nstate = np.zeros((g, m, int(state_size)), np.int64)
+        self.nmover = np.zeros((g, m), np.int64)
+        self.nover = np.zeros((g, m), np.int8)
+        self.nterm = np.zeros((g, m), np.float64)
+        self.nexp = np.zeros((g, m), np.int8)
+        self.nestart = np.zeros((g, m), np.int64)
+        self.necount = np.zeros((g, m), np.int64)
+        self.nvis = np.zeros((g, m), np.int64)
+        self.nnodes = np.zeros(g, np.int64)
+        self.eact = np.zeros((g, e), np.int64)
+        self.eprior = np.zeros((g, e), np.float64)
+        self.eN = np.zeros((g, e), np.int64)
+        self.eW = np.zeros((g, e), np.float64)
+        self.echild = np.zeros((g, e), np.int64)
+        self.nedges = np.zeros(g, np.int64)
+        self.path_nodes = np.zeros((g, m), np.int64)
+        self.path_edges = np.zeros((g, m), np.int64)
+        self.path_len = np.zeros(g, np.int64)
+        self.leaf = np.zeros(g, np.int64)
+        self.need = np.zeros(g, np.int8)
+        self.obs = np.zeros((g, n, n, NUM_PLANES), np.float32)
+        self.buf = np.empty(10 * p_ + 1, np.int64)
+
+    def _round(self, active):
+        _select(active, self.c_puct, self.fpu, self.adj_turns, self.adj_margin, self.judge_turns, self.judge_playouts,
+                self.nstate, self.nmover, self.nover, self.nterm, self.nexp, self.nestart, self.necount,
+                self.nvis, self.nnodes, self.eact, self.eprior, self.eN, self.eW, self.echild, self.nedges,
+                self.path_nodes, self.path_edges, self.path_len, self.leaf, self.need, self.obs, self.buf)
+        idx = np.flatnonzero(self.need).astype(np.int64)
+        if idx.size:
+            logits, values = self.evaluate(self.obs[idx])
+            _expand(idx, np.asarray(logits, np.float32), np.asarray(values, np.float64),
+                    self.nmover, self.nexp, self.nestart, self.necount, self.nvis,
+                    self.eact, self.eprior, self.eN, self.eW, self.path_nodes, self.path_edges,
+                    self.path_len, self.leaf)
+
+    def search(self, states, rng=None, dirichlet_alpha=0.0, dirichlet_eps=0.0):
+        """Search each state in ``states`` (at most ``num_trees``, none finished).
+
+        Returns one ``(actions, visits, root_value)`` per state: the legal
+        actions (kernel order), their visit counts after ``sims`` simulations,
+        and the mean value of the root for the side to move.  With
+        ``dirichlet_eps > 0`` the root priors are mixed with Dirichlet(alpha)
+        noise drawn from ``rng``.
+        """
+        k = len(states)
+        if k > self.num_trees:
+            raise ValueError(f"{k} states for a search with {self.num_trees} trees")
+        active = np.zeros(self.num_trees, np.int8)
+        active[:k] = 1
+        self.nnodes[:] = 0
+        self.nedges[:] = 0
+        for g, s in enumerate(states):
+            if s[K.H_PHASE] == K.PH_OVER:
+                raise ValueError("cannot search a finished game")
+            self.nstate[g, 0, :] = s
+            _new_node(self.nstate, self.nmover, self.nover, self.nterm, self.nexp, self.necount, self.nvis,
+                      self.nnodes, g, -1, -1, 0, 1.0, 0, 1)  # the root itself is never final
+        self._round(active)  # expands the roots
+        if dirichlet_eps > 0:
+            for g in range(k):
+                a, c = self.nestart[g, 0], self.necount[g, 0]
+                if c > 1:
+                    noise = rng.dirichlet(np.full(c, dirichlet_alpha))
+                    self.eprior[g, a:a + c] = (1 - dirichlet_eps) * self.eprior[g, a:a + c] + dirichlet_eps * noise
+        for _ in range(self.sims):
+            self._round(active)
+        out = []
+        for g in range(k):
+            a, c = self.nestart[g, 0], self.necount[g, 0]
+            vis = self.eN[g, a:a + c].copy()
+            tot = max(int(vis.sum()), 1)
+            q = float(self.eW[g, a:a + c].sum()) / tot
+            out.append((self.eact[g, a:a + c].copy(), vis, q))  # edge values are the root mover's
+        return out
+
+    def root_priors(self, g=0):
+        """Priors of the root edges of tree ``g`` after the last search (kernel order)."""
+        a, c = self.nestart[g, 0], self.necount[g, 0]
+        return self.eprior[g, a:a + c].copy()
+
+
+def pick_action(actions, visits, temperature, rng):
+    """An action from root visit counts: the most visited for ``temperature == 0``
+    (ties broken at random), else sampled with probability ``visits ** (1 / temperature)``."""
+    visits = np.asarray(visits, np.float64)
+    if temperature <= 0:
+        best = np.flatnonzero(visits == visits.max())
+        return int(actions[best[rng.integers(best.size)]])
+    w = visits ** (1.0 / temperature)
+    if w.sum() <= 0:
+        w = np.ones_like(w)
+    return int(actions[rng.choice(len(actions), p=w / w.sum())])
+
+
+# ---------------------------------------------------------------- network (torch)
+def build_net(channels=32, blocks=3, in_planes=NUM_PLANES):
+    """The policy-value network (a ``torch.nn.Module``); ``net(x)`` with ``x``
+    float32 ``(B, 21, N, N)`` returns ``(logits (B, 10*N*N+1), values (B,))``."""
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.c1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.b1 = nn.BatchNorm2d(c)
+            self.c2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.b2 = nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            y = torch.relu(self.b1(self.c1(x)))
+            return torch.relu(x + self.b2(self.c2(y)))
+
+    class PolicyValueNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.config = {"channels": int(channels), "blocks": int(blocks), "in_planes": int(in_planes)}
+            self.stem = nn.Sequential(nn.Conv2d(in_planes, channels, 3, padding=1, bias=False),
+                                      nn.BatchNorm2d(channels), nn.ReLU())
+            self.trunk = nn.Sequential(*[Block(channels) for _ in range(blocks)])
+            self.policy = nn.Conv2d(channels, 10, 1)
+            self.stop = nn.Linear(channels, 1)
+            self.value = nn.Sequential(nn.Linear(2 * channels, 64), nn.ReLU(), nn.Linear(64, 1))
+
+        def forward(self, x):
+            h = self.trunk(self.stem(x))
+            b = h.shape[0]
+            mean = h.mean(dim=(2, 3))
+            pooled = torch.cat([mean, h.amax(dim=(2, 3))], dim=1)
+            logits = torch.cat([self.policy(h).reshape(b, -1), self.stop(mean)], dim=1)
+            return logits, torch.tanh(self.value(pooled)).squeeze(1)
+
+    return PolicyValueNet()
+
+
+def make_evaluator(net):
+    """``evaluate(obs)`` for :class:`PUCT` from a network (eval mode, no gradients)."""
+    import torch
+
+    def evaluate(obs):
+        with torch.inference_mode():
+            x = torch.from_numpy(np.ascontiguousarray(obs.transpose(0, 3, 1, 2)))
+            logits, v = net(x)
+        return logits.numpy(), v.numpy()
+
+    net.eval()
+    return evaluate
+
+
+def save_checkpoint(path, net, rules=None, meta=None):
+    """Write ``net`` (its weights as float32 and its shape) to ``path`` with the rules it was trained on."""
+    import torch
+
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {
+        "format": CHECKPOINT_FORMAT,
+        "config": dict(net.config),
+        "rules": rules.to_dict() if rules is not None else None,
+        "meta": dict(meta or {}),
+        "state_dict": {k: v.detach().to(torch.float32 if v.is_floating_point() else v.dtype).clone()
+                       for k, v in net.state_dict().items()},
+    }
+    torch.save(data, path)
+
+
+def load_checkpoint(path):
+    """``(net, data)`` from a checkpoint written by :func:`save_checkpoint` (net in eval mode)."""
+    import torch
+
+    data = torch.load(pathlib.Path(path), map_location="cpu", weights_only=True)
+    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path} is not a jiu_env AlphaZero checkpoint (format {CHECKPOINT_FORMAT})")
+    net = build_net(**data["config"])
+    net.load_state_dict(data["state_dict"])
+    net.eval()
+    return net, data
+
+
+def search_options(data):
+    """Extra :class:`PUCT` options a checkpoint was trained with.
+
+    A placement network was trained with battle positions as leaves valued by
+    :func:`judge_battle`; its search in games does the same, so that the last
+    placements are judged as in training.  A whole-game network needs none.
+    """
+    import json
+
+    meta = data.get("meta") or {}
+    if meta.get("phase") != "placement":
+        return {}
+    args = json.loads(meta.get("args", "{}"))
+    return {"adjudicate_margin": float(args.get("adjudicate_margin", 10.0)),
+            "judge_turns": int(args.get("judge_turns", 40)), "judge_playouts": int(args.get("judge_playouts", 1))}
+
+
+# ---------------------------------------------------------------- bot
+class AlphaZeroBot(Bot):
+    """PUCT search guided by a trained policy-value network.
+
+    With ``temperature = 0`` (default) it plays the most visited root action;
+    a decision with one legal action is played without search.
+
+    ``battle`` chooses who plays the battle phase: ``"net"`` (the same search
+    and network, for checkpoints trained on the whole game) or a bot spec
+    such as ``"mcts:sims=200"`` or ``"alphabeta:depth=2"`` (the two-stage
+    design of paper 004, for checkpoints trained on the placement phase).
+    The default follows the checkpoint: ``"net"`` for a whole-game network,
+    ``"mcts:sims=<sims>"`` for a placement network.
+    """
+
+    name = "alphazero"
+    PARAMS = {
+        "checkpoint": f"checkpoint file (default {DEFAULT_CHECKPOINT.name}, the shipped 8x8 baseline)",
+        "sims": "simulations per decision (default 200)",
+        "c": "PUCT exploration constant (default 3.5)",
+        "temperature": "0 plays the most visited action; > 0 samples visits ** (1/temperature) (default 0)",
+        "battle": "'net' or a bot spec for the battle phase (default: 'net' for a whole-game checkpoint, "
+                  "'mcts:sims=<sims>' for a placement checkpoint)",
+        "threads": "torch CPU threads for the whole process; 0 leaves torch's setting (default 1: one-position "
+                   "evaluations of a small network are fastest on one thread)",
+    }
+
+    def __init__(self, seed=None, checkpoint=None, sims=200, c=3.5, temperature=0.0, battle=None, threads=1):
+        if int(sims) < 1:
+            raise ValueError(f"sims must be >= 1, not {sims!r}")
+        import torch
+
+        if threads:
+            torch.set_num_threads(int(threads))
+        self.checkpoint = pathlib.Path(checkpoint) if checkpoint else DEFAULT_CHECKPOINT
+        if not self.checkpoint.exists():
+            raise FileNotFoundError(f"AlphaZero checkpoint {self.checkpoint} not found; train one with examples/alphazero.py")
+        self.net, self.data = load_checkpoint(self.checkpoint)
+        self.evaluate = make_evaluator(self.net)
+        self.sims, self.c, self.temperature = int(sims), float(c), float(temperature)
+        if battle is None:
+            battle = f"mcts:sims={self.sims}" if self.data["meta"].get("phase") == "placement" else "net"
+        self.battle = battle if isinstance(battle, Bot) or battle == "net" else str(battle)
+        self._battle_bot = None
+        if isinstance(self.battle, Bot):
+            self._battle_bot = self.battle
+        elif self.battle != "net":
+            from . import make_bot
+
+            self._battle_bot = make_bot(self.battle)
+        self._search = None
+        super().__init__(seed=seed)
+
+    def restart(self, seed=None):
+        super().restart(seed)
+        if getattr(self, "_battle_bot", None) is not None:
+            self._battle_bot.restart(int(self.rng.integers(2 ** 31)))
+
+    def _searcher(self, state):
+        n, size = int(state[K.H_N]), state.size
+        s = self._search
+        if s is None or s.n != n or s.nstate.shape[2] != size:
+            s = self._search = PUCT(self.evaluate, n, size, 1, self.sims, self.c, **search_options(self.data))
+        return s
+
+    def _choose(self, state):
+        if self._battle_bot is not None and state[K.H_PHASE] == K.PH_BATTLE:
+            return self._battle_bot.step(state)
+        acts = legal_actions(state)
+        if acts.size == 1:
+            return int(acts[0])
+        (actions, visits, _), = self._searcher(state).search([state])
+        return pick_action(actions, visits, self.temperature, self.rng)
+
+    def __repr__(self):
+        return (f"AlphaZeroBot(checkpoint={str(self.checkpoint)!r}, sims={self.sims}, c={self.c}, "
+                f"battle={self.battle!r}, seed={self.seed!r})")
+
+
+__all__ = ["AlphaZeroBot", "PUCT", "build_net", "make_evaluator", "save_checkpoint", "load_checkpoint",
+           "pick_action", "terminal_value", "judge_battle", "node_value", "search_options", "DEFAULT_CHECKPOINT"]

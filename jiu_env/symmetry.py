@@ -1,0 +1,293 @@
+"""The eight symmetries of the square board, acting on everything the game uses.
+
+A symmetry ``g`` (an int in ``0..7``, see :data:`NAMES`) is a rotation or a
+reflection of the N x N grid of points.  It acts on
+
+- points (:func:`point_map`, :func:`transform_point`),
+- directions (:func:`direction_map`): a step "up" becomes a step "left" under
+  a quarter turn, and so on,
+- actions of the flat encoding of RULES.md §7 (:func:`action_map`,
+  :func:`transform_action`): POINT and LIFT map their point, STEP and JUMP map
+  their point *and* their direction, STOP is fixed,
+- kernel states (:func:`transform_state`): the board, every point-valued
+  header field, the last action, and the Zobrist hash (recomputed),
+- observation planes (:func:`transform_observation`) and policy vectors over
+  the flat action space (:func:`transform_policy`).
+
+Which symmetries commute with the rules depends on the phase.  The battle
+rules treat every point alike, so all 8 do.  The placement rules do not: the
+first two stones go on the diagonal ends ``(c0, c0)`` and ``(c1, c1)`` of the
+centre square and those two stones are removed when the board is full, so
+only the symmetries that map that pair onto itself commute with placement
+(:func:`placement_symmetries`): identity, transpose, 180° rotation and
+anti-transpose on an even board; identity and transpose on an odd board,
+where ``(c0, c0)`` is the centre point.  :func:`symmetries_for` returns the
+right set for a given state; use it for data augmentation.
+
+Limitation: the repetition history of a kernel state holds only hashes of
+earlier positions, which cannot be mapped without the boards.  A transformed
+state keeps the occurrence count of its current position (so its observation
+is exact) but forgets the other earlier positions, so a later repetition of
+one of those is not detected in the transformed game.
+"""
+
+from functools import lru_cache
+
+import numpy as np
+
+from . import kernel as K
+
+NAMES = ("identity", "rot90", "rot180", "rot270", "flip_lr", "flip_ud", "transpose", "anti_transpose")
+NUM_SYMMETRIES = 8
+IDENTITY = 0
+
+# Each symmetry as an orthogonal integer matrix acting on (row - m, col - m),
+# m = (N - 1) / 2 the board centre.  rot90 turns the board a quarter turn
+# anticlockwise as printed (row 0 on top): (r, c) -> (N-1-c, r).
+_MATS = np.array([
+    [[1, 0], [0, 1]],  # identity
+    [[0, -1], [1, 0]],  # rot90: (r, c) -> (N-1-c, r)
+    [[-1, 0], [0, -1]],  # rot180
+    [[0, 1], [-1, 0]],  # rot270: (r, c) -> (c, N-1-r)
+    [[1, 0], [0, -1]],  # flip_lr: mirror the columns
+    [[-1, 0], [0, 1]],  # flip_ud: mirror the rows
+    [[0, 1], [1, 0]],  # transpose: (r, c) -> (c, r)
+    [[0, -1], [-1, 0]],  # anti_transpose: (r, c) -> (N-1-c, N-1-r)
+], dtype=np.int64)
+
+# Header fields that hold a point (-1 when unset).
+POINT_FIELDS = (K.H_CHAIN, K.H_LIFT, K.H_ORIGIN, K.H_LAST_FROM, K.H_LAST_TO)
+CENTRE_ENDS_PLANE = 18  # index of the fixed "centre_ends" observation plane
+
+
+def _check(g):
+    if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not 0 <= g < NUM_SYMMETRIES:
+        raise ValueError(f"a symmetry is an int in 0..7 ({', '.join(NAMES)}), not {g!r}")
+    return int(g)
+
+
+@lru_cache(maxsize=None)
+def inverse(g):
+    """The symmetry that undoes ``g``."""
+    m = _MATS[_check(g)]
+    for h in range(NUM_SYMMETRIES):
+        if np.array_equal(_MATS[h], m.T):
+            return h
+    raise AssertionError("the group is closed")  # pragma: no cover
+
+
+@lru_cache(maxsize=None)
+def compose(g, h):
+    """The symmetry "first ``h``, then ``g``"."""
+    m = _MATS[_check(g)] @ _MATS[_check(h)]
+    for k in range(NUM_SYMMETRIES):
+        if np.array_equal(_MATS[k], m):
+            return k
+    raise AssertionError("the group is closed")  # pragma: no cover
+
+
+@lru_cache(maxsize=None)
+def _tables(n):
+    """Read-only (points, actions, directions) maps of all 8 symmetries for board size n."""
+    if not K.MIN_N <= n <= K.MAX_N:
+        raise ValueError(f"board size {n} is out of range {K.MIN_N}..{K.MAX_N}")
+    p_ = n * n
+    idx = np.arange(p_)
+    # doubled coordinates keep the centre integral on even boards
+    rc = np.stack([2 * (idx // n) - (n - 1), 2 * (idx % n) - (n - 1)])
+    dirs = np.stack([K.DR, K.DC])
+    points = np.empty((NUM_SYMMETRIES, p_), np.int64)
+    dmap = np.empty((NUM_SYMMETRIES, 4), np.int64)
+    actions = np.empty((NUM_SYMMETRIES, 10 * p_ + 1), np.int64)
+    for g in range(NUM_SYMMETRIES):
+        r2, c2 = _MATS[g] @ rc
+        points[g] = ((r2 + n - 1) // 2) * n + (c2 + n - 1) // 2
+        v = _MATS[g] @ dirs
+        for d in range(4):
+            dmap[g, d] = int(np.flatnonzero((K.DR == v[0, d]) & (K.DC == v[1, d]))[0])
+        a = actions[g]
+        a[:p_] = points[g]  # POINT
+        for d in range(4):
+            a[p_ + d * p_:p_ + (d + 1) * p_] = p_ + dmap[g, d] * p_ + points[g]  # STEP
+            a[5 * p_ + d * p_:5 * p_ + (d + 1) * p_] = 5 * p_ + dmap[g, d] * p_ + points[g]  # JUMP
+        a[9 * p_:10 * p_] = 9 * p_ + points[g]  # LIFT
+        a[10 * p_] = 10 * p_  # STOP
+    inv_points = np.empty_like(points)
+    inv_actions = np.empty_like(actions)
+    for g in range(NUM_SYMMETRIES):
+        inv_points[g, points[g]] = idx
+        inv_actions[g, actions[g]] = np.arange(10 * p_ + 1)
+    for arr in (points, dmap, actions, inv_points, inv_actions):
+        arr.setflags(write=False)
+    return points, dmap, actions, inv_points, inv_actions
+
+
+def point_map(g, n):
+    """Array ``m`` (length N*N, read-only) with ``m[p]`` = image of point ``p`` under ``g``."""
+    return _tables(int(n))[0][_check(g)]
+
+
+def direction_map(g, n=8):
+    """Array ``m`` (length 4) with ``m[d]`` = image of direction ``d`` under ``g`` (independent of n)."""
+    return _tables(int(n))[1][_check(g)]
+
+
+def action_map(g, n):
+    """Array ``m`` (length 10*N*N+1, read-only) with ``m[a]`` = image of action ``a`` under ``g``."""
+    return _tables(int(n))[2][_check(g)]
+
+
+def transform_point(p, g, n):
+    """Image of point ``p`` under symmetry ``g`` on an n x n board."""
+    return int(point_map(g, n)[p])
+
+
+def transform_action(a, g, n):
+    """Image of action ``a`` (flat encoding) under symmetry ``g`` on an n x n board."""
+    return int(action_map(g, n)[a])
+
+
+@lru_cache(maxsize=None)
+def placement_symmetries(n):
+    """The symmetries that map the centre square's diagonal ends onto themselves (commute with placement)."""
+    a, b = K.diagonal_ends(int(n))
+    ends = {a, b}
+    pts = _tables(int(n))[0]
+    return tuple(g for g in range(NUM_SYMMETRIES) if {int(pts[g, a]), int(pts[g, b])} == ends)
+
+
+ALL_SYMMETRIES = tuple(range(NUM_SYMMETRIES))
+
+
+def symmetries_for(state):
+    """The symmetries that commute with the rules from ``state`` on.
+
+    All 8 once the battle phase has started (or the game is over); only
+    :func:`placement_symmetries` during the placement phase.
+    """
+    if state[K.H_PHASE] == K.PH_PLACEMENT:
+        return placement_symmetries(int(state[K.H_N]))
+    return ALL_SYMMETRIES
+
+
+def board_hash(board, to_move):
+    """The kernel's Zobrist hash of a flat board with ``to_move`` to decide."""
+    board = np.asarray(board, np.int64)
+    h = np.bitwise_xor.reduce(K.ZOBRIST[board, np.arange(board.size)]) if board.size else 0
+    if to_move == K.BLACK:
+        h ^= K.ZOBRIST_SIDE
+    return int(h)
+
+
+def transform_state(state, g):
+    """A new kernel state: ``state`` seen through symmetry ``g``.
+
+    The board, the point-valued header fields (chaining stone, lifted stone,
+    origin of the move, last move's from/to points) and the last action are
+    mapped; the Zobrist hash is recomputed.  The repetition history keeps the
+    occurrences of the current turn-start position (mapped) and forgets older
+    positions, whose boards are not stored (see the module doc).  ``state`` is
+    not modified.
+    """
+    g = _check(g)
+    n = int(state[K.H_N])
+    p_ = n * n
+    pts, _, acts, _, _ = _tables(n)
+    out = state.copy()
+    board = state[K.HDR:K.HDR + p_]
+    nb = np.empty(p_, np.int64)
+    nb[pts[g]] = board
+    out[K.HDR:K.HDR + p_] = nb
+    for f in POINT_FIELDS:
+        v = state[f]
+        if v >= 0:
+            out[f] = pts[g, v]
+    la = state[K.H_LAST_ACTION]
+    if la >= 0:
+        out[K.H_LAST_ACTION] = acts[g, la]
+    out[K.H_HASH] = board_hash(nb, state[K.H_TO_MOVE])
+    _map_history(state, out)
+    return out
+
+
+def _map_history(state, out):
+    """Rewrite the repetition window of ``out`` (see :func:`transform_state`)."""
+    idx = int(state[K.H_HLEN])
+    if state[K.H_PHASE] == K.PH_PLACEMENT or idx == 0:
+        return
+    cap = int(state[K.H_CAP])
+    base = K.HDR + int(state[K.H_P])
+    lo = max(int(state[K.H_HIRR]), idx - cap)
+    sub = state[K.H_SUB]
+    if state[K.H_PHASE] == K.PH_BATTLE and sub in (K.SUB_MOVE, K.SUB_DROP):
+        # In these sub-phases nothing has changed since the turn started, so the
+        # current hash is the turn-start position that the window counts.
+        old = state[K.H_HASH]
+        slots = (np.arange(lo, idx) % cap) + base
+        k = int(np.count_nonzero(state[slots] == old))
+        new_slots = (np.arange(idx - k, idx) % cap) + base
+        out[new_slots] = out[K.H_HASH]
+        out[K.H_HIRR] = idx - k
+    else:
+        # Chain and capture sub-phases capture before the turn ends, which
+        # clears the window anyway; a finished game never looks at it.
+        out[K.H_HIRR] = idx
+
+
+def _inverse_map(kind, g, n):
+    return _tables(int(n))[3 if kind == "points" else 4][_check(g)]
+
+
+def transform_observation(obs, g, channels_last=True):
+    """Observation planes of :mod:`jiu_env.observation` mapped by symmetry ``g``.
+
+    ``obs`` has shape ``(..., N, N, C)`` (or ``(..., C, N, N)`` with
+    ``channels_last=False``); any leading batch dimensions are kept.  Every
+    plane moves with the board except ``centre_ends`` (plane 18 when
+    ``C == NUM_PLANES``), which marks fixed points of the board and is left in
+    place, so that ``transform_observation(observation of s, g)`` equals the
+    observation of ``transform_state(s, g)``.
+    """
+    from .observation import NUM_PLANES
+
+    obs = np.asarray(obs)
+    if channels_last:
+        n, n2, c = obs.shape[-3:]
+    else:
+        c, n, n2 = obs.shape[-3:]
+    if n != n2:
+        raise ValueError(f"observation planes must be square, got shape {obs.shape}")
+    inv = _inverse_map("points", g, n)
+    lead = obs.shape[:-3]
+    if channels_last:
+        flat = obs.reshape(*lead, n * n, c)
+        out = flat[..., inv, :].reshape(obs.shape)
+        if c == NUM_PLANES:
+            out[..., CENTRE_ENDS_PLANE] = obs[..., CENTRE_ENDS_PLANE]
+    else:
+        flat = obs.reshape(*lead, c, n * n)
+        out = flat[..., inv].reshape(obs.shape)
+        if c == NUM_PLANES:
+            out[..., CENTRE_ENDS_PLANE, :, :] = obs[..., CENTRE_ENDS_PLANE, :, :]
+    return out
+
+
+def transform_policy(policy, g, n):
+    """A vector over the flat action space (shape ``(..., 10*N*N+1)``) mapped by ``g``.
+
+    ``out[transform_action(a, g, n)] == policy[a]`` for every action ``a``:
+    probabilities, visit counts, logits and legal masks all map this way.
+    """
+    policy = np.asarray(policy)
+    inv = _inverse_map("actions", g, n)
+    if policy.shape[-1] != inv.size:
+        raise ValueError(f"a policy for a {n}x{n} board has {inv.size} entries, got shape {policy.shape}")
+    return policy[..., inv]
+
+
+__all__ = [
+    "NAMES", "NUM_SYMMETRIES", "IDENTITY", "ALL_SYMMETRIES", "POINT_FIELDS", "inverse", "compose",
+    "point_map", "direction_map", "action_map", "transform_point", "transform_action",
+    "placement_symmetries", "symmetries_for", "board_hash", "transform_state",
+    "transform_observation", "transform_policy",
+]

@@ -1,0 +1,368 @@
+"""The AlphaZero-style agent: PUCT search, network layout, checkpoints, bot, training example."""
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+from jiu_env import kernel as K
+from jiu_env import symmetry as S
+from jiu_env.bots.alphazero import PUCT, pick_action, terminal_value
+from jiu_env.env import position_state
+from jiu_env.notation import str_to_action
+from jiu_env.observation import NUM_PLANES, write_observation
+from jiu_env.rules import Rules
+
+from conftest import board_from_text
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def legal(state):
+    buf = np.empty(10 * int(state[K.H_P]) + 1, np.int64)
+    return buf[:K.legal_actions(state, buf)].copy()
+
+
+def uniform(obs):
+    """An evaluator knowing nothing: equal logits, value 0."""
+    n = obs.shape[1]
+    return np.zeros((len(obs), 10 * n * n + 1), np.float32), np.zeros(len(obs), np.float32)
+
+
+def search_one(state, sims, evaluate=uniform):
+    n = int(state[K.H_N])
+    return PUCT(evaluate, n, state.size, 1, sims).search([state])[0]
+
+
+# ------------------------------------------------------------------ search
+PLAIN = dict(fly_threshold=0, single_jump_ban="none")
+
+
+@pytest.mark.parametrize("text,win", [
+    # a jump that leaves White 3 stones (< min_stones) wins at once
+    ("""o.o..
+        ....x
+        .x..x
+        .o...
+        x...o""", "c1xe1"),
+    # a step completing a square, then the square capture (Black decides twice) wins
+    ("""o.o.o
+        .....
+        xx...
+        x....
+        .x..o""", "e1-d1"),
+])
+def test_search_finds_the_winning_move(text, win):
+    rules = Rules.make("competitive", board_size=5, **PLAIN)
+    s = position_state(rules, board_from_text(text), "black")
+    acts, visits, value = search_one(s, 200)
+    assert sorted(acts.tolist()) == sorted(legal(s).tolist())
+    assert visits.sum() == 200
+    assert acts[np.argmax(visits)] == str_to_action(win, 5)
+    assert value > 0.5  # the root value is the mover's (Black's) point of view
+
+
+def test_search_avoids_a_losing_move():
+    """White to move: b0-b1 and e2-e3 let Black jump White below 4 stones; search avoids them."""
+    rules = Rules.make("competitive", board_size=5, **PLAIN)
+    s = position_state(rules, board_from_text("""
+        ..o..
+        o...x
+        .x...
+        ....x
+        o.o.x"""), "white")
+    acts, visits, _ = search_one(s, 300)
+    bad = []  # every White move after which Black wins at once, by brute force
+    for a in legal(s):
+        t = s.copy()
+        K.apply_action(t, int(a))
+        for b in legal(t):
+            u = t.copy()
+            K.apply_action(u, int(b))
+            if u[K.H_WINNER] == K.BLACK:
+                bad.append(int(a))
+                break
+    assert sorted(bad) == sorted(str_to_action(x, 5) for x in ("b0-b1", "e2-e3"))
+    assert int(acts[np.argmax(visits)]) not in bad
+    for a in bad:
+        assert visits[list(acts).index(a)] < visits.max() / 2
+
+
+def test_terminal_value_and_adjudication():
+    rules = Rules.make("competitive", board_size=5, **PLAIN)
+    s = position_state(rules, board_from_text("""
+        ooooo
+        o....
+        .....
+        ...xx
+        ...xx"""), "black")
+    assert terminal_value(s, 0, 4.0) == (False, 0.0)
+    s[K.H_TURNS] = 10
+    assert terminal_value(s, 10, 4.0) == (True, 0.5)  # 6 white - 4 black stones, margin 4
+    assert terminal_value(s, 10, 1.0) == (True, 1.0)
+    assert terminal_value(s, 11, 4.0) == (False, 0.0)
+    s[K.H_PHASE], s[K.H_WINNER] = K.PH_OVER, K.BLACK
+    assert terminal_value(s, 0, 4.0) == (True, -1.0)
+
+
+def test_judge_battle():
+    from jiu_env.bots.alphazero import judge_battle, node_value
+
+    rules = Rules.make("competitive", board_size=6)
+    strong = position_state(rules, board_from_text("""
+        oooooo
+        oooooo
+        oo....
+        ......
+        ....xx
+        ....xx"""), "black")
+    v = judge_battle(strong, 20, 4.0, 3)
+    assert v == judge_battle(strong, 20, 4.0, 3)  # seeded by the position
+    assert 0.5 < v <= 1.0
+    assert node_value(strong, 0, 4.0, 20, 3) == (True, v)
+    assert node_value(strong, 0, 4.0, 0, 3) == (False, 0.0)
+    s = rules.new_state()
+    assert node_value(s, 0, 4.0, 20, 3) == (False, 0.0)  # placement nodes are searched on
+
+
+def test_dirichlet_noise_and_many_trees():
+    rules = Rules.make("competitive", board_size=6)
+    states = []
+    for k in range(3):
+        s = rules.new_state()
+        K.random_placement(s, k)
+        states.append(s)
+    states.append(rules.new_state())
+    search = PUCT(uniform, 6, states[0].size, 5, 16)
+    out = search.search(states, np.random.default_rng(0), 0.3, 0.25)
+    assert len(out) == 4
+    for s, (acts, visits, _) in zip(states, out):
+        assert sorted(acts.tolist()) == sorted(legal(s).tolist()) and visits.sum() == 16
+    pri = search.root_priors(0)
+    assert abs(pri.sum() - 1) < 1e-9 and pri.std() > 0  # uniform priors were mixed with noise
+    with pytest.raises(ValueError):
+        search.search(states * 2)
+
+
+def test_pick_action():
+    rng = np.random.default_rng(0)
+    acts = np.array([7, 8, 9])
+    assert pick_action(acts, np.array([1, 5, 2]), 0.0, rng) == 8
+    draws = [pick_action(acts, np.array([1, 0, 3]), 1.0, rng) for _ in range(400)]
+    assert 8 not in draws and 50 < draws.count(7) < 150
+
+
+# ------------------------------------------------------------------ network, checkpoints, bot
+torch = pytest.importorskip("torch")
+
+from jiu_env.bots import make_bot  # noqa: E402
+from jiu_env.bots.alphazero import AlphaZeroBot, build_net, load_checkpoint, make_evaluator, save_checkpoint  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny_checkpoint(tmp_path_factory):
+    torch.manual_seed(0)
+    net = build_net(channels=8, blocks=1)
+    path = tmp_path_factory.mktemp("az") / "tiny.pt"
+    save_checkpoint(path, net, Rules.make("competitive", board_size=5), meta={"note": "untrained"})
+    return path
+
+
+@pytest.mark.parametrize("n", (5, 8, 14))
+def test_network_layout(n):
+    net = build_net(channels=8, blocks=1)
+    p_ = n * n
+    with torch.no_grad():
+        net.policy.weight.zero_()
+        net.policy.bias.zero_()
+        net.policy.bias[6] = 5.0  # channel 6 = JUMP direction 1
+        net.stop.weight.zero_()
+        net.stop.bias.fill_(-5.0)
+    logits, v = make_evaluator(net)(np.random.default_rng(n).random((3, n, n, NUM_PLANES), np.float32))
+    assert logits.shape == (3, 10 * p_ + 1) and v.shape == (3,)
+    assert np.all((-1 <= v) & (v <= 1))
+    top = np.flatnonzero(logits[0] == logits[0].max())
+    assert top.min() == 6 * p_ and top.max() == 7 * p_ - 1  # JUMP right of every point
+    assert logits[0, 10 * p_] == pytest.approx(-5.0)
+
+
+def test_checkpoint_round_trip(tiny_checkpoint):
+    net, data = load_checkpoint(tiny_checkpoint)
+    assert data["rules"]["board_size"] == 5 and data["meta"]["note"] == "untrained"
+    assert tiny_checkpoint.stat().st_size < 200_000
+    x = np.random.default_rng(1).random((2, 5, 5, NUM_PLANES), np.float32)
+    torch.manual_seed(0)
+    ref = build_net(channels=8, blocks=1)
+    a, b = make_evaluator(ref)(x), make_evaluator(net)(x)
+    assert np.allclose(a[0], b[0]) and np.allclose(a[1], b[1])
+    bad = tiny_checkpoint.parent / "bad.pt"
+    torch.save({"format": "other"}, bad)
+    with pytest.raises(ValueError):
+        load_checkpoint(bad)
+
+
+def _decision_states(n=5, seed=0):
+    """States of every decision type: placement (first stone, later), move, chain, drop, capture."""
+    rules = Rules.make("competitive", board_size=n, max_battle_turns=200)
+    rng = np.random.default_rng(seed)
+    found = {}
+    s = rules.new_state()
+    found["first"] = s.copy()
+    K.apply_action(s, int(legal(s)[0]))
+    K.apply_action(s, int(legal(s)[0]))
+    found["placement"] = s.copy()
+    for k in range(40):
+        s = rules.new_state()
+        K.random_placement(s, seed * 100 + k)
+        while s[K.H_PHASE] == K.PH_BATTLE:
+            key = ("move", "chain", "drop", "capture")[int(s[K.H_SUB])]
+            found.setdefault(key, s.copy())
+            K.apply_action(s, int(rng.choice(legal(s))))
+        if len(found) == 6:
+            break
+    assert len(found) == 6, sorted(found)
+    return found
+
+
+def test_bot_plays_legal_actions_for_every_decision_type(tiny_checkpoint):
+    bot = make_bot(f"alphazero:checkpoint={tiny_checkpoint},sims=8", seed=3)
+    assert isinstance(bot, AlphaZeroBot)
+    for name, s in _decision_states().items():
+        before = s.copy()
+        a = bot.step(s)
+        assert K.is_legal(s, a), name
+        assert np.array_equal(before, s)
+    with pytest.raises(ValueError):
+        make_bot(f"alphazero:checkpoint={tiny_checkpoint},depth=2")
+    with pytest.raises(FileNotFoundError):
+        AlphaZeroBot(checkpoint=tiny_checkpoint.parent / "missing.pt")
+
+
+def test_bot_runs_on_the_14x14_board(tiny_checkpoint):
+    """The network has no size-dependent layer: a 5x5 checkpoint plays 14x14 positions."""
+    bot = AlphaZeroBot(checkpoint=tiny_checkpoint, sims=4, seed=0)
+    s = Rules.make("competitive").new_state()
+    for _ in range(3):
+        a = bot.step(s)
+        assert K.is_legal(s, a)
+        K.apply_action(s, a)
+    K.random_placement(s, 5)
+    assert K.is_legal(s, bot.step(s))
+
+
+def test_bot_plays_a_whole_game(tiny_checkpoint):
+    from jiu_env.bots.match import play_game
+
+    rules = Rules.make("competitive", board_size=5, max_battle_turns=12)
+    g = play_game(rules, AlphaZeroBot(checkpoint=tiny_checkpoint, sims=4), "random", seed=2)
+    assert g["winner"] in ("white", "black", "draw") or g["reason"] == "turn_limit"
+    assert g["decisions"] > 23  # every placement and some battle
+
+
+def test_bot_battle_engine(tiny_checkpoint, tmp_path):
+    from jiu_env.bots.greedy import GreedyBot
+
+    states = _decision_states()
+    net, _ = load_checkpoint(tiny_checkpoint)
+    placement_ckpt = tmp_path / "placement.pt"
+    save_checkpoint(placement_ckpt, net, meta={"phase": "placement", "args": '{"judge_turns": 7, "adjudicate_margin": 5.0}'})
+    pb = AlphaZeroBot(checkpoint=placement_ckpt, sims=8)
+    assert pb.battle == "mcts:sims=8"
+    search = pb._searcher(states["placement"])
+    assert (search.judge_turns, search.adj_margin, search.judge_playouts) == (7, 5.0, 1)  # as in training
+    gb = AlphaZeroBot(checkpoint=tiny_checkpoint, sims=8)
+    assert gb.battle == "net" and gb._searcher(states["placement"]).judge_turns == 0
+    bot = make_bot(f"alphazero:checkpoint={placement_ckpt},sims=8,battle=greedy", seed=1)
+    for name in ("move", "chain", "drop", "capture"):
+        s = states[name]
+        bot.restart(4)
+        ref = GreedyBot(seed=bot._battle_bot.seed)
+        assert bot.step(s) == ref.step(s), name  # the battle is the greedy bot's
+    assert K.is_legal(states["placement"], bot.step(states["placement"]))
+
+
+def test_bot_is_reproducible(tiny_checkpoint):
+    s = _decision_states()["move"]
+    picks = [AlphaZeroBot(seed=7, checkpoint=tiny_checkpoint, sims=8, temperature=1.0).step(s) for _ in range(2)]
+    assert picks[0] == picks[1]
+
+
+# ------------------------------------------------------------------ the training example
+def _example():
+    spec = importlib.util.spec_from_file_location("az_example", ROOT / "examples" / "alphazero.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_replay_augmentation_maps_policy_with_planes():
+    ex = _example()
+    rng = np.random.default_rng(0)
+    for name, s in _decision_states(n=6, seed=1).items():
+        n, na = 6, 10 * 36 + 1
+        me = int(s[K.H_TO_MOVE])
+        obs = np.empty((n, n, NUM_PLANES), np.float32)
+        write_observation(s, me, obs)
+        acts = legal(s)
+        pi = np.zeros(na, np.float32)
+        pi[acts] = rng.random(acts.size) + 0.01
+        pi /= pi.sum()
+        mask = np.zeros(na, bool)
+        mask[acts] = True
+        rep = ex.Replay(4, n, na)
+        rep.add([obs], [pi], [mask], [0.5], [s[K.H_PHASE] == K.PH_PLACEMENT])
+        outputs = set()
+        for _ in range(8):
+            o, p, m, z = rep.sample(4, rng, True)
+            assert np.all(z == 0.5)
+            for i in range(4):
+                ok = [g for g in S.symmetries_for(s)
+                      if np.array_equal(o[i], S.transform_observation(obs.astype(np.float16).astype(np.float32), g))
+                      and np.allclose(p[i], S.transform_policy(pi.astype(np.float16).astype(np.float32), g, n))]
+                assert ok, name
+                t = S.transform_state(s, ok[0])
+                assert np.array_equal(np.flatnonzero(m[i]), np.sort(legal(t))), name
+                outputs.add(o[i].tobytes() + p[i].tobytes())
+        assert len(outputs) > 1, name  # the positions were really transformed
+
+
+def test_placement_self_play_records_only_placements():
+    ex = _example()
+    args = ex.parse_args(["--quick", "--board-size", "5", "--games", "3"])
+    rules = Rules.make("competitive", board_size=5)
+    net = build_net(channels=8, blocks=1)
+    search = ex.make_search(make_evaluator(net), rules, args.games, args.sims, args)
+    data, stats = ex.self_play(search, rules, args, np.random.default_rng(0))
+    assert all(data["placement"]) and len(data["z"]) == 3 * 23  # 25 placements less the 2 forced ones
+    assert stats["white"] + stats["black"] + stats["draw"] == 3
+    assert all(-1 <= z <= 1 for z in data["z"])
+
+
+def test_bot_battle_judge():
+    ex = _example()
+    rules = Rules.make("competitive", board_size=6)
+    s = rules.new_state()
+    K.random_placement(s, 3)
+    a = ex.bot_battle(s, "random", 6, 10.0, seed=5)
+    assert a == ex.bot_battle(s, "random", 6, 10.0, seed=5) and -1 <= a <= 1
+    assert s[K.H_TURNS] == 0  # the judged state is not modified
+    strong = position_state(rules, board_from_text("""
+        oooooo
+        oooooo
+        oo....
+        ......
+        ....xx
+        ....xx"""), "black")
+    assert ex.bot_battle(strong, "greedy", 10, 4.0, seed=1) > 0.5
+
+
+def test_quick_run(tmp_path):
+    ex = _example()
+    ckpt = tmp_path / "q.pt"
+    res = ex.main(["--quick", "--checkpoint", str(ckpt)])
+    net, data = load_checkpoint(ckpt)
+    assert data["meta"]["iterations"] == 1 and data["rules"]["board_size"] == 6
+    assert data["meta"]["phase"] == "placement"
+    assert ckpt.with_suffix(".log.jsonl").read_text().count("\n") == 1
+    assert res["wins"] + res["losses"] + res["draws"] == 1
