@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from . import kernel as K
+from .bots import _parse_value  # rules options use the bot-spec value syntax
 from .env import explain_illegal
 from .notation import action_to_str, str_to_action
 from .render import COLOUR_NAMES, render_ansi
@@ -20,17 +21,6 @@ from .rules import Rules
 
 # ---------------------------------------------------------------- helpers
 
-
-def _parse_value(text):
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return text
 
 
 def _rules_from_args(args):

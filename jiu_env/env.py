@@ -12,7 +12,7 @@ from pettingzoo.utils import wrappers
 from . import kernel as K
 from .notation import action_to_str
 from .observation import NUM_PLANES, observe as _observe
-from .render import COLOUR_NAMES, PHASE_NAMES, SUB_NAMES, PygameWindow, render_ansi, render_rgb
+from .render import COLOUR_NAMES, PHASE_NAMES, SUB_NAMES, render_mode_frame
 from .rules import Rules
 
 AGENTS = ("white", "black")
@@ -121,20 +121,7 @@ class raw_env(AECEnv):
             self.render()
 
     def render(self):
-        if self.render_mode is None:
-            import gymnasium
-
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode= to the env")
-            return None
-        if self.render_mode == "ansi":
-            return render_ansi(self.state)
-        img = render_rgb(self.state)
-        if self.render_mode == "rgb_array":
-            return img
-        if self._window is None:
-            self._window = PygameWindow("Jiu")
-        self._window.show(img, self.metadata["render_fps"])
-        return None
+        return render_mode_frame(self)
 
     def close(self):
         if self._window is not None:

@@ -1,6 +1,6 @@
 """Rules configuration: the options and named profiles of RULES.md §6."""
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 

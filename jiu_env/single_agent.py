@@ -22,7 +22,7 @@ from . import kernel as K
 from .env import explain_illegal, position_state
 from .notation import action_to_str
 from .observation import NUM_PLANES, write_observation
-from .render import COLOUR_NAMES, PHASE_NAMES, PygameWindow, render_ansi, render_rgb
+from .render import COLOUR_NAMES, PHASE_NAMES, render_ansi, render_mode_frame
 from .rules import Rules
 
 COLOURS = {"white": K.WHITE, "black": K.BLACK}
@@ -284,18 +284,7 @@ class JiuVsBotEnv(gymnasium.Env):
 
     def render(self):
         """ANSI text, an RGB array, or a pygame window, by ``render_mode``."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; pass render_mode= to the env")
-            return None
-        if self.render_mode == "ansi":
-            return render_ansi(self.state) + f"\nlearner: {COLOUR_NAMES[self.colour]}"
-        img = render_rgb(self.state)
-        if self.render_mode == "rgb_array":
-            return img
-        if self._window is None:
-            self._window = PygameWindow("Jiu")
-        self._window.show(img, self.metadata["render_fps"])
-        return None
+        return render_mode_frame(self, f"\nlearner: {COLOUR_NAMES[self.colour]}")
 
     def close(self):
         if self._window is not None:
