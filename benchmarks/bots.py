@@ -42,31 +42,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from jiu_env import kernel as K  # noqa: E402
-from jiu_env.rules import Rules  # noqa: E402
+from jiu_env.benchmark import midgame_positions  # noqa: E402
 
 PAIRS = (("greedy", "random"), ("pattern", "random"), ("alphabeta", "random"), ("mcts", "random"),
          ("alphabeta", "pattern"), ("mcts", "pattern"), ("alphabeta", "mcts"))
 
 
 # ------------------------------------------------------------------ positions
-def midgame_positions(count=4, turns=30, seed=7, board_size=14):
-    """Fixed mid-game battle states (move sub-phase): a random placement, then ``turns`` random turns."""
-    rules = Rules.make("competitive", board_size=board_size)
-    rng = np.random.default_rng(seed)
-    buf = np.empty(rules.num_actions, np.int64)
-    out = []
-    while len(out) < count:
-        s = rules.new_state()
-        K.random_placement(s, int(rng.integers(1 << 30)))
-        while s[K.H_PHASE] == K.PH_BATTLE and s[K.H_TURNS] < turns:
-            k = K.legal_actions(s, buf)
-            K.apply_action(s, int(buf[rng.integers(k)]))
-        if s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] == K.SUB_MOVE:
-            out.append(s)
-    return out
-
-
 # ---------------------------------------------------------------------- speed
 def _measure(spec, positions, key):
     from jiu_env.bots import make_bot
@@ -87,7 +69,7 @@ def _measure(spec, positions, key):
 
 def speed(quick):
     """Alpha-beta nodes/s and MCTS simulations/s on the fixed positions."""
-    positions = midgame_positions()
+    positions = midgame_positions(count=4)
     depth = 3 if quick else 4
     sims = 500 if quick else 2000
     rows = [("alpha-beta", "nodes", _measure(f"alphabeta:depth={depth}", positions, "nodes"))]

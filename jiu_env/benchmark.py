@@ -398,11 +398,11 @@ def bench_vector(t, cfg):
 
 
 # -- search bots
-def midgame_positions(count=3, turns=30, seed=7):
-    """Fixed mid-game kernel states: a random placement, then ``turns`` random battle turns (seeded)."""
+def midgame_positions(count=3, turns=30, seed=7, board_size=14):
+    """Fixed mid-game battle states (move sub-phase): a random placement, then ``turns`` random turns (seeded)."""
     from jiu_env import Rules, kernel as K
 
-    rules = Rules.make("competitive")
+    rules = Rules.make("competitive", board_size=board_size)
     out = []
     rng = np.random.default_rng(seed)
     buf = np.empty(rules.num_actions, np.int64)
