@@ -161,6 +161,21 @@ def _is_flying(s, colour):
     return f > 0 and s[H_COUNT + colour] <= f
 
 
+@njit(cache=True)
+def ban_applies(s, mover):
+    """Does the single-jump ban (RULES.md §4) bind ``mover`` with the current stone counts?"""
+    fm = _is_flying(s, mover)
+    fo = _is_flying(s, 3 - mover)
+    mode = s[H_BAN]
+    if mode == BAN_VS_FLYER:
+        return (not fm) and fo
+    if mode == BAN_FLYER:
+        return fm
+    if mode == BAN_BOTH:
+        return fm or fo
+    return False
+
+
 @njit(cache=True, inline="always")
 def _neighbour(n, p, d):
     """Point next to p in direction d, or -1 off the board."""
@@ -290,18 +305,8 @@ def _begin_turn(s):
         if s[H_COUNT + o] < ms:
             _finish(s, c, END_FEW_STONES)
             return
-    fly_c = _is_flying(s, c)
-    fly_o = _is_flying(s, o)
-    s[H_FLY_NOW] = 1 if fly_c else 0
-    mode = s[H_BAN]
-    ban = False
-    if mode == BAN_VS_FLYER:
-        ban = (not fly_c) and fly_o
-    elif mode == BAN_FLYER:
-        ban = fly_c
-    elif mode == BAN_BOTH:
-        ban = fly_c or fly_o
-    s[H_BAN_NOW] = 1 if ban else 0
+    s[H_FLY_NOW] = 1 if _is_flying(s, c) else 0
+    s[H_BAN_NOW] = 1 if ban_applies(s, c) else 0
     if not _has_any_move(s):
         _finish(s, o, END_NO_MOVE)
         return

@@ -42,7 +42,7 @@ import numpy as np
 from numba import njit
 
 from .. import kernel as K
-from ..kernel import (EMPTY, H_BAN, H_COUNT, H_FLY, H_LAST_FROM, H_LAST_TO, H_N, H_P, H_PHASE,
+from ..kernel import (DC, DR, EMPTY, H_COUNT, H_LAST_FROM, H_LAST_TO, H_N, H_P, H_PHASE,
                       H_PLACED, H_SUB, H_TO_MOVE, H_WINNER, HDR, PH_BATTLE, PH_OVER, PH_PLACEMENT,
                       SUB_CAPTURE, apply_action, legal_actions, squares_at)
 from .base import Bot
@@ -53,8 +53,6 @@ W_SQUARE = 2
 W_JUMP_THREAT = 2
 W_SQUARE_THREAT = 3
 
-DR = np.array([-1, 0, 1, 0], dtype=np.int64)
-DC = np.array([0, 1, 0, -1], dtype=np.int64)
 
 
 # ------------------------------------------------------------ random numbers
@@ -152,42 +150,14 @@ def walk_next(states, stack_a, stack_d, path, buf, meta):
 
 
 # ------------------------------------------------------------------ helpers
-@njit(cache=True)
-def is_flying(s, colour):
-    """Is ``colour`` flying-eligible with its current stone count?"""
-    f = s[H_FLY]
-    return f > 0 and s[H_COUNT + colour] <= f
-
-
-@njit(cache=True)
-def ban_applies(s, mover):
-    """Would the single-jump ban apply to ``mover`` at the start of its turn in ``s``?"""
-    fm = is_flying(s, mover)
-    fo = is_flying(s, 3 - mover)
-    mode = s[H_BAN]
-    if mode == K.BAN_VS_FLYER:
-        return (not fm) and fo
-    if mode == K.BAN_FLYER:
-        return fm
-    if mode == K.BAN_BOTH:
-        return fm or fo
-    return False
+# The ban rule and the jump test are the kernel's own.
+ban_applies = K.ban_applies
 
 
 @njit(cache=True)
 def has_jump_from(s, q, colour):
     """Can a ``colour`` stone standing on q jump now?"""
-    n = s[H_N]
-    r = q // n
-    col = q % n
-    for d in range(4):
-        r2 = r + 2 * DR[d]
-        c2 = col + 2 * DC[d]
-        if r2 < 0 or r2 >= n or c2 < 0 or c2 >= n:
-            continue
-        if s[HDR + r2 * n + c2] == EMPTY and s[HDR + (r + DR[d]) * n + col + DC[d]] == 3 - colour:
-            return True
-    return False
+    return K._has_jump_from(s, s[H_N], q, colour)
 
 
 @njit(cache=True)
@@ -242,7 +212,7 @@ def square_threats(s, o):
     n = s[H_N]
     p_ = s[H_P]
     c = 3 - o
-    fly = is_flying(s, o)
+    fly = K._is_flying(s, o)
     total = 0
     for g in range(p_):
         if s[HDR + g] != EMPTY:
