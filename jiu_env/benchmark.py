@@ -148,6 +148,51 @@ def bench_kernel(t, cfg):
           note="K.random_games, 14x14 competitive, full games from placement")
 
 
+_KERNEL_WORKER = r"""
+import json, sys, time
+from jiu_env import Rules, kernel as K
+template = Rules.make("competitive").new_state()
+K.random_games(template, 1, 0)
+seconds, seed = float(sys.argv[1]), int(sys.argv[2])
+print("ready", flush=True)
+sys.stdin.readline()
+n, t0 = 0, time.perf_counter()
+while time.perf_counter() - t0 < seconds:
+    seed += 1
+    n += K.random_games(template, 2, seed)
+print(json.dumps(n / (time.perf_counter() - t0)), flush=True)
+"""
+
+
+def process_ceiling(processes, seconds):
+    """Summed decisions/s of ``processes`` independent interpreters running the 1-core kernel loop at once.
+
+    Nothing is shared between them but the hardware, so this is the most any
+    parallel runner of this code can reach on the machine (cores that share a
+    physical core or a memory bus show up here, not in the runner).
+    """
+    root = Path(__file__).resolve().parent.parent
+    procs = [subprocess.Popen([sys.executable, "-c", _KERNEL_WORKER, str(seconds), str(1000 * i)], cwd=root,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for i in range(processes)]
+    try:
+        for p in procs:
+            if p.stdout.readline().strip() != "ready":
+                raise RuntimeError("kernel worker process failed to start")
+        for p in procs:  # start together
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        rates = [float(json.loads(p.stdout.readline())) for p in procs]
+    except BaseException:
+        for p in procs:
+            p.kill()
+        raise
+    finally:
+        for p in procs:
+            p.stdin.close()
+            p.wait()
+    return sum(rates), rates
+
+
 def bench_batched(t, cfg):
     import numba
 
@@ -176,6 +221,12 @@ def bench_batched(t, cfg):
     t.add("batched", "batched runner, all cores", allc, "decisions/s",
           None if not base else allc / base, "kernel 1 core" if base else None,
           note=f"{threads} threads; {allc / one:.2f}x the runner on 1 thread")
+    if threads > 1:
+        ceiling, rates = process_ceiling(threads, cfg["time"])
+        t.add("batched", f"kernel in {threads} separate processes", ceiling, "decisions/s",
+              None if not base else ceiling / base, "kernel 1 core" if base else None,
+              note=f"the machine's ceiling: {threads} independent interpreters at once "
+                   f"({', '.join(_fmt(r) for r in rates)}); the runner reaches {allc / ceiling:.2f}x of it")
 
     obs, masks = runner.reset()
     rng = derive_seeds(2, b)

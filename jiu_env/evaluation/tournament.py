@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from .. import kernel as K
+from ..bots import REGISTRY
 from ..records import GameRecord, result_of
 from ..rules import Rules
 from .players import make_player, player_version
@@ -335,8 +336,26 @@ def run_game(rules, white, black, seed=0, random_opening=0, players=None):
     }
 
 
+_WARMED = set()
+
+
+def _warm_up(spec, rules):
+    """Play one untimed game of a built-in bot against random in this process.
+
+    The first calls of a numba bot load (or compile) its functions; without
+    this they would count as decision time of the first game a worker plays.
+    """
+    key = (spec, repr(rules))
+    if key in _WARMED or spec.partition(":")[0] not in REGISTRY:
+        return
+    _WARMED.add(key)
+    run_game(rules, make_player(spec, seed=0), make_player("random", seed=0), seed=0)
+
+
 def play_task(task):
     """Play a :class:`GameTask` (in any process); return its JSON-able result line."""
+    _warm_up(task.white_spec, task.rules)
+    _warm_up(task.black_spec, task.rules)
     white = make_player(task.white_spec, seed=task.white_seed)
     black = make_player(task.black_spec, seed=task.black_seed)
     r = run_game(task.rules, white, black, seed=task.seed, random_opening=task.random_opening,
