@@ -380,8 +380,17 @@ def test_bench_quick_run_writes_results(tmp_path):
     assert rows["batched runner, all cores"]["ratio"] > 0
     assert rows["batched runner step() with obs + masks, 1 core"]["value"] > 0
     assert "aec do-nothing floor" in rows
+    n = numba.config.NUMBA_NUM_THREADS
+    if n > 1:  # the parallel ceiling: the one-core kernel in n processes at once
+        assert rows[f"kernel in {n} separate processes"]["value"] > 0
     md = (tmp_path / "RESULTS.md").read_text()
     assert "kernel random games, 1 core" in md and "ratio" in md
+
+
+def test_process_ceiling_sums_the_rates_of_independent_processes():
+    total, rates = load_bench().process_ceiling(2, 0.2)
+    assert len(rates) == 2 and all(r > 0 for r in rates)
+    assert total == pytest.approx(sum(rates))
 
 
 def test_jiu_bench_is_a_cli_subcommand(tmp_path, capsys):
