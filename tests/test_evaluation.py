@@ -313,6 +313,25 @@ def test_mix_player():
     assert pure["record"].actions != ref["record"].actions
 
 
+def test_phases_player_hands_each_phase_to_its_player():
+    rules = Rules.make("competitive", board_size=6, max_battle_turns=60)
+    for bad in ("phases:random", "phases:random+", "phases:+greedy"):
+        with pytest.raises(ValueError, match="PLACEMENT_SPEC"):
+            make_player(bad)
+    with pytest.raises(ValueError, match="unknown player"):
+        make_player("phases:random+nosuchbot")
+    p = make_player("phases:random+greedy", seed=4)
+    seen = {"placement": [], "battle": []}
+    for part in seen:
+        inner = getattr(p, part)
+        inner.step = (lambda f, part: lambda s: seen[part].append(int(s[K.H_PHASE])) or f(s))(inner.step, part)
+    g = run_game(rules, p, make_player("random", seed=9), seed=4)
+    assert seen["placement"] and set(seen["placement"]) == {K.PH_PLACEMENT}
+    assert seen["battle"] and K.PH_PLACEMENT not in seen["battle"]
+    again = run_game(rules, make_player("phases:random+greedy", seed=4), make_player("random", seed=9), seed=4)
+    assert again["record"].actions == g["record"].actions  # seeded
+
+
 def test_sb3_player_errors(tmp_path, monkeypatch):
     with pytest.raises(FileNotFoundError, match="not found"):
         make_player(f"sb3:{tmp_path / 'missing.zip'}")

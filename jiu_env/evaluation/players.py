@@ -10,6 +10,7 @@ spec                           player
 ``module:Class:key=v,...``     the same with keyword parameters
 ``path/to/file.py:Class``      a user class from a Python file
 ``mix:P:SPEC``                 SPEC with probability P of a random action per decision
+``phases:PLACE+BATTLE``        PLACE plays the placement phase, BATTLE the battle
 =============================  ===================================================
 
 A player follows the bot protocol of :mod:`jiu_env.bots.base`: it is built
@@ -232,6 +233,45 @@ class MixPlayer(Bot):
         return self.inner.step(state)
 
 
+class PhasePlayer(Bot):
+    """One player for the placement phase and another for the battle (``phases:PLACE+BATTLE``).
+
+    ``phases:random+sb3:model.zip`` lets a model trained on battles only
+    (``start="battle"``) play whole games: its stones are placed at random, as
+    in its training, and it fights the battle itself.
+    """
+
+    name = "phases"
+    PARAMS = {"placement": "the player of the placement phase", "battle": "the player of the battle phase"}
+
+    def __init__(self, placement, battle, seed=None):
+        self.placement_spec = placement
+        self.battle_spec = battle
+        self.placement = make_player(placement, seed=seed)
+        self.battle = make_player(battle, seed=seed)
+        super().__init__(seed=seed)
+
+    def restart(self, seed=None):
+        super().restart(seed)
+        for i, inner in enumerate((self.placement, self.battle)):
+            inner.restart(None if self.seed is None
+                          else int(np.random.SeedSequence([self.seed, 2 + i]).generate_state(1)[0]))
+
+    def version_key(self):
+        return f"{player_version(self.placement)}+{player_version(self.battle)}+{_file_hash(__file__)}"
+
+    def _choose(self, state):
+        inner = self.placement if state[K.H_PHASE] == K.PH_PLACEMENT else self.battle
+        return inner.step(state)
+
+
+def _phases_factory(arg, seed):
+    placement, sep, battle = arg.partition("+")
+    if not sep or not placement.strip() or not battle.strip():
+        raise ValueError(f"phases:{arg}: expected phases:PLACEMENT_SPEC+BATTLE_SPEC, e.g. phases:random+sb3:model.zip")
+    return PhasePlayer(placement.strip(), battle.strip(), seed=seed)
+
+
 def _mix_factory(arg, seed):
     p, sep, spec = arg.partition(":")
     if not sep or not spec.strip():
@@ -263,9 +303,11 @@ def _az_factory(arg, seed):
 
 
 register_player_kind("mix", _mix_factory, "a handicapped player, e.g. mix:0.5:greedy (half its decisions random)")
+register_player_kind("phases", _phases_factory,
+                     "one player places, another fights the battle, e.g. phases:random+sb3:model.zip")
 register_player_kind("sb3", _sb3_factory, "a MaskablePPO model file, e.g. sb3:models/ppo.zip")
 register_player_kind("az", _az_factory, "an AlphaZero-style checkpoint, e.g. az:baselines/alphazero/net.pt")
 
 
 __all__ = ["make_player", "register_player_kind", "check_player", "player_version", "PLAYER_KINDS", "MixPlayer",
-           "SB3Player", "load_sb3_model"]
+           "PhasePlayer", "SB3Player", "load_sb3_model"]
