@@ -10,6 +10,13 @@ a command-line flag (``--n-envs 4``, ``--minutes 10``...).
   stone taken, minus the same per stone lost);
 - policy: ``jiu_env.sb3.JiuPolicy``, a small CNN trunk with a spatial action
   head (one logit plane per action kind) and a pooled value head;
+- warm start (``bc_games > 0``, the default): before PPO the teacher bot
+  ``bc_teacher`` (alpha-beta, one turn deep) plays ``bc_games`` games as the
+  learner against ``bc_opponent`` in the same env, and the network is fitted
+  to its decisions (cross-entropy over the legal actions) and to the
+  discounted returns (value head) for ``bc_epochs`` epochs; PPO then
+  fine-tunes with a low learning rate.  ``--bc-games 0`` is pure RL from
+  scratch.  The ``minutes`` budget includes the warm start;
 - curriculum: every env plays the current stage's opponent, except a
   ``keep_old`` share of games against earlier stages; the stage moves on when
   the training policy (sampling its actions) has won a ``promote_at`` share of
@@ -25,9 +32,10 @@ a command-line flag (``--n-envs 4``, ``--minutes 10``...).
 Use::
 
     python examples/train_maskable_ppo.py --quick          # smoke run, < 1 min
-    python examples/train_maskable_ppo.py --minutes 30     # the baseline run
-    jiu eval sb3:baselines/training/ppo14/model.zip random greedy \\
-        --random-opening 196 --games 40                    # evaluate it again
+    python examples/train_maskable_ppo.py --minutes 30     # the baseline run (baselines/training/ppo14)
+    python examples/train_maskable_ppo.py --bc-games 0 --learning-rate 3e-4 --ent-coef 0.01   # pure RL
+    jiu eval ppo=sb3:baselines/training/ppo14/model.zip random greedy pattern --gauntlet ppo \\
+        --random-opening 196 --games 200 --anchor greedy   # evaluate it again
 """
 
 import argparse
@@ -57,11 +65,11 @@ class Args:
     n_steps: int = 256  # per env and rollout
     batch_size: int = 512
     n_epochs: int = 4
-    learning_rate: float = 3e-4
+    learning_rate: float = 1e-4  # low: PPO fine-tunes the cloned policy rather than overwriting it
     gamma: float = 0.99
     gae_lambda: float = 0.95
     clip_range: float = 0.2
-    ent_coef: float = 0.01
+    ent_coef: float = 0.001
     vf_coef: float = 0.5
     max_grad_norm: float = 0.5
     # network
@@ -73,8 +81,18 @@ class Args:
     promote_at: str = "0.7,0.5"
     promote_window: int = 40
     keep_old: float = 0.25  # share of training games against earlier stages
+    # warm start: behaviour cloning of a teacher bot before PPO (bc_games = 0: pure RL from scratch).
+    # The teacher plays the learner's side against bc_opponent in the same env; the network learns its
+    # choices (cross-entropy over the legal actions) and the discounted returns (value head).
+    bc_teacher: str = "alphabeta:depth=1"
+    bc_opponent: str = "greedy"
+    bc_games: int = 500  # about 96k teacher decisions, 1.5 min to record on 2 cores
+    bc_epochs: int = 10  # about 40 s each on 2 cores
+    bc_batch_size: int = 256
+    bc_learning_rate: float = 1e-3
+    bc_workers: int = 2  # processes recording teacher games
     # evaluation
-    eval_every: int = 40_000
+    eval_every: int = 32_768
     eval_games: int = 16
     eval_opponents: str = "random,greedy,pattern"
     eval_deterministic: bool = True
@@ -90,6 +108,7 @@ class Args:
 
 QUICK = dict(board_size=8, max_battle_turns=60, n_envs=2, n_steps=64, batch_size=64, n_epochs=1, channels=8, layers=2,
              promote_window=2, promote_at="0.0,0.0",
+             bc_games=2, bc_epochs=1, bc_workers=1,
              eval_every=128, eval_games=2, eval_opponents="random,greedy", total_steps=256, minutes=1.0,
              out="runs/quick_ppo")
 
@@ -113,6 +132,7 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
+    t_start = time.time()  # the minutes budget counts from here (a behaviour-cloning warm start included)
 
     import numpy as np
     import torch
@@ -151,13 +171,15 @@ def main(argv=None):
         policy_kwargs=dict(channels=args.channels, layers=args.layers), seed=args.seed, verbose=0, device="cpu")
     n_params = sum(p.numel() for p in model.policy.parameters())
     print(f"JiuPolicy: {n_params} parameters; {args.n_envs} envs x {args.n_steps} steps per rollout")
+    if args.bc_games > 0:
+        behaviour_clone(model, args, rule_options, out)
 
     class CurriculumEval(BaseCallback):
         """Evaluate, log, plot, save and move the curriculum on; stop at the time budget."""
 
         def __init__(self):
             super().__init__()
-            self.t0 = time.time()
+            self.t0 = t_start
             self.next_eval = args.eval_every
             self.stage = 0
             self.rows = []
@@ -215,13 +237,109 @@ def main(argv=None):
                 self.model.save(out / "best.zip")
 
     cb = CurriculumEval()
-    t0 = time.time()
     model.learn(total_timesteps=args.total_steps, callback=cb)
-    minutes = (time.time() - t0) / 60
+    minutes = (time.time() - t_start) / 60
     print(f"trained {model.num_timesteps} steps in {minutes:.1f} min "
-          f"({model.num_timesteps / (minutes * 60):.0f} steps/s including evaluation); results in {out}")
+          f"({model.num_timesteps / (minutes * 60):.0f} steps/s including evaluation and any warm start); results in {out}")
     venv.close()
     return cb.rows
+
+
+def record_teacher_games(args, rule_options, games, seed):
+    """Play ``games`` games of the teacher (as the learner) against ``bc_opponent`` in the training env.
+
+    Returns observations (float16), masks, the teacher's actions and the discounted returns.
+    """
+    import numpy as np
+
+    from jiu_env.bots import make_bot
+    from jiu_env.single_agent import JiuVsBotEnv
+
+    env = JiuVsBotEnv(opponent=args.bc_opponent, learner="random", start=args.start,
+                      capture_reward=args.capture_reward, **rule_options)
+    teacher = make_bot(args.bc_teacher, seed=seed)
+    obs_l, mask_l, act_l, ret_l = [], [], [], []
+    for g in range(games):
+        obs, _ = env.reset(seed=seed + g)
+        teacher.restart(seed=seed + g)
+        rewards, done = [], False
+        while not done:
+            a = int(teacher.step(env.state))
+            obs_l.append(obs.astype(np.float16))
+            mask_l.append(env.action_masks())
+            act_l.append(a)
+            obs, r, term, trunc, _ = env.step(a)
+            rewards.append(r)
+            done = term or trunc
+        ret, g_ret = [], 0.0
+        for r in reversed(rewards):
+            g_ret = r + args.gamma * g_ret
+            ret.append(g_ret)
+        ret_l.extend(reversed(ret))
+    return np.array(obs_l), np.array(mask_l), np.array(act_l, np.int64), np.array(ret_l, np.float32)
+
+
+def behaviour_clone(model, args, rule_options, out):
+    """Record teacher games (in ``bc_workers`` processes) and fit the policy and value heads to them."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    import numpy as np
+    import torch
+
+    t0 = time.time()
+    w = max(1, args.bc_workers)
+    shares = [args.bc_games // w + (i < args.bc_games % w) for i in range(w)]
+    jobs = [(args, rule_options, n, args.seed * 1_000_003 + 100_000 * (i + 1)) for i, n in enumerate(shares) if n]
+    with ProcessPoolExecutor(len(jobs), mp_context=multiprocessing.get_context("spawn")) as ex:
+        parts = list(ex.map(record_teacher_games, *zip(*jobs)))
+    obs, masks, acts, rets = (np.concatenate(x) for x in zip(*parts))
+    t_record = time.time() - t0
+    n = len(acts)
+    rng = np.random.default_rng(args.seed)
+    perm = rng.permutation(n)
+    held, train = perm[: max(1, n // 20)], perm[max(1, n // 20):]  # 5% held out to report accuracy
+    policy = model.policy
+    opt = torch.optim.Adam(policy.parameters(), lr=args.bc_learning_rate)
+
+    def batch(idx):
+        return (torch.as_tensor(obs[idx], dtype=torch.float32), torch.as_tensor(acts[idx]), masks[idx],
+                torch.as_tensor(rets[idx]))
+
+    def accuracy():
+        policy.set_training_mode(False)
+        hit = 0
+        with torch.no_grad():
+            for i in range(0, len(held), 1024):
+                o, a, m, _ = batch(held[i:i + 1024])
+                probs = policy.get_distribution(o, action_masks=m).distribution.probs
+                hit += int((probs.argmax(1) == a).sum())
+        return hit / len(held)
+
+    print(f"behaviour cloning: {n} decisions of {args.bc_teacher} vs {args.bc_opponent} "
+          f"from {args.bc_games} games in {t_record:.0f} s", flush=True)
+    stats = {"teacher": args.bc_teacher, "opponent": args.bc_opponent, "games": args.bc_games, "decisions": n,
+             "record_seconds": round(t_record, 1), "epochs": []}
+    for epoch in range(args.bc_epochs):
+        policy.set_training_mode(True)
+        rng.shuffle(train)
+        losses = []
+        for i in range(0, len(train), args.bc_batch_size):
+            o, a, m, ret = batch(train[i:i + args.bc_batch_size])
+            values, log_prob, _ = policy.evaluate_actions(o, a, action_masks=m)
+            loss = -log_prob.mean() + args.vf_coef * torch.nn.functional.mse_loss(values.flatten(), ret)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), args.max_grad_norm)
+            opt.step()
+            losses.append(loss.item())
+        acc = accuracy()
+        stats["epochs"].append({"loss": round(float(np.mean(losses)), 4), "held_out_accuracy": round(acc, 4),
+                                "seconds": round(time.time() - t0, 1)})
+        print(f"  epoch {epoch + 1}: loss {np.mean(losses):.3f}, held-out accuracy {acc:.1%} "
+              f"({time.time() - t0:.0f} s)", flush=True)
+    (out / "bc.json").write_text(json.dumps(stats, indent=2))
+    return stats
 
 
 def write_csv(path, rows):

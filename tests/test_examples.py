@@ -6,6 +6,7 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 pytest.importorskip("torch")
@@ -48,6 +49,26 @@ def test_train_maskable_ppo_quick(quick_ppo):
     stages = json.loads((out / "curriculum.json").read_text())
     assert stages[0] == [0, "random"] and [s[1] for s in stages] == ["random", "greedy", "pattern"][:len(stages)]
     assert (out / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bc = json.loads((out / "bc.json").read_text())  # the quick run has a tiny behaviour-cloning warm start
+    assert bc["decisions"] > 0 and len(bc["epochs"]) == 1
+    assert 0.0 <= bc["epochs"][0]["held_out_accuracy"] <= 1.0
+    assert "behaviour cloning" in stdout
+
+
+def test_teacher_games_record_legal_teacher_decisions():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("train_maskable_ppo", EXAMPLES / "train_maskable_ppo.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    args = mod.parse_args(["--quick"])
+    rules = dict(rules=args.rules, board_size=args.board_size, max_battle_turns=args.max_battle_turns)
+    obs, masks, acts, rets = mod.record_teacher_games(args, rules, 2, seed=5)
+    n = len(acts)
+    assert n > 0 and obs.shape[0] == masks.shape[0] == rets.shape[0] == n
+    assert masks[np.arange(n), acts].all()  # every recorded action was legal where it was taken
+    again = mod.record_teacher_games(args, rules, 2, seed=5)
+    assert (again[2] == acts).all() and np.allclose(again[3], rets)  # seeded
 
 
 def test_self_play_quick(tmp_path):

@@ -485,6 +485,12 @@ def run_tournament(config, out_dir=None, workers=None, resume=True, progress=Non
     return result
 
 
+def _one_thread_per_worker():
+    """Workers already use every core between them: one BLAS / torch thread each (model players)."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+
+
 def _execute(todo, workers):
     """Yield result lines as games finish (in-process, or over a process pool)."""
     if workers is None:
@@ -495,7 +501,8 @@ def _execute(todo, workers):
             yield play_task(t)
         return
     # spawn: a fresh interpreter per worker is safe whatever threads numba or a bot started here
-    ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_one_thread_per_worker)
     clean = False
     try:
         pending = {}
