@@ -51,18 +51,10 @@ PAIRS = (("greedy", "random"), ("pattern", "random"), ("alphabeta", "random"), (
 # ------------------------------------------------------------------ positions
 # ---------------------------------------------------------------------- speed
 def _measure(spec, positions, key):
+    from jiu_env.benchmark import measure_search
     from jiu_env.bots import make_bot
 
-    bot = make_bot(spec, seed=0)
-    bot.step(positions[0])  # compile / load the numba code
-    total = wall = cpu = 0.0
-    for s in positions:
-        bot.restart(seed=0)
-        t0, c0 = time.perf_counter(), time.process_time()
-        bot.step(s)
-        wall += time.perf_counter() - t0
-        cpu += time.process_time() - c0
-        total += bot.last_info[key]
+    total, wall, cpu = measure_search(make_bot(spec, seed=0), positions, lambda info: info[key])
     return {"spec": spec, key: int(total), "wall_s": wall, "cpu_s": cpu,
             "per_wall_s": total / wall, "per_cpu_s": total / max(cpu, 1e-9)}
 

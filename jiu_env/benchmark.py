@@ -132,35 +132,35 @@ def _text_row(r):
 
 
 # ---------------------------------------------------------------- sections
-def bench_kernel(t, cfg):
+def kernel_games(seed=0):
+    """The one-core kernel loop: a function that plays two random full games (14x14, competitive) per call,
+    each with a new seed, and returns their decisions.  The kernel is compiled / loaded here."""
     from jiu_env import Rules, kernel as K
 
     template = Rules.make("competitive").new_state()
-    K.random_games(template, 1, 0)  # compile / load
-    seed = [0]
+    K.random_games(template, 1, 0)
+    last = [seed]
 
     def run():
-        seed[0] += 1
-        return K.random_games(template, 2, seed[0])
+        last[0] += 1
+        return K.random_games(template, 2, last[0])
 
-    rate = best_rate(run, cfg["time"], cfg["repeats"])
+    return run
+
+
+def bench_kernel(t, cfg):
+    rate = best_rate(kernel_games(), cfg["time"], cfg["repeats"])
     t.add("kernel", "kernel random games, 1 core", rate, "decisions/s",
           note="K.random_games, 14x14 competitive, full games from placement")
 
 
 _KERNEL_WORKER = r"""
-import json, sys, time
-from jiu_env import Rules, kernel as K
-template = Rules.make("competitive").new_state()
-K.random_games(template, 1, 0)
-seconds, seed = float(sys.argv[1]), int(sys.argv[2])
+import json, sys
+from jiu_env.benchmark import best_rate, kernel_games
+run = kernel_games(int(sys.argv[2]))
 print("ready", flush=True)
 sys.stdin.readline()
-n, t0 = 0, time.perf_counter()
-while time.perf_counter() - t0 < seconds:
-    seed += 1
-    n += K.random_games(template, 2, seed)
-print(json.dumps(n / (time.perf_counter() - t0)), flush=True)
+print(json.dumps(float(best_rate(run, float(sys.argv[1]), 1))), flush=True)
 """
 
 
@@ -468,6 +468,24 @@ def midgame_positions(count=3, turns=30, seed=7, board_size=14):
     return out
 
 
+def measure_search(bot, positions, units):
+    """Time one decision of ``bot`` on each position (after one untimed call that loads its numba code).
+
+    ``units(last_info)`` counts the work of a decision (nodes, simulations).
+    Returns (units in total, wall-clock seconds, CPU seconds).
+    """
+    bot.step(positions[0])
+    total = wall = cpu = 0.0
+    for s in positions:
+        bot.restart(seed=0)
+        t0, c0 = time.perf_counter(), time.process_time()
+        bot.step(s)
+        wall += time.perf_counter() - t0
+        cpu += time.process_time() - c0
+        total += units(getattr(bot, "last_info", {}) or {})
+    return total, wall, cpu
+
+
 def bench_search(t, cfg):
     from jiu_env.bots import make_bot
 
@@ -477,15 +495,7 @@ def bench_search(t, cfg):
     except (ImportError, ValueError) as e:
         t.skip("search", "alpha-beta search", f"alpha-beta bot not available ({e})")
     else:
-        bot.step(positions[0])  # compile / load
-        nodes = secs = cpu = 0.0
-        for s in positions:
-            bot.restart(seed=0)
-            t0, c0 = time.perf_counter(), time.process_time()
-            bot.step(s)
-            secs += time.perf_counter() - t0
-            cpu += time.process_time() - c0
-            nodes += bot.last_info.get("nodes", 0)
+        nodes, secs, cpu = measure_search(bot, positions, lambda info: info.get("nodes", 0))
         if nodes:
             t.add("search", "alpha-beta search", Rate(nodes / secs, nodes / max(cpu, 1e-9)), "nodes/s",
                   note=f"depth {cfg['ab_depth']} on {len(positions)} fixed mid-game positions, bot.last_info['nodes']")
@@ -496,16 +506,8 @@ def bench_search(t, cfg):
     except (ImportError, ValueError) as e:
         t.skip("search", "mcts search", f"MCTS bot not available ({type(e).__name__}: {e})")
         return
-    bot.step(positions[0])
-    sims = secs = cpu = 0.0
-    for s in positions:
-        bot.restart(seed=0)
-        t0, c0 = time.perf_counter(), time.process_time()
-        bot.step(s)
-        secs += time.perf_counter() - t0
-        cpu += time.process_time() - c0
-        info = getattr(bot, "last_info", {}) or {}
-        sims += info.get("sims", info.get("simulations", cfg["mcts_sims"]))
+    sims, secs, cpu = measure_search(bot, positions,
+                                     lambda info: info.get("sims", info.get("simulations", cfg["mcts_sims"])))
     t.add("search", "mcts search", Rate(sims / secs, sims / max(cpu, 1e-9)), "simulations/s",
           note=f"make_bot('mcts:sims={cfg['mcts_sims']}') (other parameters at their defaults) on {len(positions)} fixed mid-game positions")
 

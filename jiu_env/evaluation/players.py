@@ -197,6 +197,11 @@ def load_sb3_model(path):
     return model
 
 
+def _child_seed(seed, k):
+    """Seed ``k`` derived from a composite player's seed (None stays None: fresh entropy)."""
+    return None if seed is None else int(np.random.SeedSequence([seed, k]).generate_state(1)[0])
+
+
 class MixPlayer(Bot):
     """A handicapped player (``mix:P:SPEC``): SPEC's choice, but a uniformly random legal
     action instead with probability P at every decision.
@@ -221,7 +226,7 @@ class MixPlayer(Bot):
     def restart(self, seed=None):
         super().restart(seed)
         # the inner player gets its own stream, derived from this one's seed
-        self.inner.restart(None if self.seed is None else int(np.random.SeedSequence([self.seed, 1]).generate_state(1)[0]))
+        self.inner.restart(_child_seed(self.seed, 1))
 
     def version_key(self):
         return f"{player_version(self.inner)}+{_file_hash(__file__)}"
@@ -254,8 +259,7 @@ class PhasePlayer(Bot):
     def restart(self, seed=None):
         super().restart(seed)
         for i, inner in enumerate((self.placement, self.battle)):
-            inner.restart(None if self.seed is None
-                          else int(np.random.SeedSequence([self.seed, 2 + i]).generate_state(1)[0]))
+            inner.restart(_child_seed(self.seed, 2 + i))
 
     def version_key(self):
         return f"{player_version(self.placement)}+{player_version(self.battle)}+{_file_hash(__file__)}"
