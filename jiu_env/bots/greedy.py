@@ -346,9 +346,31 @@ def _pick_best(scores, ok, rng):
 
 
 @njit(cache=True)
+def block_tally(s, r0, c0, skip, c):
+    """(own, enemy, empty) among the points of the 2x2 block with top-left (r0, c0), point ``skip`` left out;
+    own = colour ``c``."""
+    n = s[H_N]
+    own = 0
+    enemy = 0
+    empty = 0
+    for i in range(2):
+        for j in range(2):
+            q = (r0 + i) * n + c0 + j
+            if q == skip:
+                continue
+            v = s[HDR + q]
+            if v == c:
+                own += 1
+            elif v == 3 - c:
+                enemy += 1
+            else:
+                empty += 1
+    return own, enemy, empty
+
+
+@njit(cache=True)
 def _place_score(s, p, c):
     n = s[H_N]
-    o = 3 - c
     r = p // n
     col = p % n
     sc = 0
@@ -358,21 +380,7 @@ def _place_score(s, p, c):
             c0 = col + dc
             if r0 < 0 or c0 < 0 or r0 >= n - 1 or c0 >= n - 1:
                 continue
-            own = 0
-            enemy = 0
-            empty = 0
-            for i in range(2):
-                for j in range(2):
-                    q = (r0 + i) * n + c0 + j
-                    if q == p:
-                        continue
-                    v = s[HDR + q]
-                    if v == c:
-                        own += 1
-                    elif v == o:
-                        enemy += 1
-                    else:
-                        empty += 1
+            own, enemy, empty = block_tally(s, r0, c0, p, c)
             if own == 3:
                 sc += 8
             elif enemy == 3:

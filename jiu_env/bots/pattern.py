@@ -56,7 +56,7 @@ from ..kernel import (EMPTY, H_COUNT, H_LAST_FROM, H_LAST_TO, H_N, H_P, H_PHASE,
                       H_TO_MOVE, H_WINNER, HDR, PH_OVER, PH_PLACEMENT, SUB_CAPTURE, legal_actions,
                       squares_at)
 from .base import Bot
-from .greedy import W_WIN, rand_below, rng_state, walk_next, walk_start
+from .greedy import W_WIN, block_tally, rand_below, rng_state, walk_next, walk_start
 
 DR = np.array([-1, 0, 1, 0], dtype=np.int64)
 DC = np.array([0, 1, 0, -1], dtype=np.int64)
@@ -248,7 +248,6 @@ def pattern_place(s, rng, last_own):
 def _block_counts(t, q, c, kind):
     """Blocks through q whose other three points are: kind 0 all ``3-c``; kind 1 two ``c`` and one empty."""
     n = t[H_N]
-    o = 3 - c
     r = q // n
     col = q % n
     k = 0
@@ -258,21 +257,7 @@ def _block_counts(t, q, c, kind):
             c0 = col + dc
             if r0 < 0 or c0 < 0 or r0 >= n - 1 or c0 >= n - 1:
                 continue
-            own = 0
-            en = 0
-            emp = 0
-            for i in range(2):
-                for j in range(2):
-                    p = (r0 + i) * n + c0 + j
-                    if p == q:
-                        continue
-                    v = t[HDR + p]
-                    if v == c:
-                        own += 1
-                    elif v == o:
-                        en += 1
-                    else:
-                        emp += 1
+            own, en, emp = block_tally(t, r0, c0, q, c)
             if kind == 0 and en == 3:
                 k += 1
             elif kind == 1 and own == 2 and emp == 1:
