@@ -67,7 +67,7 @@ from jiu_env.rules import Rules  # noqa: E402
 @dataclass
 class Args:
     # run
-    seed: int = 1
+    seed: int = 21
     minutes: float = 15.0  # wall-clock training budget (self-play + learning)
     iterations: int = 1_000_000  # stop earlier after this many iterations
     checkpoint: str = "runs/alphazero/jiu8.pt"  # written after every iteration
@@ -90,13 +90,17 @@ class Args:
     dirichlet_alpha: float = 0.3
     dirichlet_eps: float = 0.25
     temp_decisions: int = 30  # decisions played with temperature 1, then the most visited
+    league: str = "mcts:sims=100 pattern"  # bot specs (space-separated) that play one side of some self-play games
+    league_share: float = 0.5  # fraction of the games played against a league bot (when `league` is set)
     adjudicate_turns: int = 40  # phase "game": battle turns after which a self-play game is scored by stones
     adjudicate_margin: float = 4.0  # stone difference that counts as a full win
-    judge: str = "greedy"  # phase "placement": who fights the battle that scores a finished
-    # self-play placement: "greedy" (numba playouts) or a bot spec playing both sides
+    judge: str = "mcts:sims=100"  # phase "placement": who fights the battle that scores a finished
+    # self-play placement: a bot spec playing both sides (default: the battle engine of games) or "greedy"
+    # (numba playouts)
     judge_turns: int = 40  # battle turns of a judging playout
     judge_playouts: int = 1  # greedy playouts per battle leaf inside the search
-    judge_final_playouts: int = 8  # greedy playouts that score a finished placement (judge "greedy")
+    judge_final_playouts: int = 4  # battles that score a finished placement (their mean)
+    judge_final_turns: int = 1000  # battle turns of those battles (0: judge_turns; a large value: to the end)
     # learning
     lr: float = 2e-3
     weight_decay: float = 1e-4
@@ -104,6 +108,10 @@ class Args:
     replay_ratio: float = 4.0  # times each new sample is drawn for training, on average
     buffer_size: int = 60_000
     augment: bool = True  # random rules-preserving symmetry per sampled position
+    # matches during training: every `match_every` iterations `match_games` games against `opponent`
+    # (at `eval_sims` simulations, one fixed seed); the best-scoring network is kept as <checkpoint>.best.pt
+    match_every: int = 6  # 0: no matches
+    match_games: int = 40
     # evaluation
     evaluate: str = ""  # checkpoint to evaluate instead of training
     opponent: str = "mcts:sims=100"
@@ -118,6 +126,7 @@ class Args:
 
 QUICK = dict(minutes=1.0, iterations=1, board_size=6, channels=8, blocks=1, games=4, sims=4,
              temp_decisions=6, adjudicate_turns=6, judge="greedy", judge_turns=6, judge_final_playouts=2,
+             judge_final_turns=0, league="greedy", match_every=1, match_games=2,
              batch_size=32, buffer_size=2000,
              checkpoint="runs/alphazero/quick.pt", eval_games=1, eval_sims=4, eval_parallel=1,
              opponent="random", battle="greedy", eval_max_battle_turns=40)
@@ -194,14 +203,18 @@ def _finished(s, args):
     return terminal_value(s, args.adjudicate_turns, args.adjudicate_margin)[0]
 
 
-def bot_battle(s, spec, turns, margin, seed):
-    """White's score of a battle position after the bot ``spec`` plays both sides for ``turns`` turns."""
-    t = s.copy()
-    stop = int(t[K.H_TURNS]) + turns
-    bots = {K.WHITE: make_bot(spec, seed=2 * seed), K.BLACK: make_bot(spec, seed=2 * seed + 1)}
-    while t[K.H_PHASE] == K.PH_BATTLE and t[K.H_TURNS] < stop:
-        K.apply_action(t, int(bots[int(t[K.H_TO_MOVE])].step(t)))
-    return terminal_value(t, stop, margin)[1]
+def bot_battle(s, spec, turns, margin, seed, battles=1):
+    """White's mean score of ``battles`` battles from position ``s`` in which the bot ``spec``
+    plays both sides (seeded from ``seed``) for up to ``turns`` turns."""
+    total = 0.0
+    for b in range(battles):
+        t = s.copy()
+        stop = int(t[K.H_TURNS]) + turns
+        bots = {K.WHITE: make_bot(spec, seed=2 * (seed + b)), K.BLACK: make_bot(spec, seed=2 * (seed + b) + 1)}
+        while t[K.H_PHASE] == K.PH_BATTLE and t[K.H_TURNS] < stop:
+            K.apply_action(t, int(bots[int(t[K.H_TO_MOVE])].step(t)))
+        total += terminal_value(t, stop, margin)[1]
+    return total / battles
 
 
 def _outcome(s, args, seed):
@@ -209,9 +222,10 @@ def _outcome(s, args, seed):
     if args.phase == "placement":
         if s[K.H_PHASE] != K.PH_BATTLE:
             return terminal_value(s, 0, args.adjudicate_margin)[1]
+        turns = args.judge_final_turns or args.judge_turns
         if args.judge == "greedy":
-            return judge_battle(s, args.judge_turns, args.adjudicate_margin, args.judge_final_playouts)
-        return bot_battle(s, args.judge, args.judge_turns, args.adjudicate_margin, seed)
+            return judge_battle(s, turns, args.adjudicate_margin, args.judge_final_playouts)
+        return bot_battle(s, args.judge, turns, args.adjudicate_margin, seed, args.judge_final_playouts)
     return terminal_value(s, args.adjudicate_turns, args.adjudicate_margin)[1]
 
 
@@ -231,6 +245,12 @@ def self_play(search, rules, args, rng):
     records = [[] for _ in states]  # (obs, pi, mask, mover, placement)
     decisions = np.zeros(len(states), np.int64)
     buf = np.empty(na, np.int64)
+    # league games: a bot plays one side (colours alternate); only the network's decisions are learned
+    specs = args.league.split()
+    n_league = int(round(args.league_share * len(states))) if specs else 0
+    league = {i: (K.BLACK if i % 2 == 0 else K.WHITE, specs[(i // 2) % len(specs)],
+                  make_bot(specs[(i // 2) % len(specs)], seed=int(rng.integers(2 ** 31))))
+              for i in range(n_league)}
     while True:
         live = [i for i, s in enumerate(states) if not _finished(s, args)]
         if not live:
@@ -238,6 +258,9 @@ def self_play(search, rules, args, rng):
         to_search = []
         for i in live:
             s = states[i]
+            if i in league and s[K.H_TO_MOVE] == league[i][0]:
+                K.apply_action(s, int(league[i][2].step(s)))
+                continue
             k = K.legal_actions(s, buf)
             if k == 1:  # forced: no decision to learn
                 K.apply_action(s, int(buf[0]))
@@ -262,16 +285,23 @@ def self_play(search, rules, args, rng):
             decisions[i] += 1
     out = {"obs": [], "pi": [], "mask": [], "z": [], "placement": []}
     stats = {"white": 0, "black": 0, "draw": 0, "decisions": int(decisions.sum()), "mean_abs_z": 0.0}
-    for s, rec in zip(states, records):
+    vs = {}  # league bot -> [games, the network's summed score in 0..1]
+    for i, (s, rec) in enumerate(zip(states, records)):
         zw = _outcome(s, args, int(rng.integers(2 ** 31)))
         stats["white" if zw > 0 else "black" if zw < 0 else "draw"] += 1
         stats["mean_abs_z"] += abs(zw) / len(states)
+        if i in league:
+            row = vs.setdefault(league[i][1], [0, 0.0])
+            row[0] += 1
+            row[1] += (1.0 - (zw if league[i][0] == K.WHITE else -zw)) / 2
         for obs, pi, mask, mover, placement in rec:
             out["obs"].append(obs)
             out["pi"].append(pi)
             out["mask"].append(mask)
             out["z"].append(zw if mover == K.WHITE else -zw)
             out["placement"].append(placement)
+    for spec, (g, score) in vs.items():
+        stats[f"score_vs[{spec}]"] = round(score / g, 3)
     return out, stats
 
 
@@ -323,6 +353,7 @@ def train(args):
     t0 = time.time()
     games = samples = 0
     it = 0
+    best, best_path = -1.0, pathlib.Path(args.checkpoint).with_suffix(".best.pt")
     while it < args.iterations and time.time() - t0 < args.minutes * 60:
         it += 1
         ts = time.time()
@@ -336,16 +367,59 @@ def train(args):
         row = {"iteration": it, "minutes": round((time.time() - t0) / 60, 2), "games": games, "samples": samples,
                "play_s": round(t_play, 1), "train_steps": steps, "loss_policy": round(lp, 4),
                "loss_value": round(lv, 4), **{k: (round(v, 2) if isinstance(v, float) else v) for k, v in stats.items()}}
+        meta = {"phase": args.phase, "iterations": it, "games": games, "samples": samples, "minutes": row["minutes"],
+                "args": json.dumps(dataclasses.asdict(args))}
+        if args.match_every and it % args.match_every == 0:
+            # the training clock stops during the match: the budget counts learning time only
+            tm = time.time()
+            res = evaluate(net, args, args.match_games, args.opponent, args.eval_sims, seed=args.seed + 1000,
+                           verbose=False, phase=args.phase, options=search_options({"meta": meta}))
+            row["match"] = {"opponent": args.opponent, "sims": args.eval_sims, "wins": res["wins"],
+                            "losses": res["losses"], "draws": res["draws"], "score": round(res["score"], 3)}
+            if res["score"] > best:
+                best = res["score"]
+                save_checkpoint(best_path, net, rules, meta={**meta, "match": json.dumps(row["match"])})
+            t0 += time.time() - tm
         print(json.dumps(row), flush=True)
         log.write(json.dumps(row) + "\n")
         log.flush()
-        save_checkpoint(args.checkpoint, net, rules, meta={
-            "phase": args.phase, "iterations": it, "games": games, "samples": samples, "minutes": row["minutes"],
-            "args": json.dumps(dataclasses.asdict(args))})
+        save_checkpoint(args.checkpoint, net, rules, meta=meta)
     log.close()
     print(f"trained {it} iterations, {games} games, {samples} samples in {(time.time() - t0) / 60:.1f} min; "
-          f"checkpoint {args.checkpoint}")
+          f"checkpoint {args.checkpoint}" + (f", best match score {best:.3f}: {best_path}" if best >= 0 else ""))
+    plot_curve(log_path)
     return net
+
+
+def plot_curve(log_path):
+    """PNG beside the log: match score against the opponent, and the self-play league scores, over training time."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    rows = [json.loads(line) for line in pathlib.Path(log_path).read_text().splitlines() if line.strip()]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    m = [r for r in rows if "match" in r]
+    if m:
+        ax.plot([r["minutes"] for r in m], [r["match"]["score"] for r in m], "o-",
+                label=f"match vs {m[0]['match']['opponent']} ({m[0]['match']['sims']} sims, "
+                      f"{sum(m[0]['match'][k] for k in ('wins', 'losses', 'draws'))} games)")
+    for key in sorted({k for r in rows for k in r if k.startswith("score_vs[")}):
+        ax.plot([r["minutes"] for r in rows if key in r], [r[key] for r in rows if key in r], lw=0.8, alpha=0.6,
+                label=f"self-play league, {key.replace('score_vs', 'vs')} (exploring)")
+    ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("training minutes")
+    ax.set_ylabel("score")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title(pathlib.Path(log_path).name.replace(".log.jsonl", ""))
+    out = pathlib.Path(log_path).with_name(pathlib.Path(log_path).name.replace(".log.jsonl", ".curve.png"))
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
 
 
 # ------------------------------------------------------------------ evaluation

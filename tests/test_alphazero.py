@@ -1,6 +1,7 @@
 """The AlphaZero-style agent: PUCT search, network layout, checkpoints, bot, training example."""
 
 import importlib.util
+import json
 import pathlib
 
 import numpy as np
@@ -329,7 +330,7 @@ def test_replay_augmentation_maps_policy_with_planes():
 
 def test_placement_self_play_records_only_placements():
     ex = _example()
-    args = ex.parse_args(["--quick", "--board-size", "5", "--games", "3"])
+    args = ex.parse_args(["--quick", "--board-size", "5", "--games", "3", "--league", ""])
     rules = Rules.make("competitive", board_size=5)
     net = build_net(channels=8, blocks=1)
     search = ex.make_search(make_evaluator(net), rules, args.games, args.sims, args)
@@ -337,6 +338,33 @@ def test_placement_self_play_records_only_placements():
     assert all(data["placement"]) and len(data["z"]) == 3 * 23  # 25 placements less the 2 forced ones
     assert stats["white"] + stats["black"] + stats["draw"] == 3
     assert all(-1 <= z <= 1 for z in data["z"])
+
+
+def test_league_games_record_only_the_network_side():
+    ex = _example()
+    args = ex.parse_args(["--quick", "--board-size", "5", "--games", "8", "--league", "greedy random",
+                          "--league-share", "0.5"])
+    rules = Rules.make("competitive", board_size=5)
+    net = build_net(channels=8, blocks=1)
+    search = ex.make_search(make_evaluator(net), rules, args.games, args.sims, args)
+    data, stats = ex.self_play(search, rules, args, np.random.default_rng(0))
+    # games 0-3 against a bot, two per bot (the network White in even games, Black in odd ones), 4-7 self-play.
+    # On 5x5 White places 12 stones after the forced centre one, Black 11 after its forced one.
+    assert len(data["z"]) == 2 * (12 + 11) + 4 * 23
+    assert set(stats) >= {"score_vs[greedy]", "score_vs[random]"}
+    assert all(0.0 <= stats[f"score_vs[{b}]"] <= 1.0 for b in ("greedy", "random"))
+    with pytest.raises(ValueError):
+        ex.self_play(search, rules, ex.parse_args(["--quick", "--league", "nosuchbot"]), np.random.default_rng(0))
+
+
+def test_bot_battle_judge_averages_battles():
+    ex = _example()
+    rules = Rules.make("competitive", board_size=6)
+    s = rules.new_state()
+    K.random_placement(s, 4)
+    one = [ex.bot_battle(s, "random", 1000, 4.0, seed=9 + b) for b in range(3)]
+    assert all(v in (-1.0, 0.0, 1.0) for v in one)  # played to the end: win, loss or draw
+    assert ex.bot_battle(s, "random", 1000, 4.0, seed=9, battles=3) == pytest.approx(sum(one) / 3)
 
 
 def test_bot_battle_judge():
@@ -364,5 +392,13 @@ def test_quick_run(tmp_path):
     net, data = load_checkpoint(ckpt)
     assert data["meta"]["iterations"] == 1 and data["rules"]["board_size"] == 6
     assert data["meta"]["phase"] == "placement"
-    assert ckpt.with_suffix(".log.jsonl").read_text().count("\n") == 1
+    log = ckpt.with_suffix(".log.jsonl").read_text().splitlines()
+    assert len(log) == 1
+    row = json.loads(log[0])
+    assert row["match"]["wins"] + row["match"]["losses"] + row["match"]["draws"] == 2  # the in-training match
+    assert "score_vs[greedy]" in row  # the quick run plays league games against greedy
+    _, best = load_checkpoint(ckpt.with_suffix(".best.pt"))
+    assert json.loads(best["meta"]["match"]) == row["match"]
+    pytest.importorskip("matplotlib")
+    assert (tmp_path / "q.curve.png").stat().st_size > 0
     assert res["wins"] + res["losses"] + res["draws"] == 1
