@@ -5,15 +5,21 @@ and a command-line flag (``--sims 48``, ``--no-augment``...).
 
 - what is learned (``--phase``): ``placement`` (default, the paper's
   two-stage design) or ``game``.  With ``placement`` a self-play game ends
-  when the board is full and is scored by ``judge_final_playouts`` battles
-  of ``judge_turns`` turns in which the greedy bot plays both sides (or one
-  battle fought by the bot spec ``judge``), each scored by the stone
-  difference ``clip((white - black) / adjudicate_margin, -1, 1)`` (or +-1 if
-  the game ends); inside the search every battle position is a leaf valued
-  by greedy playouts scored the same way (``judge_playouts``).  In games the battle is played by
-  another engine (``--battle``, MCTS by default).  With ``game`` the network
-  plays every decision, and a self-play battle that reaches
+  when the board is full and is scored by the mean of
+  ``judge_final_playouts`` battles in which the bot ``judge`` (default
+  ``mcts:sims=100``, the engine that fights the battle in games) plays both
+  sides for up to ``judge_final_turns`` turns (``--judge greedy``: fast
+  greedy playouts), each scored +-1 / 0 when the game ends, else by the stone
+  difference ``clip((white - black) / adjudicate_margin, -1, 1)``; inside
+  the search every battle position is a leaf valued by greedy playouts of
+  ``judge_turns`` turns (``judge_playouts``).  In games the battle is played
+  by another engine (``--battle``, MCTS by default).  With ``game`` the
+  network plays every decision, and a self-play battle that reaches
   ``adjudicate_turns`` completed turns is scored by the stone difference;
+- league games: in ``league_share`` of the games one side is played by a bot
+  of ``league`` (colours alternating) and only the network's decisions are
+  learned, so that White's results do not all become losses as pure
+  self-play drifts to Black winning every judged battle;
 - self-play: ``games`` games at once, every decision searched by PUCT
   (``c_puct = 3.5``) with Dirichlet noise at the root, sampled with
   temperature 1 for the first ``temp_decisions`` decisions, then the most
@@ -24,12 +30,15 @@ and a command-line flag (``--sims 48``, ``--no-augment``...).
   that keep the centre square's diagonal ends in placement), the policy target
   and the legal mask mapped with it; loss = MSE(value, z) + cross-entropy
   (visits, masked policy) + weight decay;
-- a small checkpoint after every iteration (``--checkpoint``).
+- a small checkpoint after every iteration (``--checkpoint``), and every
+  ``match_every`` iterations a match against ``opponent`` whose best
+  network is kept as ``<checkpoint>.best.pt`` (scores swing between
+  iterations), plotted in ``<checkpoint>.curve.png``.
 
 Use::
 
     python examples/alphazero.py --quick                       # smoke run, < 1 min
-    python examples/alphazero.py --minutes 20                  # train on 8x8 (default)
+    python examples/alphazero.py --minutes 40                  # train on 8x8 (default)
     python examples/alphazero.py --evaluate baselines/alphazero/jiu8.pt \\
         --opponent mcts:sims=100 --eval-games 20 --eval-sims 100
 

@@ -2,8 +2,8 @@
 
 The approach of paper 004 (Li Xiali et al., 2023).  A network is trained
 either on the placement phase only (the paper's two-stage design: the battle
-that follows a placement is judged by fast greedy playouts in training and
-played by another engine in games) or on the whole game, every decision
+that follows a placement is fought out by a bot in training and played by
+that engine in games; inside the search, by fast greedy playouts) or on the whole game, every decision
 included (placements, moves, chain jumps / STOP, fly drops, square captures).
 
 - **Network** (:func:`build_net`, PyTorch, imported lazily).  Input: the 21
