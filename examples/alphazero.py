@@ -254,12 +254,12 @@ def self_play(search, rules, args, rng):
     records = [[] for _ in states]  # (obs, pi, mask, mover, placement)
     decisions = np.zeros(len(states), np.int64)
     buf = np.empty(na, np.int64)
-    # league games: a bot plays one side (colours alternate); only the network's decisions are learned
+    # league games: a bot plays one side, the network White in even games; only its decisions are learned
     specs = args.league.split()
-    n_league = int(round(args.league_share * len(states))) if specs else 0
-    league = {i: (K.BLACK if i % 2 == 0 else K.WHITE, specs[(i // 2) % len(specs)],
-                  make_bot(specs[(i // 2) % len(specs)], seed=int(rng.integers(2 ** 31))))
-              for i in range(n_league)}
+    league = {}  # game -> (the network's colour, bot spec, bot)
+    for i in range(int(round(args.league_share * len(states))) if specs else 0):
+        spec = specs[(i // 2) % len(specs)]
+        league[i] = (K.WHITE if i % 2 == 0 else K.BLACK, spec, make_bot(spec, seed=int(rng.integers(2 ** 31))))
     while True:
         live = [i for i, s in enumerate(states) if not _finished(s, args)]
         if not live:
@@ -267,7 +267,7 @@ def self_play(search, rules, args, rng):
         to_search = []
         for i in live:
             s = states[i]
-            if i in league and s[K.H_TO_MOVE] == league[i][0]:
+            if i in league and s[K.H_TO_MOVE] != league[i][0]:
                 K.apply_action(s, int(league[i][2].step(s)))
                 continue
             k = K.legal_actions(s, buf)
@@ -302,7 +302,7 @@ def self_play(search, rules, args, rng):
         if i in league:
             row = vs.setdefault(league[i][1], [0, 0.0])
             row[0] += 1
-            row[1] += (1.0 - (zw if league[i][0] == K.WHITE else -zw)) / 2
+            row[1] += (1.0 + (zw if league[i][0] == K.WHITE else -zw)) / 2
         for obs, pi, mask, mover, placement in rec:
             out["obs"].append(obs)
             out["pi"].append(pi)
