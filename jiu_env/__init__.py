@@ -12,7 +12,8 @@ Quick use::
 """
 
 from . import kernel
-from .env import env, position_state, raw_env
+from .env import env, raw_env
+from .state import position_state
 from .notation import action_to_str, point_to_str, str_to_action, str_to_point
 from .observation import NUM_PLANES, PLANE_NAMES
 from .rules import PROFILES, Rules

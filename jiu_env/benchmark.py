@@ -290,11 +290,12 @@ def floor_env(board_size=14, planes=None, game_length=1000):
     from pettingzoo import AECEnv
     from pettingzoo.utils import wrappers
 
+    from jiu_env import kernel as K
     from jiu_env.observation import NUM_PLANES
 
     planes = NUM_PLANES if planes is None else planes
     n = board_size
-    na = 10 * n * n + 1
+    na = K.num_actions(n)
 
     class NoopEnv(AECEnv):
         metadata = {"name": "noop_v0", "render_modes": [], "is_parallelizable": False}

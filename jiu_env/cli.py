@@ -14,9 +14,10 @@ import numpy as np
 
 from . import kernel as K
 from .bots import _parse_value  # rules options use the bot-spec value syntax
-from .env import explain_illegal
+from .state import explain_illegal
 from .notation import action_to_str, str_to_action
-from .render import COLOUR_NAMES, render_ansi
+from .render import render_ansi
+from .vocab import COLOUR_NAMES, SUBPHASE_NAMES
 from .rules import Rules
 
 # ---------------------------------------------------------------- helpers
@@ -391,7 +392,7 @@ def cmd_play(args, inp=input):
         if over:
             prompt = "game over - undo, save FILE or quit> "
         else:
-            sub = "placement" if s[K.H_PHASE] == K.PH_PLACEMENT else ("move", "chain", "drop", "capture")[int(s[K.H_SUB])]
+            sub = "placement" if s[K.H_PHASE] == K.PH_PLACEMENT else SUBPHASE_NAMES[int(s[K.H_SUB])]
             hint_list = f"{len(legal)} legal moves" + (": " + " ".join(action_to_str(a, n) for a in legal)
                                                        if len(legal) <= 12 else ", 'moves' lists them")
             print(f"{hint_list}")

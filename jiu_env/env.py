@@ -12,11 +12,12 @@ from pettingzoo.utils import wrappers
 from . import kernel as K
 from .notation import action_to_str
 from .observation import NUM_PLANES, observe as _observe
-from .render import COLOUR_NAMES, PHASE_NAMES, SUB_NAMES, render_mode_frame
+from .render import render_mode_frame
+from .vocab import COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES, SUBPHASE_NAMES
 from .rules import Rules
+from .state import COLOUR, explain_illegal, position_state  # noqa: F401  (position_state is re-exported)
 
 AGENTS = ("white", "black")
-COLOUR = {"white": K.WHITE, "black": K.BLACK}
 RESET_OPTIONS = ("board", "to_move", "start")
 
 
@@ -145,7 +146,7 @@ class raw_env(AECEnv):
         """Battle sub-phase ``"move"``, ``"chain"``, ``"drop"``, ``"capture"``; ``None`` otherwise."""
         if self.state[K.H_PHASE] != K.PH_BATTLE:
             return None
-        return SUB_NAMES[int(self.state[K.H_SUB])]
+        return SUBPHASE_NAMES[int(self.state[K.H_SUB])]
 
     @property
     def pending_captures(self):
@@ -218,7 +219,7 @@ class raw_env(AECEnv):
         }
         if s[K.H_PHASE] == K.PH_OVER:
             info["winner"] = self.winner
-            info["end_reason"] = ("", "too_few_stones", "no_move", "repetition", "turn_limit")[int(s[K.H_END_REASON])]
+            info["end_reason"] = END_REASON_NAMES[int(s[K.H_END_REASON])]
         self.infos = {a: dict(info) for a in self.agents}
 
     def _check_action(self, action):
@@ -269,66 +270,3 @@ class raw_env(AECEnv):
 
     def __setstate__(self, d):
         self.__dict__.update(d)
-
-
-def position_state(rules, board, to_move="black"):
-    """A kernel state in the battle phase from an N x N position; ValueError names any problem."""
-    n = rules.board_size
-    if to_move not in COLOUR:
-        raise ValueError(f"to_move must be 'white' or 'black', not {to_move!r}")
-    try:
-        arr = np.asarray(board)
-    except Exception as e:  # ragged lists and the like
-        raise ValueError(f"board is not an array: {e}") from None
-    if arr.shape != (n, n):
-        raise ValueError(f"board must have shape ({n}, {n}) for board_size {n}, not {arr.shape}")
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise ValueError(f"board values must be integers 0 (empty), 1 (white), 2 (black); got dtype {arr.dtype}")
-    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
-        raise ValueError("board values must be whole numbers 0, 1 or 2")
-    flat = arr.astype(np.int64).ravel()
-    bad = np.flatnonzero((flat < 0) | (flat > 2))
-    if bad.size:
-        p = int(bad[0])
-        raise ValueError(f"board value {arr.ravel()[p]!r} at row {p // n}, col {p % n} is not 0, 1 or 2")
-    w = int(np.sum(flat == K.WHITE))
-    b = int(np.sum(flat == K.BLACK))
-    if w == 0 or b == 0:
-        raise ValueError(f"{'white' if w == 0 else 'black'} has no stones on the board")
-    if w + b == n * n:
-        raise ValueError("board has no empty point; the battle phase needs room to move")
-    ms = rules.min_stones
-    if ms and w < ms and b < ms:
-        raise ValueError(f"both sides have fewer than min_stones={ms} stones; the result would be undefined")
-    s = rules.new_state()
-    K.set_position(s, flat, COLOUR[to_move])
-    return s
-
-
-def explain_illegal(s, a):
-    """Why action ``a`` is illegal in state ``s`` (for error messages)."""
-    p_ = int(s[K.H_P])
-    ph = int(s[K.H_PHASE])
-    kind = "STOP" if a == 10 * p_ else ("POINT", "STEP", "STEP", "STEP", "STEP", "JUMP", "JUMP", "JUMP", "JUMP", "LIFT")[a // p_]
-    if ph == K.PH_OVER:
-        return "the game is over"
-    if ph == K.PH_PLACEMENT:
-        if kind != "POINT":
-            return f"only POINT actions (placements) are legal in the placement phase, not {kind}"
-        if s[K.HDR + a] != K.EMPTY:
-            return "that point is occupied"
-        return "the first two stones go on the diagonal ends of the centre square"
-    sub = SUB_NAMES[int(s[K.H_SUB])]
-    allowed = {"move": "STEP, JUMP or LIFT", "chain": "JUMP from the chaining stone or STOP",
-               "drop": "POINT on an empty point", "capture": "POINT on an enemy stone"}[sub]
-    if (sub in ("drop", "capture")) != (kind == "POINT"):
-        return f"in the {sub} sub-phase only {allowed} is legal, not {kind}"
-    if sub == "move" and kind == "STOP":
-        return "STOP only ends a jump chain"
-    if sub == "move" and kind == "LIFT" and not s[K.H_FLY_NOW]:
-        return "the side to move is not flying-eligible"
-    if sub == "chain" and kind == "STOP":
-        return "the chain may not stop here (chain_may_stop is off, or the single-jump ban needs a second jump)"
-    if kind == "JUMP" and s[K.H_BAN_NOW] and sub == "move":
-        return "no such jump, or the single-jump ban forbids a jump that takes only one stone"
-    return f"the {sub} sub-phase allows {allowed}, and this one does not fit the board"

@@ -16,61 +16,8 @@ the checked entry points are :func:`is_legal` and :func:`legal_actions`.
 import numpy as np
 from numba import njit
 
-# ---------------------------------------------------------------- constants
-EMPTY, WHITE, BLACK = 0, 1, 2
-DRAW = 3  # value of H_WINNER for a drawn game
-
-PH_PLACEMENT, PH_BATTLE, PH_OVER = 0, 1, 2
-SUB_MOVE, SUB_CHAIN, SUB_DROP, SUB_CAPTURE = 0, 1, 2, 3
-
-BAN_NONE, BAN_VS_FLYER, BAN_FLYER, BAN_BOTH = 0, 1, 2, 3
-
-MAX_N = 20
-MIN_N = 4
-MAX_P = MAX_N * MAX_N
-
-# Direction d: 0 up, 1 right, 2 down, 3 left.
-DR = np.array([-1, 0, 1, 0], dtype=np.int64)
-DC = np.array([0, 1, 0, -1], dtype=np.int64)
-
-# Header field offsets.
-H_N = 0  # board size N
-H_P = 1  # number of points P = N * N
-H_FLY = 2  # rules: fly_threshold (0 disables flying)
-H_BAN = 3  # rules: single_jump_ban (BAN_*)
-H_MIN = 4  # rules: min_stones (0 disables)
-H_CHAIN_STOP = 5  # rules: chain_may_stop (0/1)
-H_REP = 6  # rules: repetition_draw (0 disables)
-H_MAXT = 7  # rules: max_battle_turns (0 disables)
-H_CAP = 8  # capacity of the hash history ring
-H_PHASE = 9  # PH_*
-H_SUB = 10  # SUB_* (battle phase only)
-H_TO_MOVE = 11  # colour that must decide next
-H_PLACED = 12  # placements made so far
-H_COUNT = 13  # stone count of colour c is state[H_COUNT + c] (13 is unused)
-H_CHAIN = 16  # point of the chaining stone in SUB_CHAIN, else -1
-H_CHAIN_LEN = 17  # jumps made by the chaining stone this turn
-H_LIFT = 18  # point of the lifted stone in SUB_DROP, else -1
-H_PENDING = 19  # square captures still to choose in SUB_CAPTURE
-H_ORIGIN = 20  # point of the moving stone before this turn's move, else -1
-H_FLY_NOW = 21  # mover is flying-eligible this turn (0/1)
-H_BAN_NOW = 22  # single-jump ban applies to the mover this turn (0/1)
-H_TURNS = 23  # battle turns completed
-H_WINNER = 24  # 0 while undecided, WHITE, BLACK or DRAW
-H_TRUNC = 25  # 1 when stopped by max_battle_turns
-H_HASH = 26  # Zobrist hash of board + side to move
-H_HLEN = 27  # turn-start hashes pushed since the battle began
-H_HIRR = 28  # history index of the first turn start after the last capture
-H_CAPTURED = 29  # a stone was captured during the current turn (0/1)
-H_LAST_ACTION = 30  # last action applied, -1 if none
-H_DECISIONS = 31  # actions applied since the game started
-H_REP_COUNT = 32  # occurrences of the current turn-start position
-H_LAST_FROM = 33  # origin of the last completed move, -1 if none
-H_LAST_TO = 34  # final point of the last completed move, -1 if none
-H_END_REASON = 35  # END_* once the game is over
-HDR = 40
-
-END_NONE, END_FEW_STONES, END_NO_MOVE, END_REPETITION, END_TURN_LIMIT = 0, 1, 2, 3, 4
+from .vocab import *  # noqa: F401,F403  (the vocabulary: ``kernel.H_N`` etc. are part of the public API)
+from .vocab import DECISION_FIELDS, TURN_FIELD_MIX, TURN_FIELD_OFFSETS, TURN_FIELDS, PLACEMENT_MIX
 
 # Fixed Zobrist keys (deterministic so cached compiled code and hashes agree across runs).
 _rng = np.random.default_rng(0x4A495500)
@@ -78,14 +25,6 @@ ZOBRIST = _rng.integers(1, 2**63 - 1, size=(3, MAX_P), dtype=np.int64)
 ZOBRIST[0, :] = 0
 ZOBRIST_SIDE = int(_rng.integers(1, 2**63 - 1, dtype=np.int64))
 del _rng
-
-DEFAULT_HISTORY = 2048  # ring size when max_battle_turns is 0 (no exact bound exists)
-
-
-def num_actions(n):
-    """Size of the flat action space for an n x n board: 10 * n * n + 1."""
-    return 10 * n * n + 1
-
 
 # ----------------------------------------------------------------- creation
 @njit(cache=True)
@@ -151,11 +90,6 @@ def set_position(s, board, to_move):
 
 # ------------------------------------------------------------------ helpers
 @njit(cache=True, inline="always")
-def _count(s, colour):
-    return s[H_COUNT + colour]
-
-
-@njit(cache=True, inline="always")
 def _is_flying(s, colour):
     f = s[H_FLY]
     return f > 0 and s[H_COUNT + colour] <= f
@@ -212,17 +146,26 @@ def _has_jump_from(s, n, p, colour):
 
 @njit(cache=True)
 def _first_jump_ok(s, n, p, q, colour):
-    """Under the single-jump ban: does a second jump exist after jumping p -> q?"""
+    """Under the single-jump ban: does a second jump exist after jumping p -> q?
+
+    Reads the board as it would be after the jump (p empty, the jumped stone
+    gone, the stone on q) without writing into ``s``: states may be read-only.
+    A second jump from q cannot pass over the jumped point m (now empty) nor
+    land on p (that would pass over m), so it needs an enemy stone next to q
+    that is not m and an empty point behind it.
+    """
     m = p + (q - p) // 2
-    enemy = s[HDR + m]
-    s[HDR + p] = EMPTY
-    s[HDR + m] = EMPTY
-    s[HDR + q] = colour
-    ok = _has_jump_from(s, n, q, colour)
-    s[HDR + p] = colour
-    s[HDR + m] = enemy
-    s[HDR + q] = EMPTY
-    return ok
+    r = q // n
+    c = q % n
+    for d in range(4):
+        r2 = r + 2 * DR[d]
+        c2 = c + 2 * DC[d]
+        if r2 < 0 or r2 >= n or c2 < 0 or c2 >= n:
+            continue
+        mid = (r + DR[d]) * n + c + DC[d]
+        if mid != m and s[HDR + mid] == 3 - colour and s[HDR + r2 * n + c2] == EMPTY:
+            return True
+    return False
 
 
 @njit(cache=True)
@@ -444,26 +387,26 @@ def apply_action(s, a):
     sub = s[H_SUB]
     n = s[H_N]
     if sub == SUB_MOVE:
-        kind = a // p_
-        p = a % p_
-        if kind >= 1 and kind <= 4:  # STEP
-            q = _neighbour(n, p, kind - 1)
+        kind = action_kind(a, p_)
+        p = action_point(a, p_)
+        if kind < A_JUMP:  # STEP
+            q = _neighbour(n, p, kind - A_STEP)
             s[H_ORIGIN] = p
             _set_point(s, p, EMPTY)
             _set_point(s, q, c)
             _finish_move(s, q)
-        elif kind >= 5 and kind <= 8:  # JUMP
+        elif kind < A_LIFT:  # JUMP
             s[H_ORIGIN] = p
-            _do_jump(s, p, kind - 5)
+            _do_jump(s, p, kind - A_JUMP)
         else:  # LIFT
             s[H_ORIGIN] = p
             s[H_LIFT] = p
             s[H_SUB] = SUB_DROP
     elif sub == SUB_CHAIN:
-        if a == 10 * p_:  # STOP
+        if a == stop_action(p_):
             _finish_move(s, s[H_CHAIN])
         else:
-            _do_jump(s, a % p_, a // p_ - 5)
+            _do_jump(s, action_point(a, p_), action_kind(a, p_) - A_JUMP)
     elif sub == SUB_DROP:
         _set_point(s, s[H_LIFT], EMPTY)
         _set_point(s, a, c)
@@ -514,7 +457,7 @@ def _move_actions(s, out):
                 m = r1 * n + c1
                 v = s[HDR + m]
                 if v == c:
-                    out[k] = p_ + d * p_ + m
+                    out[k] = encode_step(m, d, p_)
                     k += 1
                 elif v == o:
                     r2 = r1 - DR[d]
@@ -523,7 +466,7 @@ def _move_actions(s, out):
                         continue
                     p = r2 * n + c2
                     if s[HDR + p] == c and (not ban or _first_jump_ok(s, n, p, e, c)):
-                        out[k] = 5 * p_ + d * p_ + p
+                        out[k] = encode_jump(p, d, p_)
                         k += 1
     else:
         for p in range(p_):
@@ -539,7 +482,7 @@ def _move_actions(s, out):
                 q = r1 * n + c1
                 v = s[HDR + q]
                 if v == EMPTY:
-                    out[k] = p_ + d * p_ + p
+                    out[k] = encode_step(p, d, p_)
                     k += 1
                 elif v == o:
                     r2 = r1 + DR[d]
@@ -548,12 +491,12 @@ def _move_actions(s, out):
                         continue
                     t = r2 * n + c2
                     if s[HDR + t] == EMPTY and (not ban or _first_jump_ok(s, n, p, t, c)):
-                        out[k] = 5 * p_ + d * p_ + p
+                        out[k] = encode_jump(p, d, p_)
                         k += 1
     if s[H_FLY_NOW] == 1:
         for p in range(p_):
             if s[HDR + p] == c:
-                out[k] = 9 * p_ + p
+                out[k] = encode_lift(p, p_)
                 k += 1
     return k
 
@@ -592,10 +535,10 @@ def legal_actions(s, out):
         p = s[H_CHAIN]
         for d in range(4):
             if _jump_target(s, n, p, d, c) >= 0:
-                out[k] = 5 * p_ + d * p_ + p
+                out[k] = encode_jump(p, d, p_)
                 k += 1
         if _stop_allowed(s):
-            out[k] = 10 * p_
+            out[k] = stop_action(p_)
             k += 1
         return k
     if sub == SUB_DROP:
@@ -626,7 +569,7 @@ def is_legal(s, a):
     """Is action ``a`` (any integer) legal in state ``s``?  Never modifies ``s``."""
     ph = s[H_PHASE]
     p_ = s[H_P]
-    if ph == PH_OVER or a < 0 or a > 10 * p_:
+    if ph == PH_OVER or a < 0 or a > stop_action(p_):
         return False
     n = s[H_N]
     c = s[H_TO_MOVE]
@@ -643,23 +586,23 @@ def is_legal(s, a):
     if sub == SUB_CAPTURE:
         return a < p_ and s[HDR + a] == 3 - c
     if sub == SUB_CHAIN:
-        if a == 10 * p_:
+        if a == stop_action(p_):
             return _stop_allowed(s)
-        kind = a // p_
-        p = a % p_
-        return kind >= 5 and kind <= 8 and p == s[H_CHAIN] and _jump_target(s, n, p, kind - 5, c) >= 0
+        kind = action_kind(a, p_)
+        p = action_point(a, p_)
+        return A_JUMP <= kind < A_LIFT and p == s[H_CHAIN] and _jump_target(s, n, p, kind - A_JUMP, c) >= 0
     # SUB_MOVE
-    if a == 10 * p_:
+    if a == stop_action(p_):
         return False
-    kind = a // p_
-    p = a % p_
-    if kind == 0 or s[HDR + p] != c:
+    kind = action_kind(a, p_)
+    p = action_point(a, p_)
+    if kind == A_POINT or s[HDR + p] != c:
         return False
-    if kind <= 4:
-        q = _neighbour(n, p, kind - 1)
+    if kind < A_JUMP:
+        q = _neighbour(n, p, kind - A_STEP)
         return q >= 0 and s[HDR + q] == EMPTY
-    if kind <= 8:
-        t = _jump_target(s, n, p, kind - 5, c)
+    if kind < A_LIFT:
+        t = _jump_target(s, n, p, kind - A_JUMP, c)
         if t < 0:
             return False
         return s[H_BAN_NOW] == 0 or _first_jump_ok(s, n, p, t, c)
@@ -670,7 +613,7 @@ def is_legal(s, a):
 def legal_mask(s, mask):
     """Fill ``mask`` (length 10P+1) with 1 for legal actions, 0 otherwise."""
     mask[:] = 0
-    buf = np.empty(10 * s[H_P] + 1, dtype=np.int64)
+    buf = np.empty(stop_action(s[H_P]) + 1, dtype=np.int64)
     k = legal_actions(s, buf)
     for i in range(k):
         mask[buf[i]] = 1
@@ -692,6 +635,41 @@ def returns(s):
     if w == BLACK:
         return -1.0, 1.0
     return 0.0, 0.0
+
+
+# ------------------------------------------------------- decision points
+@njit(cache=True)
+def decision_hash(s):
+    """A 64-bit key of the decision point: the Zobrist hash mixed with the decision key.
+
+    The Zobrist hash covers the board and the side to move; within a battle
+    turn the vocabulary's ``TURN_FIELDS`` (sub-phase, chaining / lifted stone,
+    pending captures, chain length, origin) are mixed in, and placement is
+    marked apart.  Never 0, so 0 can mark an empty table slot.
+    """
+    h = s[H_HASH]
+    if s[H_PHASE] == PH_BATTLE and s[H_SUB] != SUB_MOVE:
+        for i in range(len(TURN_FIELDS)):
+            h ^= (s[TURN_FIELDS[i]] + TURN_FIELD_OFFSETS[i]) * TURN_FIELD_MIX[i]
+    elif s[H_PHASE] == PH_PLACEMENT:
+        h ^= PLACEMENT_MIX
+    if h == 0:
+        h = 1
+    return h
+
+
+@njit(cache=True)
+def same_decision_point(a, b):
+    """Do states ``a`` and ``b`` present the same decision (board, side to move, decision key)?"""
+    if a[H_HASH] != b[H_HASH] or a[H_P] != b[H_P]:
+        return False
+    for f in DECISION_FIELDS:
+        if a[f] != b[f]:
+            return False
+    for i in range(HDR, HDR + a[H_P]):
+        if a[i] != b[i]:
+            return False
+    return True
 
 
 # ------------------------------------------------------------- random play
@@ -716,7 +694,7 @@ def seed_numba(seed):
 def random_games(template, n_games, seed):
     """Play ``n_games`` random full games from copies of ``template``; return total decisions."""
     np.random.seed(seed)
-    buf = np.empty(10 * template[H_P] + 1, dtype=np.int64)
+    buf = np.empty(stop_action(template[H_P]) + 1, dtype=np.int64)
     total = 0
     for _ in range(n_games):
         s = template.copy()
@@ -728,7 +706,7 @@ def random_games(template, n_games, seed):
 def random_placement(s, seed):
     """Fill the board with seeded random placements (legal for the first two stones)."""
     np.random.seed(seed)
-    buf = np.empty(10 * s[H_P] + 1, dtype=np.int64)
+    buf = np.empty(stop_action(s[H_P]) + 1, dtype=np.int64)
     while s[H_PHASE] == PH_PLACEMENT:
         m = legal_actions(s, buf)
         apply_action(s, buf[np.random.randint(m)])

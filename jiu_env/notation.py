@@ -23,14 +23,16 @@ integer of the action space still has a text that parses back to it.
 column); :func:`str_to_action` also accepts either case and surrounding spaces.
 """
 
+from .vocab import A_JUMP, A_LIFT, A_POINT, A_STEP, DC, DR, MAX_N, MIN_N, num_actions, stop_action
+
 ROWS = "abcdefghijklmnopqrst"
 COLS = "0123456789ABCDEFGHIJ"
-DIRS = ((-1, 0), (0, 1), (1, 0), (0, -1))  # up, right, down, left
+DIRS = tuple(zip(DR.tolist(), DC.tolist()))  # (row, column) offset of direction d: up, right, down, left
 
 
 def _check_size(board_size):
-    if isinstance(board_size, bool) or not isinstance(board_size, int) or not 4 <= board_size <= 20:
-        raise ValueError(f"board_size must be an int in 4..20, not {board_size!r}")
+    if isinstance(board_size, bool) or not isinstance(board_size, int) or not MIN_N <= board_size <= MAX_N:
+        raise ValueError(f"board_size must be an int in {MIN_N}..{MAX_N}, not {board_size!r}")
 
 
 def point_to_str(p, board_size):
@@ -65,18 +67,18 @@ def action_to_str(action, board_size):
         a = int(action)
     except (TypeError, ValueError):
         raise TypeError(f"action must be an int, not {type(action).__name__}") from None
-    if a != action or not 0 <= a <= 10 * p_:
-        raise ValueError(f"action {action!r} is out of range 0..{10 * p_} for a {n}x{n} board")
-    if a == 10 * p_:
+    if a != action or not 0 <= a < num_actions(n):
+        raise ValueError(f"action {action!r} is out of range 0..{stop_action(p_)} for a {n}x{n} board")
+    if a == stop_action(p_):
         return "stop"
     kind, p = divmod(a, p_)
     src = point_to_str(p, n)
-    if kind == 0:
+    if kind == A_POINT:
         return src
-    if kind == 9:
+    if kind == A_LIFT:
         return "^" + src
-    d = (kind - 1) % 4
-    dist = 1 if kind <= 4 else 2
+    d = (kind - A_STEP) % 4
+    dist = 1 if kind < A_JUMP else 2
     r = p // n + dist * DIRS[d][0]
     c = p % n + dist * DIRS[d][1]
     if not (0 <= r < n and 0 <= c < n):
@@ -96,15 +98,15 @@ def str_to_action(text, board_size):
     p_ = n * n
     t = text.strip()
     if t.lower() == "stop":
-        return 10 * p_
+        return stop_action(p_)
     if t.startswith("^"):
-        return 9 * p_ + str_to_point(t[1:], n)
+        return A_LIFT * p_ + str_to_point(t[1:], n)
     if t.lower().startswith(("step:", "jump:")):
         parts = t.split(":")
         if len(parts) != 3 or parts[2].lower() not in ("u", "r", "d", "l"):
             raise ValueError(f"{text!r}: expected 'step:<point>:<u|r|d|l>' or 'jump:<point>:<u|r|d|l>'")
         d = "urdl".index(parts[2].lower())
-        base = 1 if parts[0].lower() == "step" else 5
+        base = A_STEP if parts[0].lower() == "step" else A_JUMP
         return (base + d) * p_ + str_to_point(parts[1], n)
     if len(t) == 5 and t[2] in "-xX":
         a = str_to_point(t[:2], n)
@@ -114,7 +116,7 @@ def str_to_action(text, board_size):
         dc = b % n - a % n
         for d, (ur, uc) in enumerate(DIRS):
             if (dr, dc) == (dist * ur, dist * uc):
-                return ((1 if dist == 1 else 5) + d) * p_ + a
+                return ((A_STEP if dist == 1 else A_JUMP) + d) * p_ + a
         what = "a step must go to an orthogonal neighbour" if dist == 1 else "a jump must land two points away in a straight line"
         raise ValueError(f"{text!r}: {what}")
     if len(t) == 2:

@@ -40,13 +40,10 @@ from numba import njit
 
 from . import kernel as K
 
-PLANE_NAMES = (
-    "own", "enemy", "empty", "placement", "move", "chain", "drop", "capture",
-    "chaining_stone", "lifted_stone", "pending", "own_flying", "enemy_flying",
-    "jump_ban", "is_white", "to_move", "last_from", "last_to", "centre_ends",
-    "turn_progress", "repetition",
-)
-NUM_PLANES = len(PLANE_NAMES)
+from .vocab import (NUM_PLANES, PL_CENTRE_ENDS, PL_CHAINING_STONE, PL_EMPTY, PL_ENEMY, PL_ENEMY_FLYING,  # noqa: E402
+                    PL_IS_WHITE, PL_JUMP_BAN, PL_LAST_FROM, PL_LAST_TO, PL_LIFTED_STONE, PL_MOVE, PL_OWN,
+                    PL_OWN_FLYING, PL_PENDING, PL_PLACEMENT, PL_REPETITION, PL_TO_MOVE, PL_TURN_PROGRESS,
+                    PLANE_NAMES)
 
 
 @njit(cache=True)
@@ -61,54 +58,54 @@ def write_observation(s, me, out):
         c = p % n
         v = s[K.HDR + p]
         if v == me:
-            out[r, c, 0] = 1.0
+            out[r, c, PL_OWN] = 1.0
         elif v == enemy:
-            out[r, c, 1] = 1.0
+            out[r, c, PL_ENEMY] = 1.0
         else:
-            out[r, c, 2] = 1.0
+            out[r, c, PL_EMPTY] = 1.0
     ph = s[K.H_PHASE]
-    const = np.zeros(21, dtype=np.float32)
+    const = np.zeros(NUM_PLANES, dtype=np.float32)
     if ph == K.PH_PLACEMENT:
-        const[3] = 1.0
+        const[PL_PLACEMENT] = 1.0
     elif ph == K.PH_BATTLE:
-        const[4 + s[K.H_SUB]] = 1.0
-        const[10] = s[K.H_PENDING] / 4.0
-        const[13] = s[K.H_BAN_NOW]
+        const[PL_MOVE + s[K.H_SUB]] = 1.0
+        const[PL_PENDING] = s[K.H_PENDING] / 4.0
+        const[PL_JUMP_BAN] = s[K.H_BAN_NOW]
     mover = s[K.H_TO_MOVE]
     if ph == K.PH_BATTLE:
         fly = s[K.H_FLY]
         if mover == me:
-            const[11] = s[K.H_FLY_NOW]
-            const[12] = 1.0 if fly > 0 and s[K.H_COUNT + enemy] <= fly else 0.0
+            const[PL_OWN_FLYING] = s[K.H_FLY_NOW]
+            const[PL_ENEMY_FLYING] = 1.0 if fly > 0 and s[K.H_COUNT + enemy] <= fly else 0.0
         else:
-            const[11] = 1.0 if fly > 0 and s[K.H_COUNT + me] <= fly else 0.0
-            const[12] = s[K.H_FLY_NOW]
+            const[PL_OWN_FLYING] = 1.0 if fly > 0 and s[K.H_COUNT + me] <= fly else 0.0
+            const[PL_ENEMY_FLYING] = s[K.H_FLY_NOW]
         mt = s[K.H_MAXT]
         if mt > 0:
-            const[19] = s[K.H_TURNS] / mt
+            const[PL_TURN_PROGRESS] = s[K.H_TURNS] / mt
         rep = s[K.H_REP]
         if rep > 0:
-            const[20] = s[K.H_REP_COUNT] / rep
-    const[14] = 1.0 if me == K.WHITE else 0.0
-    const[15] = 1.0 if (mover == me and ph != K.PH_OVER) else 0.0
-    for i in range(21):
+            const[PL_REPETITION] = s[K.H_REP_COUNT] / rep
+    const[PL_IS_WHITE] = 1.0 if me == K.WHITE else 0.0
+    const[PL_TO_MOVE] = 1.0 if (mover == me and ph != K.PH_OVER) else 0.0
+    for i in range(NUM_PLANES):
         if const[i] != 0.0:
             out[:, :, i] = const[i]
     q = s[K.H_CHAIN]
     if q >= 0 and ph == K.PH_BATTLE:
-        out[q // n, q % n, 8] = 1.0
+        out[q // n, q % n, PL_CHAINING_STONE] = 1.0
     q = s[K.H_LIFT]
     if q >= 0 and ph == K.PH_BATTLE:
-        out[q // n, q % n, 9] = 1.0
+        out[q // n, q % n, PL_LIFTED_STONE] = 1.0
     q = s[K.H_LAST_FROM]
     if q >= 0:
-        out[q // n, q % n, 16] = 1.0
+        out[q // n, q % n, PL_LAST_FROM] = 1.0
     q = s[K.H_LAST_TO]
     if q >= 0:
-        out[q // n, q % n, 17] = 1.0
+        out[q // n, q % n, PL_LAST_TO] = 1.0
     a, b = K.diagonal_ends(n)
-    out[a // n, a % n, 18] = 1.0
-    out[b // n, b % n, 18] = 1.0
+    out[a // n, a % n, PL_CENTRE_ENDS] = 1.0
+    out[b // n, b % n, PL_CENTRE_ENDS] = 1.0
 
 
 @njit(cache=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import kernel as K
-from .env import explain_illegal, position_state
+from .state import explain_illegal, position_state
 from .notation import COLS, ROWS, action_to_str, str_to_action
 from .rules import Rules
 

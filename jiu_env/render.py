@@ -5,10 +5,7 @@ import numpy as np
 from . import kernel as K
 from .notation import COLS, ROWS, action_to_str
 
-PHASE_NAMES = ("placement", "battle", "over")
-SUB_NAMES = ("move", "chain", "drop", "capture")
-COLOUR_NAMES = {K.WHITE: "white", K.BLACK: "black"}
-END_NAMES = ("", "too few stones", "no legal move", "repetition", "turn limit")
+from .vocab import COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES, SUBPHASE_NAMES
 
 
 def status_lines(s):
@@ -20,14 +17,14 @@ def status_lines(s):
     if ph == K.PH_PLACEMENT:
         lines.append(f"placement  {int(s[K.H_PLACED])}/{n * n} placed   to move: {COLOUR_NAMES[int(s[K.H_TO_MOVE])]}")
     elif ph == K.PH_BATTLE:
-        sub = SUB_NAMES[int(s[K.H_SUB])]
+        sub = SUBPHASE_NAMES[int(s[K.H_SUB])]
         extra = f"   pending captures: {int(s[K.H_PENDING])}" if s[K.H_SUB] == K.SUB_CAPTURE else ""
         fly = "   (flying)" if s[K.H_FLY_NOW] else ""
         lines.append(f"battle turn {int(s[K.H_TURNS]) + 1}   {sub}   to move: {COLOUR_NAMES[int(s[K.H_TO_MOVE])]}{fly}{extra}")
     else:
         win = int(s[K.H_WINNER])
-        reason = END_NAMES[int(s[K.H_END_REASON])]
-        if win in COLOUR_NAMES:
+        reason = END_REASON_NAMES[int(s[K.H_END_REASON])].replace("_", " ")
+        if win in (K.WHITE, K.BLACK):
             lines.append(f"game over: {COLOUR_NAMES[win]} wins ({reason}) after {int(s[K.H_TURNS])} battle turns")
         elif win == K.DRAW:
             lines.append(f"game over: draw ({reason}) after {int(s[K.H_TURNS])} battle turns")

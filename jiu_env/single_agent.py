@@ -19,14 +19,14 @@ import numpy as np
 from gymnasium import spaces
 
 from . import kernel as K
-from .env import explain_illegal, position_state
+from .state import explain_illegal, position_state
 from .notation import action_to_str
 from .observation import NUM_PLANES, write_observation
-from .render import COLOUR_NAMES, PHASE_NAMES, render_ansi, render_mode_frame
+from .render import render_ansi, render_mode_frame
+from .vocab import COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES
 from .rules import Rules
 
 COLOURS = {"white": K.WHITE, "black": K.BLACK}
-END_REASONS = ("", "too_few_stones", "no_move", "repetition", "turn_limit")
 RESET_OPTIONS = ("start", "board", "to_move", "learner")
 _SEED_MAX = 2**31 - 1
 
@@ -269,7 +269,7 @@ class JiuVsBotEnv(gymnasium.Env):
             self._done = True
             outcome = self._outcome()
             reward += outcome
-            info.update(winner=_winner_name(s), end_reason=END_REASONS[int(s[K.H_END_REASON])],
+            info.update(winner=_winner_name(s), end_reason=END_REASON_NAMES[int(s[K.H_END_REASON])],
                         outcome=outcome, is_success=outcome > 0, opponent=self.opponent_name)
         if self.render_mode == "human":
             self.render()

@@ -36,6 +36,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import kernel as K
+from .vocab import PL_CENTRE_ENDS
 
 NAMES = ("identity", "rot90", "rot180", "rot270", "flip_lr", "flip_ud", "transpose", "anti_transpose")
 NUM_SYMMETRIES = 8
@@ -55,9 +56,7 @@ _MATS = np.array([
     [[0, -1], [-1, 0]],  # anti_transpose: (r, c) -> (N-1-c, N-1-r)
 ], dtype=np.int64)
 
-# Header fields that hold a point (-1 when unset).
-POINT_FIELDS = (K.H_CHAIN, K.H_LIFT, K.H_ORIGIN, K.H_LAST_FROM, K.H_LAST_TO)
-CENTRE_ENDS_PLANE = 18  # index of the fixed "centre_ends" observation plane
+POINT_FIELDS = K.POINT_FIELDS  # header fields that hold a point (-1 when unset)
 
 
 def _check(g):
@@ -98,7 +97,8 @@ def _tables(n):
     dirs = np.stack([K.DR, K.DC])
     points = np.empty((NUM_SYMMETRIES, p_), np.int64)
     dmap = np.empty((NUM_SYMMETRIES, 4), np.int64)
-    actions = np.empty((NUM_SYMMETRIES, 10 * p_ + 1), np.int64)
+    na = K.num_actions(n)
+    actions = np.empty((NUM_SYMMETRIES, na), np.int64)
     for g in range(NUM_SYMMETRIES):
         r2, c2 = _MATS[g] @ rc
         points[g] = ((r2 + n - 1) // 2) * n + (c2 + n - 1) // 2
@@ -108,15 +108,15 @@ def _tables(n):
         a = actions[g]
         a[:p_] = points[g]  # POINT
         for d in range(4):
-            a[p_ + d * p_:p_ + (d + 1) * p_] = p_ + dmap[g, d] * p_ + points[g]  # STEP
-            a[5 * p_ + d * p_:5 * p_ + (d + 1) * p_] = 5 * p_ + dmap[g, d] * p_ + points[g]  # JUMP
-        a[9 * p_:10 * p_] = 9 * p_ + points[g]  # LIFT
-        a[10 * p_] = 10 * p_  # STOP
+            for kind in (K.A_STEP, K.A_JUMP):
+                a[(kind + d) * p_:(kind + d + 1) * p_] = (kind + dmap[g, d]) * p_ + points[g]
+        a[K.A_LIFT * p_:K.A_STOP * p_] = K.A_LIFT * p_ + points[g]
+        a[K.stop_action(p_)] = K.stop_action(p_)
     inv_points = np.empty_like(points)
     inv_actions = np.empty_like(actions)
     for g in range(NUM_SYMMETRIES):
         inv_points[g, points[g]] = idx
-        inv_actions[g, actions[g]] = np.arange(10 * p_ + 1)
+        inv_actions[g, actions[g]] = np.arange(na)
     for arr in (points, dmap, actions, inv_points, inv_actions):
         arr.setflags(write=False)
     return points, dmap, actions, inv_points, inv_actions
@@ -263,12 +263,12 @@ def transform_observation(obs, g, channels_last=True):
         flat = obs.reshape(*lead, n * n, c)
         out = flat[..., inv, :].reshape(obs.shape)
         if c == NUM_PLANES:
-            out[..., CENTRE_ENDS_PLANE] = obs[..., CENTRE_ENDS_PLANE]
+            out[..., PL_CENTRE_ENDS] = obs[..., PL_CENTRE_ENDS]
     else:
         flat = obs.reshape(*lead, c, n * n)
         out = flat[..., inv].reshape(obs.shape)
         if c == NUM_PLANES:
-            out[..., CENTRE_ENDS_PLANE, :, :] = obs[..., CENTRE_ENDS_PLANE, :, :]
+            out[..., PL_CENTRE_ENDS, :, :] = obs[..., PL_CENTRE_ENDS, :, :]
     return out
 
 

@@ -155,7 +155,7 @@ def test_make_unmake_across_the_end_of_placement():
     assert np.array_equal(s, before)
 
 
-def test_tt_key_separates_decision_points():
+def test_decision_hash_separates_decision_points():
     rules = Rules.make("competitive", board_size=6, fly_threshold=0)
     s = position_state(rules, board_from_text(DOUBLE_SQUARE), "white")
     step = next(int(x) for x in legal_actions(s) if E.action_gain(s, x) >= 400)  # the double square
@@ -167,9 +167,9 @@ def test_tt_key_separates_decision_points():
     K.apply_action(u, victim)
     v = t.copy()
     v[K.H_PENDING] = 1  # same board and side, one capture fewer to choose
-    assert AB.tt_key(t) != AB.tt_key(v)
-    assert AB.tt_key(t) != AB.tt_key(u)
-    assert AB.tt_key(t) != t[K.H_HASH]
+    assert K.decision_hash(t) != K.decision_hash(v)
+    assert K.decision_hash(t) != K.decision_hash(u)
+    assert K.decision_hash(t) != t[K.H_HASH]
 
 
 # ------------------------------------------------------------- evaluation

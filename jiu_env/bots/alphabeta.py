@@ -22,8 +22,8 @@ Time control
 Search features
     make/unmake on one state copy (header, touched points and the history slot
     are saved per ply); principal variation search; a transposition table keyed
-    on the kernel's Zobrist hash mixed with the sub-phase, chain point, chain
-    length, lifted stone, pending captures and turn origin, used for the best
+    on the kernel's :func:`~jiu_env.kernel.decision_hash` (the Zobrist hash
+    mixed with the vocabulary's decision key), used for the best
     move always and for cut-offs only at equal remaining depth; move ordering:
     table move, captures and square-forming moves, two killers per ply, history
     heuristic, seeded jitter at the root; a "process score" (Shen et al. 2021):
@@ -69,21 +69,6 @@ def _now():
     return t
 
 
-@njit(cache=True, inline="always")
-def tt_key(s):
-    """Transposition key: Zobrist hash of board + side, mixed with the decision point."""
-    h = s[K.H_HASH]
-    if s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] != K.SUB_MOVE:
-        h ^= (s[K.H_SUB] * 0x1F3D5B79A1C3E5F7) ^ ((s[K.H_CHAIN] + 2) * 0x2545F4914F6CDD1D)
-        h ^= ((s[K.H_LIFT] + 2) * 0x5851F42D4C957F2D) ^ ((s[K.H_PENDING] + 1) * 0x14057B7EF767814F)
-        h ^= ((s[K.H_CHAIN_LEN] + 1) * 0x9E3779B97F4A7C15) ^ ((s[K.H_ORIGIN] + 2) * 0x27BB2EE687B0B0FD)
-    elif s[K.H_PHASE] == K.PH_PLACEMENT:
-        h ^= 0x6A09E667F3BCC909
-    if h == 0:
-        h = 1
-    return h
-
-
 @njit(cache=True)
 def make_move(s, a, ply, u_hdr, u_pts, u_hist):
     """Apply legal action a to s, saving what it changes in row ``ply`` of the undo arrays."""
@@ -103,16 +88,16 @@ def make_move(s, a, ply, u_hdr, u_pts, u_hist):
         m = 3
     else:
         sub = s[K.H_SUB]
-        if sub == K.SUB_MOVE or (sub == K.SUB_CHAIN and a != 10 * p_):
-            kind = a // p_
-            p = a % p_
-            if kind >= 1 and kind <= 8:
-                d = (kind - 1) % 4
+        if sub == K.SUB_MOVE or (sub == K.SUB_CHAIN and a != K.stop_action(p_)):
+            kind = K.action_kind(a, p_)
+            p = K.action_point(a, p_)
+            if K.A_STEP <= kind < K.A_LIFT:
+                d = (kind - K.A_STEP) % 4
                 step = K.DR[d] * n + K.DC[d]
                 u_pts[ply, 0] = p
                 u_pts[ply, 1] = p + step
                 m = 2
-                if kind >= 5:
+                if kind >= K.A_JUMP:
                     u_pts[ply, 2] = p + 2 * step
                     m = 3
         elif sub == K.SUB_DROP:
@@ -232,7 +217,7 @@ def _search(s, depth, alpha, beta, ply, ctx):
     movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing = ctx
     if depth <= 0 or ply >= MAXPLY - 1:
         return evaluate(s)
-    key = tt_key(s)
+    key = K.decision_hash(s)
     idx = key & (tt.shape[0] - 1)
     ttmove = -1
     if tt[idx, 0] == key:
@@ -459,7 +444,7 @@ class AlphaBetaBot(Bot):
 
     def _context(self, p_):
         if self._ctx is None or self._ctx_points != p_:
-            na = 10 * p_ + 1
+            na = K.stop_action(p_) + 1
             t = 1 << self.tt_bits
             self._ctx = (
                 np.zeros((MAXPLY, na), np.int64),  # move lists

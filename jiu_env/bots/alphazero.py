@@ -259,7 +259,7 @@ class PUCT:
         self.adj_turns, self.adj_margin = int(adjudicate_turns), float(adjudicate_margin)
         self.judge_turns, self.judge_playouts = int(judge_turns), int(judge_playouts)
         g, m = int(num_trees), int(sims) + 2
-        e = m * p_ + 10 * p_ + 1  # the root can always be expanded
+        e = m * p_ + K.num_actions(n)  # the root can always be expanded
         self.num_trees = g
         self.nstate = np.zeros((g, m, int(state_size)), np.int64)
         self.nmover = np.zeros((g, m), np.int64)
@@ -282,7 +282,7 @@ class PUCT:
         self.leaf = np.zeros(g, np.int64)
         self.need = np.zeros(g, np.int8)
         self.obs = np.zeros((g, n, n, NUM_PLANES), np.float32)
-        self.buf = np.empty(10 * p_ + 1, np.int64)
+        self.buf = np.empty(K.num_actions(n), np.int64)
 
     def _round(self, active):
         _select(active, self.c_puct, self.fpu, self.adj_turns, self.adj_margin, self.judge_turns, self.judge_playouts,

@@ -60,6 +60,6 @@ class Bot:
 
 def legal_actions(state):
     """The legal actions of ``state`` in kernel order (an int64 array)."""
-    buf = np.empty(10 * int(state[K.H_P]) + 1, np.int64)
+    buf = np.empty(K.num_actions(int(state[K.H_N])), np.int64)
     k = K.legal_actions(state, buf)
     return buf[:k]

@@ -479,18 +479,18 @@ def action_gain(s, a):
     n = s[K.H_N]
     if sub == K.SUB_CAPTURE:
         return stone_importance(s, a)
-    if a == 10 * p_:
-        return 0  # STOP
-    kind = a // p_
+    if a == K.stop_action(p_):
+        return 0
+    kind = K.action_kind(a, p_)
     if sub == K.SUB_DROP:
         return 200 * squares_if_moved(s, s[K.H_LIFT], a, c) + placement_gain(s, a, c)
-    p = a % p_
-    if kind >= 5 and kind <= 8:
-        d = kind - 5
+    p = K.action_point(a, p_)
+    if K.is_jump_kind(kind):
+        d = kind - K.A_JUMP
         q = p + 2 * (DR[d] * n + DC[d])
         return 150 + 200 * far_squares(s, n, q, d, c)
-    if kind >= 1 and kind <= 4:
-        d = kind - 1
+    if K.is_step_kind(kind):
+        d = kind - K.A_STEP
         q = p + DR[d] * n + DC[d]
         return 200 * far_squares(s, n, q, d, c)
     return 40 - stone_importance(s, p)  # LIFT: the stone the mover misses least first

@@ -104,7 +104,7 @@ def walk_start(s):
     stack_a = np.empty(cap, np.int64)
     stack_d = np.empty(cap, np.int64)
     path = np.empty(maxd, np.int64)
-    buf = np.empty(10 * p_ + 1, np.int64)
+    buf = np.empty(K.stop_action(p_) + 1, np.int64)
     k = legal_actions(s, buf)
     for i in range(k):
         stack_a[i] = buf[k - 1 - i]
@@ -164,8 +164,8 @@ def has_jump_from(s, q, colour):
 def jump_threats(s, o, mark):
     """Number of distinct stones of ``3 - o`` that side ``o`` could take with a jump now.
 
-    Honours ``o``'s single-jump ban (a first jump must allow a second).  ``s``
-    is restored before returning; ``mark`` is scratch of length P.
+    Honours ``o``'s single-jump ban (a first jump must allow a second), with
+    the kernel's own test.  ``mark`` is scratch of length P.
     """
     n = s[H_N]
     p_ = s[H_P]
@@ -187,16 +187,8 @@ def jump_threats(s, o, mark):
             q = r2 * n + c2
             if s[HDR + m] != c or s[HDR + q] != EMPTY or mark[m] == 1:
                 continue
-            if ban:
-                s[HDR + p] = EMPTY
-                s[HDR + m] = EMPTY
-                s[HDR + q] = o
-                ok = has_jump_from(s, q, o)
-                s[HDR + p] = o
-                s[HDR + m] = c
-                s[HDR + q] = EMPTY
-                if not ok:
-                    continue
+            if ban and not K._first_jump_ok(s, n, p, q, o):
+                continue
             mark[m] = 1
             cnt += 1
     return cnt
@@ -399,7 +391,7 @@ def greedy_place(s, rng):
     """The greedy placement (see the module doc)."""
     p_ = s[H_P]
     c = s[H_TO_MOVE]
-    buf = np.empty(10 * p_ + 1, np.int64)
+    buf = np.empty(K.stop_action(p_) + 1, np.int64)
     k = legal_actions(s, buf)
     if s[H_PLACED] < 2:
         return buf[rand_below(rng, k)]

@@ -42,8 +42,7 @@ from .. import kernel as K
 from ..rules import Rules
 from . import Bot, make_bot
 
-WINNER_NAMES = {K.WHITE: "white", K.BLACK: "black", K.DRAW: "draw"}
-END_REASONS = ("", "too_few_stones", "no_move", "repetition", "turn_limit")
+from ..vocab import COLOUR_NAMES, END_REASON_NAMES, WINNER_NAMES
 
 
 def policy(bot, seed=None):
@@ -120,7 +119,7 @@ def play_game(rules, white, black, seed=None, start="placement", max_decisions=N
         a = players[side].step(s)
         spent[side] += time.perf_counter() - t0
         if not K.is_legal(s, int(a)):
-            name = WINNER_NAMES[side]
+            name = COLOUR_NAMES[side]
             raise ValueError(f"{players[side]!r} playing {name} chose the illegal action {a} at decision {decisions}")
         K.apply_action(s, int(a))
         decisions += 1
@@ -129,8 +128,8 @@ def play_game(rules, white, black, seed=None, start="placement", max_decisions=N
     w, _ = K.returns(s)
     return {
         "result": int(w),
-        "winner": None if stopped else WINNER_NAMES.get(int(s[K.H_WINNER])),
-        "reason": "max_decisions" if stopped else END_REASONS[int(s[K.H_END_REASON])],
+        "winner": None if stopped else (WINNER_NAMES[int(s[K.H_WINNER])] if s[K.H_WINNER] else None),
+        "reason": "max_decisions" if stopped else END_REASON_NAMES[int(s[K.H_END_REASON])],
         "battle_turns": int(s[K.H_TURNS]),
         "decisions": decisions,
         "actions": actions,

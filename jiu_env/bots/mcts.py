@@ -136,7 +136,7 @@ def rollout_action(s, buf, k):
     if s[K.H_PHASE] == K.PH_PLACEMENT or sub == K.SUB_CAPTURE:
         return buf[np.random.randint(k)]
     if sub == K.SUB_CHAIN:
-        if buf[k - 1] == 10 * p_ and k > 1:
+        if buf[k - 1] == K.stop_action(p_) and k > 1:
             if np.random.random() >= CONTINUE_CHAIN:
                 return buf[k - 1]
             return buf[np.random.randint(k - 1)]
@@ -162,12 +162,12 @@ def rollout_action(s, buf, k):
                                 skip |= 1 << b
                 good = _forms_square(s, n, a, c, skip)
             else:
-                kind = a // p_
-                if kind >= 5 and kind <= 8:
+                kind = K.action_kind(a, p_)
+                if K.is_jump_kind(kind):
                     good = True
-                elif kind >= 1 and kind <= 4:
-                    d = kind - 1
-                    q = a % p_ + K.DR[d] * n + K.DC[d]
+                elif K.is_step_kind(kind):
+                    d = kind - K.A_STEP
+                    q = K.action_point(a, p_) + K.DR[d] * n + K.DC[d]
                     good = _forms_square(s, n, q, c, SIDE_MASK[(d + 2) % 4])
             if good:
                 m += 1
@@ -255,7 +255,7 @@ def run_mcts(root_state, tree, meta, sims, deadline, c_uct, cap, widen, place_ro
     np.random.seed(seed)
     parent, first, nchild, action, visits, wsum, mover = tree
     n = root_state[K.H_N]
-    na = 10 * root_state[K.H_P] + 1
+    na = K.num_actions(root_state[K.H_N])
     buf = np.empty(na, np.int64)
     keys = np.empty(na, np.float64)
     done = 0
@@ -306,21 +306,6 @@ def best_child(tree):
 
 
 @njit(cache=True)
-def _same_position(a, b):
-    if a[K.H_HASH] != b[K.H_HASH]:
-        return False
-    for f in (K.H_PHASE, K.H_SUB, K.H_TO_MOVE, K.H_CHAIN, K.H_CHAIN_LEN, K.H_LIFT, K.H_PENDING,
-              K.H_ORIGIN, K.H_COUNT + 1, K.H_COUNT + 2, K.H_PLACED):
-        if a[f] != b[f]:
-            return False
-    p_ = a[K.H_P]
-    for i in range(HDR, HDR + p_):
-        if a[i] != b[i]:
-            return False
-    return True
-
-
-@njit(cache=True)
 def find_descendant(tree, root_state, target, steps):
     """Tree node reached from node 0 by ``steps`` decisions that gives ``target``, or -1.
 
@@ -329,7 +314,7 @@ def find_descendant(tree, root_state, target, steps):
     """
     parent, first, nchild, action, visits, wsum, mover = tree
     if steps == 0:
-        return 0 if _same_position(root_state, target) else -1
+        return 0 if K.same_decision_point(root_state, target) else -1
     stack_node = np.empty(steps + 1, np.int64)
     stack_next = np.empty(steps + 1, np.int64)
     states = np.empty((steps + 1, root_state.shape[0]), np.int64)
@@ -353,7 +338,7 @@ def find_descendant(tree, root_state, target, steps):
             continue
         K.apply_action(st, action[ch])
         if depth + 1 == steps:
-            if _same_position(st, target):
+            if K.same_decision_point(st, target):
                 return ch
             continue
         depth += 1

@@ -58,8 +58,7 @@ from ..kernel import (EMPTY, H_COUNT, H_LAST_FROM, H_LAST_TO, H_N, H_P, H_PHASE,
 from .base import Bot
 from .greedy import W_WIN, block_tally, rand_below, rng_state, walk_next, walk_start
 
-DR = np.array([-1, 0, 1, 0], dtype=np.int64)
-DC = np.array([0, 1, 0, -1], dtype=np.int64)
+from ..kernel import DC, DR, num_actions  # noqa: E402
 
 TRINITY, TRIANGLE, CONTRAST, TWAIN = 5, 4, 3, 5
 
@@ -205,7 +204,7 @@ def pattern_place(s, rng, last_own):
     p_ = s[H_P]
     c = s[H_TO_MOVE]
     if s[H_PLACED] < 2:
-        buf = np.empty(10 * p_ + 1, np.int64)
+        buf = np.empty(num_actions(n), np.int64)
         k = legal_actions(s, buf)
         return buf[rand_below(rng, k)]
     score = np.zeros(p_, np.int64)

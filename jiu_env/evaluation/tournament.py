@@ -34,6 +34,7 @@ from .. import kernel as K
 from ..bots import REGISTRY
 from ..records import GameRecord, result_of
 from ..rules import Rules
+from ..vocab import COLOUR_NAMES
 from .players import make_player, player_version
 
 GAMES_FILE = "games.jsonl"
@@ -308,7 +309,7 @@ def run_game(rules, white, black, seed=0, random_opening=0, players=None):
             except (TypeError, ValueError):
                 a = -1
             if not (0 <= a < rules.num_actions) or not K.is_legal(s, a):
-                forfeit = {"colour": "white" if c == K.WHITE else "black", "action": a}
+                forfeit = {"colour": COLOUR_NAMES[c], "action": a}
                 break
         K.apply_action(s, a)
         actions.append(a)

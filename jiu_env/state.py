@@ -1,0 +1,75 @@
+"""Positions and explanations on kernel states, for every shell (envs, records, the command line).
+
+These helpers take and return kernel states (:mod:`jiu_env.kernel`) and know
+nothing of PettingZoo or Gymnasium.
+"""
+
+import numpy as np
+
+from . import kernel as K
+from .vocab import ACTION_KIND_NAMES, COLOUR_NAMES, SUBPHASE_NAMES
+
+COLOUR = {"white": K.WHITE, "black": K.BLACK}
+
+
+def position_state(rules, board, to_move="black"):
+    """A kernel state in the battle phase from an N x N position; ValueError names any problem."""
+    n = rules.board_size
+    if to_move not in COLOUR:
+        raise ValueError(f"to_move must be 'white' or 'black', not {to_move!r}")
+    try:
+        arr = np.asarray(board)
+    except Exception as e:  # ragged lists and the like
+        raise ValueError(f"board is not an array: {e}") from None
+    if arr.shape != (n, n):
+        raise ValueError(f"board must have shape ({n}, {n}) for board_size {n}, not {arr.shape}")
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise ValueError(f"board values must be integers 0 (empty), 1 (white), 2 (black); got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+        raise ValueError("board values must be whole numbers 0, 1 or 2")
+    flat = arr.astype(np.int64).ravel()
+    bad = np.flatnonzero((flat < 0) | (flat > 2))
+    if bad.size:
+        p = int(bad[0])
+        raise ValueError(f"board value {arr.ravel()[p]!r} at row {p // n}, col {p % n} is not 0, 1 or 2")
+    w = int(np.sum(flat == K.WHITE))
+    b = int(np.sum(flat == K.BLACK))
+    if w == 0 or b == 0:
+        raise ValueError(f"{COLOUR_NAMES[K.WHITE if w == 0 else K.BLACK]} has no stones on the board")
+    if w + b == n * n:
+        raise ValueError("board has no empty point; the battle phase needs room to move")
+    ms = rules.min_stones
+    if ms and w < ms and b < ms:
+        raise ValueError(f"both sides have fewer than min_stones={ms} stones; the result would be undefined")
+    s = rules.new_state()
+    K.set_position(s, flat, COLOUR[to_move])
+    return s
+
+
+def explain_illegal(s, a):
+    """Why action ``a`` is illegal in state ``s`` (for error messages)."""
+    p_ = int(s[K.H_P])
+    ph = int(s[K.H_PHASE])
+    kind = ACTION_KIND_NAMES[K.action_kind(a, p_)]
+    if ph == K.PH_OVER:
+        return "the game is over"
+    if ph == K.PH_PLACEMENT:
+        if kind != "POINT":
+            return f"only POINT actions (placements) are legal in the placement phase, not {kind}"
+        if s[K.HDR + a] != K.EMPTY:
+            return "that point is occupied"
+        return "the first two stones go on the diagonal ends of the centre square"
+    sub = SUBPHASE_NAMES[int(s[K.H_SUB])]
+    allowed = {"move": "STEP, JUMP or LIFT", "chain": "JUMP from the chaining stone or STOP",
+               "drop": "POINT on an empty point", "capture": "POINT on an enemy stone"}[sub]
+    if (sub in ("drop", "capture")) != (kind == "POINT"):
+        return f"in the {sub} sub-phase only {allowed} is legal, not {kind}"
+    if sub == "move" and kind == "STOP":
+        return "STOP only ends a jump chain"
+    if sub == "move" and kind == "LIFT" and not s[K.H_FLY_NOW]:
+        return "the side to move is not flying-eligible"
+    if sub == "chain" and kind == "STOP":
+        return "the chain may not stop here (chain_may_stop is off, or the single-jump ban needs a second jump)"
+    if kind == "JUMP" and s[K.H_BAN_NOW] and sub == "move":
+        return "no such jump, or the single-jump ban forbids a jump that takes only one stone"
+    return f"the {sub} sub-phase allows {allowed}, and this one does not fit the board"
