@@ -6,6 +6,8 @@ turn is handed over once for every occurrence of ``i`` (see
 :func:`jiu_env.kernel.pass_turn`).
 """
 
+import numpy as np
+
 from .. import kernel as K
 from ..env import explain_illegal
 from ..notation import action_to_str
@@ -20,8 +22,9 @@ def can_pass(s):
 def check_action(s, i, a):
     """Raise RecordError unless ``a`` (action number ``i``) is an int in range and legal in ``s``."""
     n = int(s[K.H_N])
-    if isinstance(a, bool) or not isinstance(a, int) or not 0 <= a <= 10 * n * n:
+    if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)) or not 0 <= a <= 10 * n * n:
         raise RecordError(f"{a!r} is illegal: out of range (actions are 0..{10 * n * n})", action=i)
+    a = int(a)
     if not K.is_legal(s, a):
         raise RecordError(f"{action_to_str(a, n)} ({a}) is illegal: {explain_illegal(s, a)}", action=i)
 

@@ -12,7 +12,7 @@ import numpy as np
 from .. import kernel as K
 from ..env import explain_illegal, position_state
 from ..notation import COLS, ROWS, action_to_str
-from .errors import RecordError
+from .errors import Irregularity, RecordError
 from .game_record import COLOUR_NAMES, result_of, result_text
 
 
@@ -139,8 +139,6 @@ def play_battle(rd, state, items, actions, passes, fmt):
 
 def realise(rd, state, mv, entry_no, fmt):
     """``(passes, actions, notes)`` that play the entry ``mv`` from ``state`` (not modified)."""
-    from .errors import Irregularity
-
     notes = []
     s = state
     npass = 0
@@ -239,8 +237,6 @@ def _why_illegal(s, a, n):
 
 
 def _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok):
-    from .errors import Irregularity
-
     n = rd.n
     p_ = n * n
     s = state.copy()
