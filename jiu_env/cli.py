@@ -480,11 +480,13 @@ def cmd_play(args, inp=input):
 # ------------------------------------------------------------------ jiu replay
 def _replay_args(p):
     p.add_argument("file", metavar="FILE",
-                   help="a game record: .json, a games.jsonl of jiu eval (with --game), or competition notation")
-    p.add_argument("--game", metavar="ID", help="in a .jsonl file: the game id (e.g. 'random|greedy|3') or line number")
+                   help="a game record: .json, a games.jsonl of jiu eval (with --game), competition notation or a"
+                        " jiuchess CSV file (the format is detected from the content)")
+    p.add_argument("--game", metavar="ID", help="in a .jsonl file: the game id (e.g. 'random|greedy|3') or line number;"
+                                                " in a jiuchess CSV file: the game's line number (from 0)")
     p.add_argument("--all", action="store_true", help="print every position and exit (no prompts)")
     p.add_argument("--lenient", action="store_true",
-                   help="competition notation: rebuild irregular records instead of stopping at the first error")
+                   help="competition / jiuchess notation: go on past irregularities instead of stopping at the first error")
     _add_rules_args(p)
 
 
@@ -494,7 +496,7 @@ def cmd_replay(args, inp=input):
     try:
         rules = _rules_from_args(args)
         rec = load_record(args.file, game=args.game, strict=not args.lenient, rules=rules)
-        states = list(rec.states())
+        states = rec.positions()  # header and board only: small even with a huge turn limit
     except (RecordError, OSError, ValueError) as e:
         return _err(f"replay: {e}")
     n = rec.rules.board_size

@@ -710,3 +710,24 @@ def random_placement(s, seed):
     while s[H_PHASE] == PH_PLACEMENT:
         m = legal_actions(s, buf)
         apply_action(s, buf[np.random.randint(m)])
+
+
+@njit(cache=True)
+def pass_turn(s):
+    """Hand the turn to the other side without a move (irregular records only).
+
+    Used to replay real game records that are not a legal game: in the move
+    sub-phase the side to move gives up its turn (the battle-turn counter does
+    not advance, as nothing was played); in the capture sub-phase the turn ends
+    with the remaining square captures not made (the move was played, so the
+    turn counts).  The side to move flips (with the Zobrist side key) and the
+    turn-start bookkeeping and end checks of the new mover run as after any
+    turn.  Only valid in the battle phase, in SUB_MOVE or SUB_CAPTURE.
+    """
+    if s[H_SUB] == SUB_CAPTURE:
+        s[H_PENDING] = 0
+        _end_turn(s)
+    else:
+        s[H_TO_MOVE] = 3 - s[H_TO_MOVE]
+        s[H_HASH] ^= ZOBRIST_SIDE
+        _begin_turn(s)

@@ -1,0 +1,324 @@
+"""The competition notation of Jiu records (FlameChess / CCGC style): export and strict/lenient import.
+
+:func:`to_competition` writes it and :func:`from_competition` reads it back,
+strictly (the first irregularity raises :class:`RecordError` naming the
+entry) or leniently (irregularities are listed in :attr:`GameRecord.issues`
+and the game is rebuilt as far as the record allows).
+"""
+
+import numpy as np
+
+from .. import kernel as K
+from ..state import position_state
+from ..notation import COLS, ROWS
+from ..rules import Rules
+from .errors import Reader, RecordError
+from .game_record import GameRecord, norm_start, result_of, result_text
+from .replay import turn_entries
+from .textimport import Move, play_battle, play_placements, rebuild_position
+
+RESULT_WORDS = {
+    "white wins": "white", "black wins": "black", "draw": "draw", "undecided": None, "*": None,
+    "先手胜": "white", "后手胜": "black", "和棋": "draw", "平局": "draw",
+}
+
+
+def _pt_text(p, n, colour):
+    t = ROWS[p // n] + COLS[p % n]
+    return t.lower() if colour == K.WHITE else t.upper()
+
+
+def _parse_pt(tok, n):
+    """(point, colour) of a competition point token like ``g6`` (White) or ``G6`` (Black)."""
+    t = tok.strip()
+    if len(t) != 2:
+        raise ValueError(f"{tok!r} is not a point (a row letter and one column digit, e.g. 'g6')")
+    r_ch, c_ch = t[0], t[1]
+    r = ROWS.find(r_ch.lower())
+    c = COLS.find(c_ch.upper())
+    if not r_ch.isalpha() or r < 0 or r >= n:
+        raise ValueError(f"{tok!r}: row {r_ch!r} is not one of a..{ROWS[n - 1]}")
+    if c < 0 or c >= n:
+        raise ValueError(f"{tok!r}: column {c_ch!r} is not one of 0..{COLS[n - 1]}")
+    return r * n + c, (K.WHITE if r_ch.islower() else K.BLACK)
+
+
+def _header_field(text):
+    return str(text if text is not None else "").replace("[", "(").replace("]", ")").replace("\n", " ")
+
+
+def to_competition(record, event=None, date=None):
+    """The record in competition notation (see ``docs/records.md``).
+
+    Only games that start with the placement phase can be written.
+    """
+    if norm_start(record.start)["from"] != "placement":
+        raise ValueError("the competition notation needs a game that starts with the placement phase")
+    n = record.rules.board_size
+    placements, turns = turn_entries(record)
+    res = record.result if record.result is not None else result_of(record.replay())
+    if res.get("over"):
+        word = {"white": "white wins", "black": "black wins", "draw": "draw"}.get(res.get("winner"), "undecided")
+    else:
+        word = "*"
+    meta = record.meta or {}
+    players = record.players or {}
+    head = "".join(f"[{_header_field(x)}]" for x in (
+        "JIU", players.get("white"), players.get("black"), word,
+        date if date is not None else meta.get("date", ""),
+        event if event is not None else meta.get("event", ""),
+    ))
+    lines = [head]
+    lines.append("0," + ",".join(_pt_text(p, n, c) for p, c in placements) + ";")
+    if len(placements) == n * n:
+        # entries 1 and 2: the diagonal-end stones taken off when the board is full
+        for i, (p, c) in enumerate(placements[:2]):
+            lines.append(f"{i + 1},{_pt_text(p, n, c)};")
+        for i, t in enumerate(turns):
+            c = t["colour"]
+            path = "-".join(_pt_text(p, n, c) for p in t["path"])
+            caps = "".join("," + _pt_text(p, n, 3 - c) for p in t["jumped"] + t["victims"])
+            lines.append(f"{i + 3},{path}{caps};")
+    return "\n".join(lines)
+
+
+def _split_entries(text):
+    """(header fields or None, [(raw index text, fields)])."""
+    body = text.lstrip("\ufeff").strip()
+    header = None
+    if body.startswith("["):
+        end = body.find("\n")
+        line, body = (body, "") if end < 0 else (body[:end], body[end + 1:])
+        line = line.strip().rstrip(";").strip()
+        header = []
+        rest = line
+        while rest.startswith("["):
+            close = rest.find("]")
+            if close < 0:
+                raise RecordError("header line: a '[' field is not closed")
+            header.append(rest[1:close].strip())
+            rest = rest[close + 1:].strip()
+        if rest:
+            raise RecordError(f"header line: unexpected text {rest!r} after the bracketed fields")
+    entries = []
+    for raw in body.replace("\r", "").split(";"):
+        raw = "".join(raw.split())  # whitespace and line breaks carry no meaning
+        if not raw:
+            continue
+        fields_ = raw.split(",")
+        entries.append((fields_[0], fields_[1:]))
+    return header, entries
+
+
+def from_competition(text, rules="competitive", strict=True):
+    """A :class:`GameRecord` from competition notation.
+
+    ``strict``: any irregularity raises :class:`RecordError` naming the entry
+    (and the placement number inside entry 0), and so does a header result
+    that the replay does not reach (a truncated record).  Lenient
+    (``strict=False``): when the placement list is irregular the battle
+    position is rebuilt from it (``start`` becomes that position); an entry
+    played by the side not to move hands the turn over; square victims left
+    out of an entry leave the capture pending; the battle is replayed until an
+    entry cannot be played at all; every irregularity is listed in
+    ``record.issues``.
+    """
+    rules = Rules.make(rules)
+    n = rules.board_size
+    p_ = n * n
+    rd = Reader(rules, strict)
+    fmt = lambda p, c: _pt_text(p, n, c)  # noqa: E731
+    header, entries = _split_entries(text)
+    players = {"white": None, "black": None}
+    declared = None
+    word = ""
+    meta = {}
+    if header is not None:
+        if not header or header[0].upper() != "JIU":
+            rd.problem(f"header must start with [JIU], not [{header[0] if header else ''}]", 0)
+        vals = header[1:] + [""] * 5
+        players = {"white": vals[0] or None, "black": vals[1] or None}
+        word = vals[2].strip().lower() if vals[2] else ""
+        if word:
+            if word not in RESULT_WORDS:
+                rd.problem(f"unknown result {vals[2]!r} in the header (use white wins, black wins, draw, undecided or *)", 0)
+                word = ""
+            else:
+                declared = RESULT_WORDS[word]
+                meta["declared_result"] = vals[2]
+        if vals[3]:
+            meta["date"] = vals[3]
+        if vals[4]:
+            meta["event"] = vals[4]
+    if not entries:
+        raise RecordError("no entries: a record needs at least the placement entry '0,...;'")
+
+    # entries are numbered 0, 1, 2, ... in order
+    for k, (raw_idx, _) in enumerate(entries):
+        try:
+            v = int(raw_idx)
+        except ValueError:
+            v = None
+        if v != k:
+            rd.problem(f"entry number {raw_idx!r} where {k} was expected", k if v is None else v)
+
+    # ---- entry 0: placements ("0,;" and "0;" are a game with no placement yet)
+    _, ptoks = entries[0]
+    if ptoks == [""]:
+        ptoks = []
+    plist = []
+    for i, tok in enumerate(ptoks, start=1):
+        try:
+            plist.append(_parse_pt(tok, n))
+        except ValueError as e:
+            if strict:
+                raise RecordError(str(e), entry=0, item=i) from None
+            rd.note(f"{e}; skipped", 0, i)
+            plist.append(None)
+    state, actions, regular = play_placements(rd, plist, fmt)
+    battle = entries[1:]
+    if regular and len(actions) < p_ and battle:
+        rd.problem(f"the placement list has {len(actions)} stones but the {n}x{n} board needs {p_} before the battle", 0)
+        regular = False
+
+    start = {"from": "placement"}
+    removal_entries = 0
+    if battle:
+        # entries 1 and 2 take off the diagonal-end stones
+        for k in (1, 2):
+            if k - 1 < len(battle) and _is_removal(battle[k - 1][1]):
+                removal_entries += 1
+            else:
+                break
+        if removal_entries < 2:
+            rd.problem("entries 1 and 2 must be the removals of the two diagonal-end stones", removal_entries + 1)
+        if regular:
+            ends = set(K.diagonal_ends(n))
+            for k in range(removal_entries):
+                tok = [t for t in battle[k][1] if t][0]
+                try:
+                    p, c = _parse_pt(tok, n)
+                except ValueError as e:
+                    rd.problem(str(e), k + 1)
+                    continue
+                if p not in ends:
+                    rd.problem(f"{tok} is not a diagonal end of the centre square, or is removed twice", k + 1)
+                elif c != _owner_at_full(actions, p):
+                    rd.problem(f"{tok}: the stone on that point has the other colour", k + 1)
+                ends.discard(p)
+        else:
+            start = _rebuild(rd, plist, battle, removal_entries)
+            state = position_state(rules, np.asarray(start["board"]), start["to_move"])
+            actions = []
+    elif not regular:
+        start = _rebuild(rd, plist, [], 0)
+        state = position_state(rules, np.asarray(start["board"]), start["to_move"])
+        actions = []
+
+    # ---- battle entries
+    passes = []
+    items = [(k + 1, _entry_parser(rd, battle[k][1], k + 1)) for k in range(removal_entries, len(battle))]
+    complete = play_battle(rd, state, items, actions, passes, fmt)
+
+    rec = GameRecord(rules=rules, actions=actions, start=start, players=players, meta=meta, passes=passes)
+    final = rec.replay()
+    rec.result = result_of(final)
+    check_declared(rd, rec.result, word, declared, meta.get("declared_result"), len(entries) - 1, complete)
+    rec.issues = rd.issues
+    return rec
+
+
+def check_declared(rd, result, word, declared, text, entry, complete=True):
+    """The replay must reach the result the record declares (``*`` declares an unfinished game).
+
+    When a lenient replay stopped early (``complete`` False) only a finished
+    game with another result is reported: the stop is already an irregularity.
+    """
+    if not word:
+        return
+    if result["over"]:
+        got = result["winner"]
+        if got != declared:
+            rd.problem(f"the header says {text!r} but the replay ends in {result_text(result)}", entry)
+    elif word != "*" and complete:
+        rd.problem(f"the header says {text!r} but the replay does not reach the end of the game"
+                   f" ({result['battle_turns']} battle turns played, {result['decisions']} decisions):"
+                   " the record is incomplete", entry)
+
+
+def _entry_parser(rd, fields_, entry_no):
+    def parse():
+        return _parse_entry(rd, fields_, entry_no)
+    return parse
+
+
+def _parse_entry(rd, fields_, entry_no):
+    """A :class:`Move` from the fields of a battle entry."""
+    n = rd.n
+    toks = [t for t in fields_ if t]
+    if len(fields_) != len(toks):
+        rd.problem("empty field (two commas in a row)", entry_no)
+    if not toks:
+        raise RecordError("no path", entry=entry_no)
+    path = []
+    colour = None
+    for t in toks[0].split("-"):
+        try:
+            p, c = _parse_pt(t, n)
+        except ValueError as e:
+            raise RecordError(f"path {toks[0]!r}: {e}", entry=entry_no) from None
+        if colour is None:
+            colour = c
+        elif c != colour:
+            raise RecordError(f"path {toks[0]!r}: {t} is written as a {('', 'white', 'black')[c]} point but the path"
+                              f" starts with a {('', 'white', 'black')[colour]} one", entry=entry_no)
+        path.append(p)
+    caps = []
+    for t in toks[1:]:
+        try:
+            p, c = _parse_pt(t, n)
+        except ValueError as e:
+            raise RecordError(f"captured stone {t!r}: {e}", entry=entry_no) from None
+        if c != 3 - colour:
+            rd.problem(f"captured stone {t} should be written as a {('', 'white', 'black')[3 - colour]} point"
+                       f" ({_pt_text(p, n, 3 - colour)})", entry_no)
+        caps.append(p)
+    return Move(colour, path, caps, toks[0])
+
+
+def _is_removal(fields_):
+    toks = [t for t in fields_ if t]
+    return len(toks) == 1 and "-" not in toks[0]
+
+
+def _owner_at_full(actions, p):
+    """Colour of the stone placed on p (placements alternate, White first)."""
+    return K.WHITE if actions.index(p) % 2 == 0 else K.BLACK
+
+
+def _rebuild(rd, plist, battle, removal_entries):
+    """Lenient import: the battle position from the placement list and the removal entries."""
+    n = rd.n
+    removed = []
+    for k in range(removal_entries):
+        tok = [t for t in battle[k][1] if t][0]
+        try:
+            p, _ = _parse_pt(tok, n)
+        except ValueError as e:
+            rd.note(f"{e}; ignored", k + 1)
+            continue
+        removed.append(p)
+    if removal_entries < 2:
+        removed = None
+        rd.note("the diagonal-end stones are removed as the rules say", 1)
+    first_colour, first_entry = None, None
+    for k in range(removal_entries, len(battle)):
+        toks = [t for t in battle[k][1] if t]
+        if toks:
+            try:
+                _, first_colour = _parse_pt(toks[0].split("-")[0], n)
+                first_entry = k + 1
+            except ValueError:
+                pass
+            break
+    return rebuild_position(rd, plist, removed, first_colour, first_entry, lambda p, c: _pt_text(p, n, c))

@@ -1,0 +1,60 @@
+"""The one error type of record reading, and the irregularity list of lenient imports."""
+
+from dataclasses import dataclass
+
+
+class RecordError(ValueError):
+    """A record that cannot be read or replayed.
+
+    ``entry`` is the index of the offending entry of a text record (or
+    ``None``), ``item`` the position inside it (the placement number in entry 0,
+    counted from 1), ``action`` the index of the offending action of a JSON
+    record.
+    """
+
+    def __init__(self, message, entry=None, item=None, action=None):
+        where = []
+        if entry is not None:
+            where.append(f"entry {entry}")
+        if item is not None:
+            where.append(f"placement {item}")
+        if action is not None:
+            where.append(f"action {action}")
+        self.entry = entry
+        self.item = item
+        self.action = action
+        self.reason = message
+        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+
+
+@dataclass
+class Irregularity:
+    """One irregularity met by a lenient import."""
+
+    entry: int
+    message: str
+    item: int = None
+
+    def __str__(self):
+        where = f"entry {self.entry}" + (f", placement {self.item}" if self.item is not None else "")
+        return f"{where}: {self.message}"
+
+
+class Reader:
+    """State of one text-record import (strict or lenient): the rules and the irregularities met."""
+
+    def __init__(self, rules, strict):
+        self.rules = rules
+        self.n = rules.board_size
+        self.strict = strict
+        self.issues = []
+
+    def problem(self, msg, entry, item=None):
+        """Strict: raise RecordError; lenient: note the irregularity and go on."""
+        if self.strict:
+            raise RecordError(msg, entry=entry, item=item)
+        self.issues.append(Irregularity(entry, msg, item))
+
+    def note(self, msg, entry, item=None):
+        """An irregularity that a lenient import has already decided how to handle."""
+        self.issues.append(Irregularity(entry, msg, item))

@@ -1,0 +1,313 @@
+"""JSON game records (format ``jiu-record``): :class:`GameRecord`, results, start positions."""
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import kernel as K
+from ..state import position_state
+from ..notation import action_to_str, str_to_action
+from ..rules import Rules
+from .errors import RecordError
+from .replay import check_passes, play, walk
+
+FORMAT = "jiu-record"
+VERSION = 1
+
+from ..vocab import COLOUR_NAMES as _COLOURS, END_REASON_NAMES, WINNER_NAMES as _WINNERS
+
+# The names as records use them (records have no "none" entries: an unfinished game has winner None).
+WINNER_NAMES = {K.WHITE: _WINNERS[K.WHITE], K.BLACK: _WINNERS[K.BLACK], K.DRAW: _WINNERS[K.DRAW]}
+END_REASONS = ("",) + END_REASON_NAMES[1:]
+COLOUR_NAMES = {K.WHITE: _COLOURS[K.WHITE], K.BLACK: _COLOURS[K.BLACK]}
+RESULT_KEYS = ("over", "winner", "end_reason", "returns", "battle_turns", "decisions")
+
+
+# ------------------------------------------------------------------ results
+def result_of(state):
+    """The result fields of a kernel state (finished or not) as a JSON-able dict."""
+    over = bool(state[K.H_PHASE] == K.PH_OVER)
+    w, b = K.returns(state)
+    return {
+        "over": over,
+        "winner": WINNER_NAMES.get(int(state[K.H_WINNER])) if over else None,
+        "end_reason": END_REASONS[int(state[K.H_END_REASON])] or None if over else None,
+        "returns": [float(w), float(b)],
+        "battle_turns": int(state[K.H_TURNS]),
+        "decisions": int(state[K.H_DECISIONS]),
+    }
+
+
+def result_text(result):
+    """One line for a result dict: ``white wins (too_few_stones) after 212 battle turns``."""
+    if not result or not result.get("over"):
+        return "unfinished"
+    w = result.get("winner")
+    head = f"{w} wins" if w in ("white", "black") else ("draw" if w == "draw" else "undecided")
+    return f"{head} ({result.get('end_reason')}) after {result.get('battle_turns')} battle turns"
+
+
+def _same(key, stored, got):
+    if key == "returns":
+        return (isinstance(stored, (list, tuple)) and len(stored) == 2
+                and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in stored)
+                and all(math.isclose(float(x), y) for x, y in zip(stored, got)))
+    if key in ("battle_turns", "decisions"):
+        return isinstance(stored, int) and not isinstance(stored, bool) and stored == got
+    if key == "over":
+        return isinstance(stored, bool) and stored == got
+    return stored == got
+
+
+def compare_result(stored, got):
+    """Raise RecordError when a stored result dict disagrees with the replayed one."""
+    if stored is None:
+        return
+    if not isinstance(stored, dict):
+        raise RecordError(f"'result' must be an object or null, not {type(stored).__name__}")
+    for key in RESULT_KEYS:
+        if key in stored and not _same(key, stored[key], got[key]):
+            raise RecordError(f"stored result {key}={stored[key]!r} but the replay gives {got[key]!r}")
+
+
+# --------------------------------------------------------------- JSON record
+@dataclass
+class GameRecord:
+    """One game: rules, start, actions, players, seed, result and free-form metadata.
+
+    ``start`` is ``{"from": "placement"}`` for a new game or ``{"from":
+    "position", "board": NxN list, "to_move": "white"|"black"}`` for a game
+    started in the battle phase.  ``result`` is recomputed by :meth:`replay`;
+    ``issues`` lists the irregularities of a lenient import (not saved apart
+    from ``meta["irregularities"]``).  ``passes`` is empty for every legal
+    game; a lenient import of an irregular real record lists there the action
+    indices before which the turn is handed over (see ``docs/records.md``).
+    """
+
+    rules: Rules
+    actions: list = field(default_factory=list)
+    start: dict = field(default_factory=lambda: {"from": "placement"})
+    players: dict = field(default_factory=lambda: {"white": None, "black": None})
+    seed: object = None
+    result: dict = None
+    meta: dict = field(default_factory=dict)
+    issues: list = field(default_factory=list)
+    passes: list = field(default_factory=list)
+
+    # ------------------------------------------------------------ building
+    @classmethod
+    def from_actions(cls, rules, actions, start=None, players=None, seed=None, meta=None, passes=None):
+        """A record of ``actions`` played from ``start``; checks every action and fills ``result``."""
+        acts = list(actions)
+        rec = cls(
+            rules=Rules.make(rules),
+            actions=[int(a) for a in acts],
+            start=norm_start(start),
+            players=dict(players or {"white": None, "black": None}),
+            seed=seed,
+            meta=dict(meta or {}),
+            passes=check_passes(list(passes or []), len(acts)),
+        )
+        rec.result = result_of(rec.replay())
+        return rec
+
+    def initial_state(self):
+        """The kernel state the actions start from."""
+        start = norm_start(self.start)
+        if start["from"] == "placement":
+            return self.rules.new_state()
+        try:
+            return position_state(self.rules, np.asarray(start["board"]), start.get("to_move", "black"))
+        except ValueError as e:
+            raise RecordError(f"bad start position: {e}") from None
+
+    def states(self):
+        """Iterate over the states: the initial one, then the state after each action (full copies)."""
+        s = self.initial_state()
+        yield s.copy()
+        for _ in walk(s, self.actions, self.passes):
+            yield s.copy()
+
+    def positions(self):
+        """The header and board of every state (initial, then after each action), as a list.
+
+        Each item is ``state[:HDR + P]``: enough for rendering and for reading
+        every header field, without the repetition history ring (whose size
+        grows with ``max_battle_turns``), so a long record stays small in memory.
+        """
+        s = self.initial_state()
+        m = K.HDR + int(s[K.H_P])
+        out = [s[:m].copy()]
+        for _ in walk(s, self.actions, self.passes):
+            out.append(s[:m].copy())
+        return out
+
+    def replay(self, check_result=False):
+        """The final state after all actions; RecordError on an illegal action.
+
+        With ``check_result`` the stored ``result`` must agree with the replay.
+        """
+        s = play(self.initial_state(), self.actions, self.passes)
+        if check_result:
+            compare_result(self.result, result_of(s))
+        return s
+
+    def moves(self):
+        """The actions in the notation of :mod:`jiu_env.notation`."""
+        n = self.rules.board_size
+        return [action_to_str(a, n) for a in self.actions]
+
+    # ---------------------------------------------------------------- JSON
+    def to_dict(self, moves=True):
+        """The JSON-able dict of the documented format (``moves`` adds readable notation)."""
+        d = {
+            "format": FORMAT,
+            "version": VERSION,
+            "rules": self.rules.to_dict(),
+            "seed": self.seed,
+            "players": self.players,
+            "start": norm_start(self.start),
+            "actions": [int(a) for a in self.actions],
+        }
+        if self.passes:
+            d["passes"] = [int(p) for p in self.passes]
+        if moves:
+            d["moves"] = self.moves()
+        d["result"] = self.result if self.result is not None else result_of(self.replay())
+        meta = dict(self.meta)
+        if self.issues:
+            meta["irregularities"] = [str(i) for i in self.issues]
+        d["meta"] = meta
+        return d
+
+    @classmethod
+    def from_dict(cls, d, check=True):
+        """A record from its dict; with ``check`` it is replayed and its result compared."""
+        if not isinstance(d, dict):
+            raise RecordError(f"a record is a JSON object, not {type(d).__name__}")
+        if d.get("format") != FORMAT:
+            raise RecordError(f"not a {FORMAT} record (format field is {d.get('format')!r})")
+        v = d.get("version")
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= VERSION:
+            raise RecordError(f"record version {v!r} is not supported (this reader knows 1..{VERSION})")
+        if "rules" not in d or d["rules"] is None:
+            raise RecordError("the record has no 'rules' field (every rules option, as in Rules.to_dict())")
+        if not isinstance(d["rules"], dict):
+            raise RecordError(f"'rules' must be an object, not {type(d['rules']).__name__}")
+        try:
+            rules = Rules.make(dict(d["rules"]))
+        except (TypeError, ValueError) as e:
+            raise RecordError(f"bad rules in record: {e}") from None
+        n = rules.board_size
+        if "actions" in d:
+            acts = d["actions"]
+            if not isinstance(acts, list) or not all(isinstance(a, int) and not isinstance(a, bool) for a in acts):
+                raise RecordError("'actions' must be a list of integers")
+            for i, a in enumerate(acts):
+                if not 0 <= a <= 10 * n * n:
+                    raise RecordError(f"{a} is out of range (actions are 0..{10 * n * n} for a {n}x{n} board)", action=i)
+            if "moves" in d and d["moves"] is not None:
+                ms = d["moves"]
+                if not isinstance(ms, list) or len(ms) != len(acts) or any(
+                        not isinstance(m, str) or _parse_move(m, n) != a for m, a in zip(ms, acts)):
+                    raise RecordError("'moves' and 'actions' disagree")
+        elif "moves" in d:
+            if not isinstance(d["moves"], list):
+                raise RecordError("'moves' must be a list of strings")
+            acts = []
+            for i, m in enumerate(d["moves"]):
+                try:
+                    acts.append(str_to_action(m, n))
+                except (TypeError, ValueError, AttributeError) as e:
+                    raise RecordError(str(e), action=i) from None
+        else:
+            raise RecordError("record has neither 'actions' nor 'moves'")
+        for key in ("players", "meta"):
+            if d.get(key) is not None and not isinstance(d[key], dict):
+                raise RecordError(f"'{key}' must be an object, not {type(d[key]).__name__}")
+        if d.get("result") is not None and not isinstance(d["result"], dict):
+            raise RecordError(f"'result' must be an object or null, not {type(d['result']).__name__}")
+        rec = cls(
+            rules=rules,
+            actions=list(acts),
+            start=norm_start(d.get("start")),
+            players=dict(d.get("players") or {"white": None, "black": None}),
+            seed=d.get("seed"),
+            result=d.get("result"),
+            meta=dict(d.get("meta") or {}),
+            passes=check_passes(d.get("passes"), len(acts)),
+        )
+        if check:
+            final = rec.replay(check_result=True)
+            rec.result = result_of(final)
+        return rec
+
+    def to_json(self, moves=True, indent=None):
+        """The record as JSON text (see :meth:`to_dict`)."""
+        return json.dumps(self.to_dict(moves=moves), indent=indent, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text, check=True):
+        """A record from JSON text (see :meth:`from_dict`); a leading UTF-8 BOM is ignored."""
+        if isinstance(text, (bytes, bytearray)):
+            text = text.decode("utf-8")
+        try:
+            d = json.loads(text.lstrip("\ufeff"))
+        except (json.JSONDecodeError, RecursionError) as e:
+            raise RecordError(f"not valid JSON: {e}") from None
+        return cls.from_dict(d, check=check)
+
+    def save(self, path):
+        """Write the record: ``.txt`` / ``.jiu`` get the competition notation, ``.csv`` the
+        jiuchess CSV line, anything else JSON."""
+        path = os.fspath(path)
+        low = path.lower()
+        if low.endswith((".txt", ".jiu")):
+            from .competition import to_competition
+
+            text = to_competition(self)
+        elif low.endswith(".csv"):
+            from .jiuchess import to_jiuchess
+
+            text = to_jiuchess(self)
+        else:
+            text = self.to_json(indent=1)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+
+
+def _parse_move(m, n):
+    try:
+        return str_to_action(m, n)
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def norm_start(start):
+    """The canonical ``start`` dict; RecordError on anything else (board values must be 0, 1 or 2)."""
+    if start is None:
+        return {"from": "placement"}
+    if not isinstance(start, dict):
+        raise RecordError(f"'start' must be an object, not {type(start).__name__}")
+    kind = start.get("from", "position" if "board" in start else "placement")
+    if kind == "placement":
+        return {"from": "placement"}
+    if kind != "position" or "board" not in start:
+        raise RecordError("'start' must be {'from': 'placement'} or {'from': 'position', 'board': ..., 'to_move': ...}")
+    try:
+        arr = np.asarray(start["board"])
+    except Exception as e:  # ragged lists and the like
+        raise RecordError(f"start board is not an array: {e}") from None
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        if arr.dtype == object or not np.issubdtype(arr.dtype, np.floating) or not np.all(
+                np.isfinite(arr) & (arr == np.round(arr))):
+            raise RecordError("start board values must be the integers 0 (empty), 1 (white) or 2 (black)")
+    if arr.ndim != 2 or np.any((arr < 0) | (arr > 2)):
+        raise RecordError("start board must be an N x N list of 0 (empty), 1 (white) or 2 (black)")
+    to_move = start.get("to_move", "black")
+    if to_move not in ("white", "black"):
+        raise RecordError(f"start to_move must be 'white' or 'black', not {to_move!r}")
+    return {"from": "position", "board": arr.astype(int).tolist(), "to_move": to_move}

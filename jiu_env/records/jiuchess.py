@@ -1,0 +1,206 @@
+"""The CSV notation of the jiuchess human-game data set: export and strict/lenient import.
+
+One game per line::
+
+    Stage[1]:W(G,7);B(H,8);W(A,1);...;Stage[2]:B(F,5)-O(F,6);W(H,5)-O(H,7),TC:B(H,6);...
+
+* ``Stage[1]:`` lists the placements, ``W(L,r)`` for White (who places
+  first) and ``B(L,r)`` for Black, separated by ``;``.  ``L`` is the column
+  letter (``A`` is column 0 of this library), ``r`` the row number counted
+  from 1 (row 1 is row ``a``, row 0, of this library).  So ``W(G,7)`` is White
+  on ``g6`` and ``B(H,8)`` Black on ``h7``: the two diagonal ends of the centre
+  square, the first two placements of every game.
+* ``Stage[2]:`` lists the battle moves, separated by ``;``.  A move is the
+  mover's stone ``B(L,r)`` / ``W(L,r)`` followed by every landing point
+  ``-O(L,r)``; then ``,TC:`` and the stones removed by the jumps, then
+  ``,FC:`` and the stones removed by the squares the move forms, each written
+  in the victim's colour.  The diagonal-end stones are taken off without an
+  entry, and Black moves first.
+
+Entry 0 of an import is ``Stage[1]`` (``item`` is the placement number,
+counted from 1); entry ``k >= 1`` is the ``k``-th move of ``Stage[2]``.
+"""
+
+import re
+
+import numpy as np
+
+from .. import kernel as K
+from ..state import position_state
+from ..rules import Rules
+from .errors import Reader, RecordError
+from .game_record import GameRecord, norm_start, result_of
+from .replay import turn_entries
+from .textimport import Move, play_battle, play_placements, rebuild_position
+
+LETTERS = "ABCDEFGHIJKLMNOPQRST"
+_PT = r"[WB]\([A-Za-z],\d+\)"
+_PLACE = re.compile(r"([WB])\(([A-Za-z]),(\d+)\)")
+_MOVE = re.compile(rf"(?P<path>{_PT}(?:-O\([A-Za-z],\d+\))+)"
+                   rf"(?:,TC:(?P<tc>{_PT}(?:,{_PT})*))?(?:,FC:(?P<fc>{_PT}(?:,{_PT})*))?")
+_COORD = re.compile(r"([WBO])\(([A-Za-z]),(\d+)\)")
+COLOUR_LETTER = {K.WHITE: "W", K.BLACK: "B"}
+
+
+def point_text(p, n, colour=None):
+    """``W(G,7)`` style text of point ``p`` (``O(G,7)`` when ``colour`` is None)."""
+    prefix = "O" if colour is None else COLOUR_LETTER[colour]
+    return f"{prefix}({LETTERS[p % n]},{p // n + 1})"
+
+
+def _coord(letter, row, n):
+    """Point index of column letter / 1-based row; ValueError names the problem."""
+    c = LETTERS.find(letter.upper())
+    r = int(row)
+    if c < 0 or c >= n:
+        raise ValueError(f"column {letter!r} is not one of A..{LETTERS[n - 1]}")
+    if not 1 <= r <= n:
+        off = " (some records write it for a stone taken off the board)" if r == n + 1 else ""
+        raise ValueError(f"row {r} is not one of 1..{n}{off}")
+    return (r - 1) * n + c
+
+
+# ------------------------------------------------------------------- export
+def to_jiuchess(record):
+    """The record as one jiuchess CSV line (see the module docstring).
+
+    Only games that start with the placement phase can be written.
+    """
+    if norm_start(record.start)["from"] != "placement":
+        raise ValueError("the jiuchess notation needs a game that starts with the placement phase")
+    n = record.rules.board_size
+    placements, turns = turn_entries(record)
+    out = "Stage[1]:" + ";".join(point_text(p, n, c) for p, c in placements)
+    if len(placements) == n * n:
+        moves = []
+        for t in turns:
+            c = t["colour"]
+            text = point_text(t["path"][0], n, c) + "".join("-" + point_text(p, n) for p in t["path"][1:])
+            if t["jumped"]:
+                text += ",TC:" + ",".join(point_text(p, n, 3 - c) for p in t["jumped"])
+            if t["victims"]:
+                text += ",FC:" + ",".join(point_text(p, n, 3 - c) for p in t["victims"])
+            moves.append(text)
+        out += ";Stage[2]:" + ";".join(moves)
+    return out
+
+
+# ------------------------------------------------------------------- import
+def game_lines(text):
+    """The lines of ``text`` that hold a jiuchess game (contain ``Stage[1]``)."""
+    return [ln for ln in text.lstrip("\ufeff").splitlines() if "Stage[1]" in ln]
+
+
+def from_jiuchess(text, rules="competitive", strict=True, game=None):
+    """A :class:`GameRecord` from a jiuchess CSV line (or a file of them: ``game`` = 0-based line number).
+
+    Strict and lenient as :func:`~jiu_env.records.from_competition`: strict
+    raises :class:`RecordError` at the first irregularity, naming the entry
+    (0 is ``Stage[1]``, ``k`` the ``k``-th move of ``Stage[2]``); lenient
+    notes it in ``record.issues`` and goes on: an irregular placement list
+    rebuilds the battle position, a move by the side not to move hands the
+    turn over, square victims left out leave the capture pending, and the
+    replay stops only at a move that cannot be played at all.
+    """
+    rules = Rules.make(rules)
+    n = rules.board_size
+    rd = Reader(rules, strict)
+    fmt = lambda p, c: point_text(p, n, c)  # noqa: E731
+    lines = game_lines(text)
+    if not lines:
+        raise RecordError("not a jiuchess record: no 'Stage[1]:' found")
+    if game is None:
+        if len(lines) != 1:
+            raise RecordError(f"the text holds {len(lines)} games; choose one with game=<line number>")
+        game = 0
+    try:
+        line = lines[int(game)]
+    except (ValueError, IndexError):
+        raise RecordError(f"no game {game!r}: the text holds {len(lines)} games (0..{len(lines) - 1})") from None
+    line = "".join(line.split())
+    head, body = line.split("Stage[1]:", 1)
+    head = head.strip('",;')
+    body = body.strip('"')
+    meta = {"source_format": "jiuchess"}
+    if head:
+        meta["head"] = head
+    if "Stage[2]:" in body:
+        s1, s2 = body.split("Stage[2]:", 1)
+    else:
+        s1, s2 = body, None
+
+    # ---- Stage[1]: placements
+    plist = []
+    for i, tok in enumerate([t for t in s1.split(";") if t], start=1):
+        m = _PLACE.fullmatch(tok)
+        try:
+            if not m:
+                raise ValueError(f"{tok!r} is not a placement like W(G,7) or B(H,8)")
+            colour = K.WHITE if m.group(1) == "W" else K.BLACK
+            plist.append((_coord(m.group(2), m.group(3), n), colour))
+        except ValueError as e:
+            if strict:
+                raise RecordError(str(e), entry=0, item=i) from None
+            rd.note(f"{e}; skipped", 0, i)
+            plist.append(None)
+    state, actions, regular = play_placements(rd, plist, fmt)
+    moves = [t for t in (s2 or "").split(";") if t]
+    if regular and len(actions) < n * n and moves:
+        rd.problem(f"Stage[1] has {len(actions)} stones but the {n}x{n} board needs {n * n} before the battle", 0)
+        regular = False
+    start = {"from": "placement"}
+    if not regular:
+        first = None
+        if moves and moves[0][:1] in ("W", "B"):
+            first = K.WHITE if moves[0][0] == "W" else K.BLACK
+        start = rebuild_position(rd, plist, None, first, 1, fmt)
+        state = position_state(rules, np.asarray(start["board"]), start["to_move"])
+        actions = []
+
+    # ---- Stage[2]: battle moves
+    passes = []
+    items = [(k, _move_parser(rd, tok, k)) for k, tok in enumerate(moves, start=1)]
+    play_battle(rd, state, items, actions, passes, fmt)
+    rec = GameRecord(rules=rules, actions=actions, start=start, meta=meta, passes=passes)
+    rec.result = result_of(rec.replay())
+    rec.issues = rd.issues
+    return rec
+
+
+def _move_parser(rd, tok, k):
+    def parse():
+        return _parse_move(rd, tok, k)
+    return parse
+
+
+def _parse_move(rd, tok, k):
+    n = rd.n
+    m = _MOVE.fullmatch(tok)
+    if not m:
+        raise RecordError(f"{tok!r} is not a move like B(F,5)-O(F,6)[,TC:W(..),..][,FC:W(..),..]", entry=k)
+    path = []
+    colour = None
+    for pre, letter, row in _COORD.findall(m.group("path")):
+        try:
+            p = _coord(letter, row, n)
+        except ValueError as e:
+            raise RecordError(f"path {m.group('path')!r}: {e}", entry=k) from None
+        if colour is None:
+            colour = K.WHITE if pre == "W" else K.BLACK
+        path.append(p)
+    lists = []
+    for key in ("tc", "fc"):
+        pts = []
+        for pre, letter, row in _COORD.findall(m.group(key) or ""):
+            try:
+                p = _coord(letter, row, n)
+            except ValueError as e:
+                rd.problem(f"{key.upper()} stone {pre}({letter},{row}): {e}; ignored", k)
+                continue
+            if pre != COLOUR_LETTER[3 - colour]:
+                rd.problem(f"{key.upper()} stone {pre}({letter},{row}) should be written as"
+                           f" {point_text(p, n, 3 - colour)}", k)
+            pts.append(p)
+        lists.append(pts)
+    tc, fc = lists
+    return Move(colour, path, tc + fc, m.group("path"), jumped_listed=len(tc))

@@ -1,0 +1,123 @@
+"""The one replay loop shared by every record format.
+
+A record is a list of kernel actions plus, for irregular real records only, a
+list of *passes*: ``passes`` holds action indices, and before action ``i`` the
+turn is handed over once for every occurrence of ``i`` (see
+:func:`jiu_env.kernel.pass_turn`).
+"""
+
+import numpy as np
+
+from .. import kernel as K
+from ..state import explain_illegal
+from ..notation import action_to_str
+from .errors import RecordError
+
+
+def can_pass(s):
+    """Can the turn be handed over in ``s`` (battle phase, move or capture sub-phase)?"""
+    return int(s[K.H_PHASE]) == K.PH_BATTLE and int(s[K.H_SUB]) in (K.SUB_MOVE, K.SUB_CAPTURE)
+
+
+def check_action(s, i, a):
+    """Raise RecordError unless ``a`` (action number ``i``) is an int in range and legal in ``s``."""
+    n = int(s[K.H_N])
+    if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)) or not 0 <= a <= 10 * n * n:
+        raise RecordError(f"{a!r} is illegal: out of range (actions are 0..{10 * n * n})", action=i)
+    a = int(a)
+    if not K.is_legal(s, a):
+        raise RecordError(f"{action_to_str(a, n)} ({a}) is illegal: {explain_illegal(s, a)}", action=i)
+
+
+def check_passes(passes, n_actions):
+    """The passes list as sorted ints in ``[0, n_actions)``; RecordError otherwise."""
+    if passes is None:
+        return []
+    if not isinstance(passes, (list, tuple)) or not all(isinstance(p, int) and not isinstance(p, bool) for p in passes):
+        raise RecordError("'passes' must be a list of action indices (integers)")
+    out = [int(p) for p in passes]
+    if out != sorted(out) or any(not 0 <= p < n_actions for p in out):
+        raise RecordError(f"'passes' must be sorted action indices in 0..{n_actions - 1}")
+    return out
+
+
+def walk(state, actions, passes=(), check=True, before=None):
+    """Play ``actions`` (with ``passes``) on ``state`` in place; yield ``i`` after each action ``i``.
+
+    ``before(i, a, state)``, if given, sees the state just before action ``i``
+    (after the passes due there).  With ``check`` every action is checked first
+    (RecordError names its index).
+    """
+    pi = 0
+    np_ = len(passes)
+    for i, a in enumerate(actions):
+        while pi < np_ and passes[pi] == i:
+            if not can_pass(state):
+                raise RecordError("the turn cannot be handed over here (a pass is only possible"
+                                  " at the start of a battle turn or with captures pending)", action=i)
+            K.pass_turn(state)
+            pi += 1
+        if check:
+            check_action(state, i, a)
+        if before is not None:
+            before(i, a, state)
+        K.apply_action(state, a)
+        yield i
+    if pi < np_:
+        raise RecordError(f"a pass at action {passes[pi]} lies beyond the {len(actions)} actions")
+
+
+def play(state, actions, passes=(), check=True):
+    """Play everything on ``state`` in place and return it."""
+    for _ in walk(state, actions, passes, check):
+        pass
+    return state
+
+
+def turn_entries(record):
+    """Split a record's actions into placements and battle turns.
+
+    Returns ``(placements, turns)``: ``placements`` is a list of ``(point,
+    colour)``; each turn is a dict with ``colour``, ``path`` (points),
+    ``jumped`` (points removed by jumps, in order) and ``victims`` (square
+    captures, in order).
+    """
+    n = record.rules.board_size
+    p_ = n * n
+    placements, turns = [], []
+    cur = [None]
+
+    def before(i, a, s):
+        c = int(s[K.H_TO_MOVE])
+        if s[K.H_PHASE] == K.PH_PLACEMENT:
+            placements.append((a, c))
+            return
+        sub = int(s[K.H_SUB])
+        if sub == K.SUB_MOVE:
+            t = {"colour": c, "path": [], "jumped": [], "victims": []}
+            cur[0] = t
+            turns.append(t)
+            kind, p = divmod(a, p_)
+            if 1 <= kind <= 4:
+                t["path"] += [p, int(K.DR[kind - 1] * n + K.DC[kind - 1] + p)]
+            elif 5 <= kind <= 8:
+                d = kind - 5
+                t["path"] += [p, p + 2 * int(K.DR[d] * n + K.DC[d])]
+                t["jumped"].append(p + int(K.DR[d] * n + K.DC[d]))
+            else:  # LIFT
+                t["path"].append(p)
+        elif sub == K.SUB_CHAIN:
+            if a != K.stop_action(p_):
+                kind, p = divmod(a, p_)
+                d = kind - 5
+                cur[0]["path"].append(p + 2 * int(K.DR[d] * n + K.DC[d]))
+                cur[0]["jumped"].append(p + int(K.DR[d] * n + K.DC[d]))
+        elif sub == K.SUB_DROP:
+            cur[0]["path"].append(a)
+        else:
+            cur[0]["victims"].append(a)
+
+    play_state = record.initial_state()
+    for _ in walk(play_state, record.actions, record.passes, check=False, before=before):
+        pass
+    return placements, turns

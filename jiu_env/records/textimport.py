@@ -1,0 +1,307 @@
+"""Import machinery shared by the text formats (competition notation, jiuchess CSV).
+
+A text record is a placement list and a list of battle entries, each entry a
+mover's colour, the path of the moving stone and the captured stones.  This
+module turns them into kernel actions, strictly (the first irregularity raises
+:class:`RecordError`) or leniently (irregularities are noted and the replay
+goes on as far as the record allows).
+"""
+
+import numpy as np
+
+from .. import kernel as K
+from ..state import explain_illegal, position_state
+from ..notation import COLS, ROWS, action_to_str
+from .errors import Irregularity, RecordError
+from .game_record import COLOUR_NAMES, result_of, result_text
+
+
+def over_text(state):
+    return result_text(result_of(state))
+
+
+# --------------------------------------------------------------- placements
+def play_placements(rd, plist, fmt):
+    """Play the placement list ``plist`` (items ``(point, colour)`` or ``None`` for a bad token).
+
+    Returns ``(state, actions, regular)``; ``regular`` is False once the list
+    stops being a legal placement sequence (lenient mode only).
+    """
+    rules = rd.rules
+    n = rd.n
+    state = rules.new_state()
+    actions = []
+    regular = True
+    prev = None
+    for i, pc in enumerate(plist, start=1):
+        if pc is None:
+            regular = False
+            continue
+        p, c = pc
+        if not regular:
+            # the kernel replay has stopped: only flag what the rebuilt position cannot show
+            if c == prev:
+                rd.note(f"{fmt(p, c)}: {COLOUR_NAMES[c]} places twice in a row", 0, i)
+            prev = c
+            continue
+        prev = c
+        if state[K.H_PHASE] != K.PH_PLACEMENT:
+            rd.problem(f"{fmt(p, c)}: the board is already full", 0, i)
+            regular = False
+        elif c != state[K.H_TO_MOVE]:
+            who, want = COLOUR_NAMES[c], COLOUR_NAMES[int(state[K.H_TO_MOVE])]
+            rd.problem(f"{fmt(p, c)} is a {who} stone but {want} is to place (same colour twice in a row)", 0, i)
+            regular = False
+        elif not K.is_legal(state, p):
+            rd.problem(f"{fmt(p, c)}: {explain_illegal(state, p)}", 0, i)
+            regular = False
+        else:
+            K.apply_action(state, p)
+            actions.append(p)
+    return state, actions, regular
+
+
+def rebuild_position(rd, plist, removed, first_colour, first_entry, fmt):
+    """Lenient import: the battle position built directly from the placement list.
+
+    ``removed``: the points taken off before the battle (``None``: the diagonal
+    ends, as the rules say); ``first_colour``: the colour of the first battle
+    entry (or None), ``first_entry`` its index.
+    """
+    n = rd.n
+    board = np.zeros(n * n, np.int64)
+    for i, pc in enumerate(plist, start=1):
+        if pc is None:
+            continue
+        p, c = pc
+        if board[p] != 0:
+            rd.note(f"{fmt(p, c)}: point placed twice; the later stone is kept", 0, i)
+        board[p] = c
+    empties = int(np.sum(board == 0))
+    if empties:
+        rd.note(f"{empties} points were never placed; they start empty", 0)
+    for p in (K.diagonal_ends(n) if removed is None else removed):
+        board[p] = 0
+    to_move = "black"
+    if first_colour == K.WHITE:
+        to_move = "white"
+        rd.note("the battle opens with a White move; White moves first", first_entry)
+    rd.note("the battle position is rebuilt from the placement list", 0)
+    try:
+        position_state(rd.rules, board.reshape(n, n), to_move)
+    except ValueError as e:
+        raise RecordError(f"cannot rebuild a battle position from the placements: {e}", entry=0) from None
+    return {"from": "position", "board": board.reshape(n, n).tolist(), "to_move": to_move}
+
+
+# ------------------------------------------------------------------ battle
+class Move:
+    """One parsed battle entry: mover's colour, path points, captured points."""
+
+    def __init__(self, colour, path, caps, text, jumped_listed=None):
+        self.colour = colour
+        self.path = path
+        self.caps = caps
+        self.text = text  # the path as written, for messages
+        self.jumped_listed = jumped_listed  # formats that list jump captures apart: how many
+
+
+def play_battle(rd, state, items, actions, passes, fmt):
+    """Play the battle entries on ``state`` (in place), extending ``actions`` and ``passes``.
+
+    ``items`` is a list of ``(entry_no, parse)``; ``parse()`` returns a
+    :class:`Move` or raises RecordError.  Strict: the first problem raises.
+    Lenient: an out-of-turn entry hands the turn over, omitted square victims
+    leave the capture pending, and an entry that cannot be played at all ends
+    the replay there.  Returns False when the replay stopped before the end.
+    """
+    for k, (entry_no, parse) in enumerate(items):
+        if state[K.H_PHASE] == K.PH_OVER:
+            rd.problem(f"the game is already over ({over_text(state)}); {len(items) - k} entries are left", entry_no)
+            return False
+        try:
+            mv = parse()
+            npass, acts, notes = realise(rd, state, mv, entry_no, fmt)
+        except RecordError as e:
+            if rd.strict:
+                raise
+            rd.note(f"{e.reason}; the replay stops here ({len(items) - k} entries not played)", entry_no)
+            return False
+        for _ in range(npass):
+            passes.append(len(actions))
+            K.pass_turn(state)
+        for a in acts:
+            K.apply_action(state, a)
+        actions.extend(acts)
+        rd.issues.extend(notes)
+    return True
+
+
+def realise(rd, state, mv, entry_no, fmt):
+    """``(passes, actions, notes)`` that play the entry ``mv`` from ``state`` (not modified)."""
+    notes = []
+    s = state
+    npass = 0
+    if not rd.strict and int(s[K.H_SUB]) == K.SUB_CAPTURE:
+        # the previous entry left square captures pending: its turn ends without them
+        s = s.copy()
+        K.pass_turn(s)
+        npass += 1
+        if s[K.H_PHASE] == K.PH_OVER:
+            raise RecordError(f"the game ended ({over_text(s)}) when the turn with pending captures ended",
+                              entry=entry_no)
+    mover = int(s[K.H_TO_MOVE])
+    if mv.colour != mover:
+        first = fmt(mv.path[0], mv.colour)
+        msg = f"path {mv.text!r}: {first} is a {COLOUR_NAMES[mv.colour]} point but {COLOUR_NAMES[mover]} is to move"
+        if rd.strict or int(s[K.H_SUB]) != K.SUB_MOVE:
+            raise RecordError(msg, entry=entry_no)
+        t = s.copy()
+        K.pass_turn(t)
+        if t[K.H_PHASE] == K.PH_OVER:
+            raise RecordError(f"{msg} (handing the turn over ends the game: {over_text(t)})", entry=entry_no)
+        try:
+            acts, more = _realise_move(rd, t, mv, entry_no, fmt)
+        except RecordError as e:
+            raise RecordError(f"{msg}; handed the turn, {e.reason}", entry=entry_no) from None
+        notes.append(Irregularity(entry_no, f"{COLOUR_NAMES[mv.colour]} moves out of turn ({COLOUR_NAMES[mover]} was"
+                                            f" to move); the turn is handed to {COLOUR_NAMES[mv.colour]}"))
+        return npass + 1, acts, notes + more
+    acts, more = _realise_move(rd, s, mv, entry_no, fmt)
+    return npass, acts, notes + more
+
+
+def _realise_move(rd, state, mv, entry_no, fmt):
+    """Kernel actions of one entry by the side to move; the first reading that fits wins."""
+    n = rd.n
+    p_ = n * n
+    mover = int(state[K.H_TO_MOVE])
+    path = mv.path
+    if len(path) < 2:
+        raise RecordError(f"path {mv.text!r}: a move needs at least two points", entry=entry_no)
+    if len(path) == 2 and path[0] == path[1]:
+        raise RecordError(f"path {mv.text!r}: a stone cannot move to its own point", entry=entry_no)
+    if state[K.HDR + path[0]] != mover:
+        what = "an empty point" if state[K.HDR + path[0]] == K.EMPTY else f"a {COLOUR_NAMES[3 - mover]} stone"
+        raise RecordError(f"path {mv.text!r}: {fmt(path[0], mover)} is {what}, not a {COLOUR_NAMES[mover]} stone",
+                          entry=entry_no)
+    # candidate ways to make the move: step, jump chain, fly (in that order)
+    cands = []
+    if len(path) == 2:
+        a, b = path
+        d = dir_between(a, b, n, 1)
+        if d >= 0:
+            cands.append([K.encode_step(a, d, p_)])
+        d = dir_between(a, b, n, 2)
+        if d >= 0:
+            cands.append([K.encode_jump(a, d, p_)])
+        cands.append([K.encode_lift(a, p_), b])
+    else:
+        seq = []
+        for a, b in zip(path, path[1:]):
+            d = dir_between(a, b, n, 2)
+            if d < 0:
+                raise RecordError(f"path {mv.text!r}: {fmt(a, mover)} to {fmt(b, mover)} is not a jump"
+                                  " (a path of three or more points is a jump chain)", entry=entry_no)
+            seq.append(K.encode_jump(a, d, p_))
+        cands.append(seq)
+    tries = [False, True] if not rd.strict else [False]
+    errors = []
+    for short_ok in tries:
+        for seq in cands:
+            try:
+                return _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok)
+            except RecordError as e:
+                if not short_ok:
+                    errors.append(e)
+    # report the failure of the first reading whose path could be played (else of the first reading)
+    raise max(errors, key=lambda e: getattr(e, "depth", 0))
+
+
+def dir_between(a, b, n, dist):
+    dr = b // n - a // n
+    dc = b % n - a % n
+    for d in range(4):
+        if dr == dist * int(K.DR[d]) and dc == dist * int(K.DC[d]):
+            return d
+    return -1
+
+
+def _why_illegal(s, a, n):
+    """A short reason why action ``a`` cannot be played in ``s`` (for import errors)."""
+    if s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] == K.SUB_DROP and a < n * n:
+        pt = ROWS[a // n] + COLS[a % n]
+        what = "the flying stone's own point" if a == s[K.H_LIFT] else "occupied"
+        return f"the fly cannot land on {pt}: it is {what}"
+    return f"{action_to_str(a, n)} is illegal: {explain_illegal(s, a)}"
+
+
+def _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok):
+    n = rd.n
+    p_ = n * n
+    s = state.copy()
+    mover = int(s[K.H_TO_MOVE])
+    acts = []
+    notes = []
+
+    def fail(msg, depth):
+        e = RecordError(msg, entry=entry_no)
+        e.depth = depth
+        raise e
+
+    for a in seq:
+        if s[K.H_PHASE] == K.PH_OVER:
+            fail(f"the game ended ({over_text(s)}) before the path was complete", 0)
+        if not K.is_legal(s, a):
+            fail(_why_illegal(s, a, n), 0)
+        K.apply_action(s, a)
+        acts.append(a)
+    jumped = []
+    for a in seq:
+        if K.is_jump_kind(K.action_kind(a, p_)):
+            d, p = divmod(a - K.A_JUMP * p_, p_)
+            jumped.append(p + int(K.DR[d] * n + K.DC[d]))
+    if s[K.H_PHASE] != K.PH_OVER and s[K.H_SUB] == K.SUB_CHAIN and int(s[K.H_TO_MOVE]) == mover:
+        stop = K.stop_action(p_)
+        if not K.is_legal(s, stop):
+            fail("the jump chain may not stop here: " + explain_illegal(s, stop), 1)
+        K.apply_action(s, stop)
+        acts.append(stop)
+    caps = list(mv.caps)
+    if mv.jumped_listed is not None:
+        # the format lists the jump captures apart from the square captures
+        listed, rest = caps[:mv.jumped_listed], caps[mv.jumped_listed:]
+        if listed != jumped:
+            want = ",".join(fmt(p, 3 - mover) for p in jumped) or "nothing"
+            if rd.strict:
+                fail(f"the jump captures listed are not the stones jumped ({want})", 1)
+            notes.append(Irregularity(entry_no, f"the jump captures listed are not the stones jumped ({want});"
+                                                " the jumps are played"))
+    else:
+        rest = caps
+        if jumped:
+            if rest[:len(jumped)] == jumped:
+                rest = rest[len(jumped):]
+            elif rd.strict:
+                want = ",".join(fmt(p, 3 - mover) for p in jumped)
+                fail(f"the captured list must start with the jumped stones {want}", 1)
+            else:
+                rest = [p for p in rest if p not in jumped]
+                notes.append(Irregularity(entry_no, "the jumped stones are not listed first among the captures"))
+    for j, v in enumerate(rest):
+        if s[K.H_PHASE] == K.PH_OVER:
+            fail(f"the game ended ({over_text(s)}) but {len(rest) - j} more captures are listed", 1)
+        if int(s[K.H_TO_MOVE]) != mover or s[K.H_SUB] != K.SUB_CAPTURE:
+            fail(f"{len(rest) - j} captures listed but the move makes {j} square capture(s)", 1)
+        if not K.is_legal(s, v):
+            fail(f"capture {fmt(v, 3 - mover)}: there is no {COLOUR_NAMES[3 - mover]} stone on that point", 1)
+        K.apply_action(s, v)
+        acts.append(v)
+    if s[K.H_PHASE] != K.PH_OVER and int(s[K.H_TO_MOVE]) == mover:
+        pend = int(s[K.H_PENDING])
+        if not short_ok:
+            fail(f"the move forms squares and {pend} more capture(s) are due", 1)
+        notes.append(Irregularity(entry_no, f"the move forms squares and {pend} more capture(s) are due but the record"
+                                            " names no more victims; the captures stay pending and the turn ends"
+                                            " with the next entry"))
+    return acts, notes

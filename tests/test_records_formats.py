@@ -1,0 +1,320 @@
+"""Records beyond the round trips: irregular real records, the jiuchess CSV notation, hostile input."""
+
+import json
+
+import numpy as np
+import pytest
+
+from jiu_env import kernel as K
+from jiu_env.records import (
+    GameRecord, RecordError, detect_format, from_competition, from_jiuchess, load_record, to_competition,
+    to_jiuchess, turn_entries,
+)
+from jiu_env.rules import Rules
+
+
+def _random_game(rules, seed, irregular=None, at=None):
+    """A seeded random game; ``irregular`` = "out_of_turn" or "omit_victims" makes one irregular turn.
+
+    Returns ``(actions, passes, final_state, entry_of_irregular_turn)``: the
+    action list and passes as a record stores them, the final state (the
+    board and counts the record implies) and the battle entry number of the
+    irregular turn in the competition notation (turn index + 3).
+    """
+    s = rules.new_state()
+    rng = np.random.default_rng(seed)
+    buf = np.empty(rules.num_actions, np.int64)
+    acts, passes = [], []
+    done = irregular is None
+    entry = None
+    while s[K.H_PHASE] != K.PH_OVER:
+        turns = int(s[K.H_TURNS])
+        if not done and s[K.H_PHASE] == K.PH_BATTLE and turns >= at:
+            if irregular == "out_of_turn" and s[K.H_SUB] == K.SUB_MOVE:
+                t = s.copy()
+                K.pass_turn(t)
+                if t[K.H_PHASE] != K.PH_OVER:
+                    K.pass_turn(s)
+                    passes.append(len(acts))
+                    done = True
+                    entry = turns + 3  # the next entry is played by the side that just moved
+            elif irregular == "omit_victims" and s[K.H_SUB] == K.SUB_CAPTURE:
+                t = s.copy()
+                K.pass_turn(t)
+                if t[K.H_PHASE] != K.PH_OVER:
+                    K.pass_turn(s)
+                    passes.append(len(acts))
+                    done = True
+                    entry = turns + 3  # the turn whose victims are left out
+        k = K.legal_actions(s, buf)
+        a = int(buf[rng.integers(k)])
+        K.apply_action(s, a)
+        acts.append(a)
+    return acts, passes, s, entry if done else None
+
+
+def _irregular(kind, n=6):
+    rules = Rules.make("competitive", board_size=n, max_battle_turns=300)
+    for seed in range(200):
+        acts, passes, final, entry = _random_game(rules, seed, kind, at=4)
+        if entry is not None and final[K.H_TURNS] > entry:
+            return rules, acts, passes, final, entry
+    raise AssertionError("no sample game")
+
+
+def _board_counts(s):
+    p = int(s[K.H_P])
+    return s[K.HDR:K.HDR + p].tolist(), int(s[K.H_COUNT + 1]), int(s[K.H_COUNT + 2])
+
+
+# --------------------------------------------------------- irregular records
+@pytest.mark.parametrize("kind", ["out_of_turn", "omit_victims"])
+@pytest.mark.parametrize("fmt", ["competition", "jiuchess"])
+def test_lenient_goes_on_to_the_end_of_an_irregular_record(kind, fmt):
+    rules, acts, passes, final, entry = _irregular(kind)
+    rec = GameRecord.from_actions(rules, acts, passes=passes)
+    assert rec.result["over"]
+    write, read = (to_competition, from_competition) if fmt == "competition" else (to_jiuchess, from_jiuchess)
+    text = write(rec)
+    # the entry number in this format (jiuchess numbers the battle moves from 1)
+    k = entry if fmt == "competition" else entry - 2
+    with pytest.raises(RecordError) as e:
+        read(text, rules=rules)
+    assert e.value.entry == k
+    back = read(text, rules=rules, strict=False)
+    word = "out of turn" if kind == "out_of_turn" else "capture(s) are due"
+    assert [i.entry for i in back.issues] == [k] and word in back.issues[0].message, [str(i) for i in back.issues]
+    assert not any("replay stops" in str(i) for i in back.issues)
+    # the replay reaches the end of the record with the board and counts it implies
+    end = back.replay()
+    assert _board_counts(end) == _board_counts(final)
+    assert back.result["over"] and back.result["winner"] == rec.result["winner"]
+    assert back.result["battle_turns"] == int(final[K.H_TURNS])
+    assert back.passes
+    # the irregular record is an exact JSON record of its own and writes back to the same text
+    again = GameRecord.from_json(back.to_json())
+    assert again.passes == back.passes and again.result == back.result
+    assert write(again).splitlines()[1:] == text.splitlines()[1:]
+
+
+def test_omitted_victims_keep_the_pending_capture_visible():
+    rules, acts, passes, final, entry = _irregular("omit_victims")
+    rec = GameRecord.from_actions(rules, acts, passes=passes)
+    back = from_competition(to_competition(rec), rules=rules, strict=False)
+    # the state after the irregular entry still shows the captures due
+    pending = [p for p in back.positions() if p[K.H_SUB] == K.SUB_CAPTURE and p[K.H_PHASE] == K.PH_BATTLE]
+    assert any(int(p[K.H_TURNS]) == entry - 3 for p in pending)
+
+
+def test_passes_are_checked():
+    rules = Rules.make("competitive", board_size=6)
+    acts, _, _, _ = _random_game(rules, 1)
+    d = GameRecord.from_actions(rules, acts).to_dict()
+    with pytest.raises(RecordError, match="handed over"):
+        GameRecord.from_dict({**d, "passes": [3]})  # placement phase
+    with pytest.raises(RecordError, match="passes"):
+        GameRecord.from_dict({**d, "passes": [len(acts) + 5]})
+    with pytest.raises(RecordError, match="passes"):
+        GameRecord.from_dict({**d, "passes": "x"})
+
+
+# ------------------------------------------------------------------ jiuchess
+HAND = ("Stage[1]:W(B,2);B(C,3);W(A,1);B(B,1);W(C,1);B(D,1);W(D,2);B(A,2);W(A,3);B(C,2);W(D,3);B(B,3);"
+        "W(B,4);B(A,4);W(C,4);B(D,4);Stage[2]:B(B,3)-O(B,2);W(C,1)-O(C,3),TC:B(C,2);B(D,1)-O(C,1);W(D,2)-O(D,1)")
+HAND_BOARD = [[1, 2, 2, 1],
+              [2, 2, 0, 0],
+              [1, 0, 1, 1],
+              [2, 1, 1, 2]]
+
+
+def test_hand_written_jiuchess_record():
+    rules = Rules.make("competitive", board_size=4)
+    rec = from_jiuchess(HAND, rules=rules)
+    s = rec.replay()
+    assert s[K.HDR:K.HDR + 16].reshape(4, 4).tolist() == HAND_BOARD
+    assert rec.result["battle_turns"] == 4 and not rec.result["over"]
+    assert rec.moves()[:2] == ["b1", "c2"]  # W(B,2) is row 1, column 1: the diagonal ends come first
+    assert to_jiuchess(rec) == HAND
+    # an out-of-turn fifth move: strict names it, lenient hands the turn over and plays it
+    text = HAND + ";W(D,3)-O(D,2)"
+    with pytest.raises(RecordError, match="to move") as e:
+        from_jiuchess(text, rules=rules)
+    assert e.value.entry == 5
+    back = from_jiuchess(text, rules=rules, strict=False)
+    assert [i.entry for i in back.issues] == [5]
+    board = back.replay()[K.HDR:K.HDR + 16].reshape(4, 4).tolist()
+    assert board[1] == [2, 2, 0, 1] and board[2] == [1, 0, 1, 0]
+    # a bad token and a wrong jump capture
+    with pytest.raises(RecordError, match="not a move") as e:
+        from_jiuchess(HAND.replace("B(D,1)-O(C,1)", "B(D,1)O(C,1)"), rules=rules)
+    assert e.value.entry == 3
+    with pytest.raises(RecordError, match="jump captures") as e:
+        from_jiuchess(HAND.replace("TC:B(C,2)", "TC:B(A,2)"), rules=rules)
+    assert e.value.entry == 2
+    lenient = from_jiuchess(HAND.replace("TC:B(C,2)", "TC:B(A,2)"), rules=rules, strict=False)
+    assert lenient.actions == rec.actions and [i.entry for i in lenient.issues] == [2]
+    # quoted CSV cell with text before it, whitespace, and row n+1 in a capture list (off the board)
+    quoted = 'g1,"' + HAND.replace(";", "; ") + '"'
+    assert from_jiuchess(quoted, rules=rules).actions == rec.actions
+    off = HAND.replace("TC:B(C,2)", "TC:B(C,2),FC:B(A,5)")
+    with pytest.raises(RecordError, match="row 5"):
+        from_jiuchess(off, rules=rules)
+    assert from_jiuchess(off, rules=rules, strict=False).actions == rec.actions
+
+
+def _has_ambiguous_fly(rec):
+    """A fly that reads back as a step or a jump: the notation cannot tell them apart."""
+    n = rec.rules.board_size
+    for t in turn_entries(rec)[1]:
+        p, q = t["path"][0], t["path"][-1]
+        dr, dc = abs(p // n - q // n), abs(p % n - q % n)
+        if len(t["path"]) == 2 and not t["jumped"] and sorted((dr, dc)) in ([0, 1], [0, 2]):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("n, fly", [(6, 0), (8, 0), (14, 0), (6, None), (14, None)])
+def test_jiuchess_round_trip_gives_identical_actions(n, fly):
+    """Without flying the notation fixes every action; with it, a fly to a neighbouring point
+    (or over an enemy stone) reads back as a step (or a jump): same positions, other actions."""
+    extra = {} if fly is None else {"fly_threshold": fly}
+    rules = Rules.make("competitive", board_size=n, max_battle_turns=150, **extra)
+    for seed in range(6):
+        acts, _, _, _ = _random_game(rules, seed)
+        rec = GameRecord.from_actions(rules, acts)
+        text = to_jiuchess(rec)
+        back = from_jiuchess(text, rules=rules)
+        assert back.issues == []
+        np.testing.assert_array_equal(back.replay()[K.HDR:K.HDR + n * n], rec.replay()[K.HDR:K.HDR + n * n])
+        assert back.result["battle_turns"] == rec.result["battle_turns"]
+        if fly == 0 or not _has_ambiguous_fly(rec):
+            assert back.actions == rec.actions
+        assert to_jiuchess(back) == text
+        assert from_jiuchess(to_jiuchess(back), rules=rules).actions == back.actions
+
+
+def test_jiuchess_file_detection_and_games(tmp_path):
+    rules = Rules.make("competitive", board_size=6, max_battle_turns=100)
+    recs = [GameRecord.from_actions(rules, _random_game(rules, s)[0]) for s in range(2)]
+    path = tmp_path / "games.csv"
+    path.write_text("\n".join(to_jiuchess(r) for r in recs) + "\n")
+    assert detect_format(path.read_text()) == "jiuchess"
+    assert load_record(path, game=1, rules=rules).replay()[K.H_TURNS] == recs[1].replay()[K.H_TURNS]
+    with pytest.raises(RecordError, match="choose one"):
+        load_record(path, rules=rules)
+    one = tmp_path / "one.csv"
+    recs[0].save(one)
+    assert one.read_text().startswith("Stage[1]:")
+    assert load_record(one, rules=rules).result == from_jiuchess(to_jiuchess(recs[0]), rules=rules).result
+
+
+# ----------------------------------------------------------- hostile input
+@pytest.fixture(scope="module")
+def small():
+    rules = Rules.make("competitive", board_size=5, max_battle_turns=100)
+    return GameRecord.from_actions(rules, _random_game(rules, 2)[0])
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"actions": "huge"}, "out of range"),
+    ({"result": 5}, "'result' must be an object"),
+    ({"result": "returns"}, "stored result returns"),
+    ({"result": "decisions"}, "stored result decisions"),
+    ({"version": 0}, "version"),
+    ({"version": -7}, "version"),
+    ({"version": True}, "version"),
+    ({"rules": None}, "no 'rules' field"),
+    ({"start": 1.7}, "integers 0"),
+    ({"start": 2.9}, "integers 0"),
+    ({"start": -0.5}, "integers 0"),
+])
+def test_hostile_json_records_raise_record_error(small, change, match):
+    d = small.to_dict()
+    key, val = next(iter(change.items()))
+    if key == "actions":
+        d["actions"] = list(d["actions"])
+        d["actions"][3] = 10 ** 30
+        d.pop("moves")
+    elif key == "result" and isinstance(val, str):
+        d["result"] = dict(d["result"])
+        d["result"][val] = [0.5, 0.5] if val == "returns" else d["result"][val] + 1
+    elif key == "rules":
+        d.pop("rules")
+    elif key == "start":
+        board = [[1, 2, 1, 2, 1], [2, 1, 2, 1, 2], [1, 2, 0, 2, 1], [2, 1, 2, 1, 2], [1, 2, 1, 2, 0]]
+        board[0][0] = val
+        d = {**d, "start": {"from": "position", "board": board, "to_move": "black"}, "actions": [], "result": None}
+        d.pop("moves")
+    else:
+        d[key] = val
+    with pytest.raises(RecordError, match=match):
+        GameRecord.from_json(json.dumps(d))
+
+
+def test_cli_replay_of_hostile_json_is_a_clean_error(small, tmp_path, capsys):
+    from jiu_env.cli import main
+
+    d = small.to_dict(moves=False)
+    d["actions"][2] = 10 ** 30
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(d))
+    assert main(["replay", str(path), "--all"]) == 2
+    assert "out of range" in capsys.readouterr().err
+    d = small.to_dict(moves=False)
+    d["result"] = 5
+    path.write_text(json.dumps(d))
+    assert main(["replay", str(path), "--all"]) == 2
+    assert "'result' must be an object" in capsys.readouterr().err
+
+
+def test_json_with_bom_is_json(small, tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + small.to_json().encode("utf-8"))
+    assert detect_format(path.read_text(encoding="utf-8")) == "json"
+    assert load_record(path).actions == small.actions
+    assert GameRecord.from_json("\ufeff" + small.to_json()).actions == small.actions
+
+
+def test_empty_game_round_trips(tmp_path):
+    rules = Rules.make("competitive", board_size=6)
+    rec = GameRecord.from_actions(rules, [], players={"white": "human", "black": "greedy"})
+    text = to_competition(rec)
+    assert "0,;" in text
+    back = from_competition(text, rules=rules)
+    assert back.actions == [] and back.issues == [] and not back.result["over"]
+    path = tmp_path / "empty.txt"
+    rec.save(path)
+    assert load_record(path, rules=rules).actions == []
+    assert from_jiuchess(to_jiuchess(rec), rules=rules).actions == []
+
+
+def test_truncated_competition_record_is_refused_when_strict():
+    rules = Rules.make("competitive", board_size=6, max_battle_turns=200)
+    for seed in range(20):
+        rec = GameRecord.from_actions(rules, _random_game(rules, seed)[0])
+        if rec.result["winner"] in ("white", "black"):
+            break
+    lines = to_competition(rec).splitlines()
+    assert lines[0].split("][")[3] in ("white wins", "black wins")
+    cut_after_entry = "\n".join(lines[:-3])
+    placements = lines[1][:-1].split(",")
+    cut_in_placements = "\n".join([lines[0], ",".join(placements[:10]) + ";"])
+    for text in (cut_after_entry, cut_in_placements):
+        with pytest.raises(RecordError, match="does not reach the end"):
+            from_competition(text, rules=rules)
+        back = from_competition(text, rules=rules, strict=False)
+        assert not back.result["over"] and any("incomplete" in str(i) for i in back.issues)
+
+
+def test_replay_memory_does_not_grow_with_the_turn_limit(tmp_path, capsys):
+    from jiu_env.cli import main
+
+    rules = Rules.make("competitive", board_size=6, max_battle_turns=1_000_000)
+    acts, _, _, _ = _random_game(Rules.make("competitive", board_size=6, max_battle_turns=60), 3)
+    rec = GameRecord.from_actions(rules, acts[:80])
+    pos = rec.positions()
+    assert len(pos) == 81 and all(p.nbytes <= (K.HDR + 36) * 8 for p in pos)
+    path = tmp_path / "long.json"
+    rec.save(path)
+    assert main(["replay", str(path), "--all"]) == 0
+    assert "after 80/80" in capsys.readouterr().out
