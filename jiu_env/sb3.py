@@ -19,10 +19,12 @@ Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib); the rest of
 
 import copy
 import multiprocessing
+import os
 
 import numpy as np
 import torch
 from gymnasium import spaces
+from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
@@ -184,8 +186,24 @@ class ModelPlayer(Bot):
     def __init__(self, model, deterministic=True, seed=None):
         self.policy = _policy_of(model)
         self.deterministic = deterministic
+        self.path = None
         self._mask = None
         super().__init__(seed=seed)
+
+    @classmethod
+    def load(cls, path, deterministic=True, seed=None):
+        """The model saved at ``path`` (a MaskablePPO ``.zip``; loaded once per process) as a player."""
+        player = cls(load_sb3_model(path), deterministic=deterministic, seed=seed)
+        player.path = os.fspath(path)
+        return player
+
+    def version_key(self):
+        """The model file's hash (a new model is a new player); the class source for an in-memory model."""
+        from .players import file_hash
+
+        if self.path is None:
+            return file_hash(__file__)
+        return file_hash(self.path if os.path.isfile(self.path) else self.path + ".zip")
 
     def act(self, obs, mask):
         """Action for one egocentric observation and its legal-action mask (bool or 0/1)."""
@@ -208,7 +226,23 @@ class ModelPlayer(Bot):
         return self.act(obs, self._mask)
 
     def __repr__(self):
-        return f"ModelPlayer({type(self.policy).__name__}, deterministic={self.deterministic})"
+        what = self.path if self.path is not None else type(self.policy).__name__
+        return f"ModelPlayer({what!s}, deterministic={self.deterministic})"
+
+
+_SB3_CACHE = {}
+
+
+def load_sb3_model(path):
+    """Load (and cache per process) a MaskablePPO model; clear errors for a missing file or package."""
+    path = os.fspath(path)
+    candidates = [path] if path.endswith(".zip") else [path, path + ".zip"]
+    found = next((p for p in candidates if os.path.isfile(p)), None)
+    if found is None:
+        raise FileNotFoundError(f"sb3 model file {path!r} not found")
+    if found not in _SB3_CACHE:
+        _SB3_CACHE[found] = MaskablePPO.load(found, device="cpu")
+    return _SB3_CACHE[found]
 
 
 class PolicySnapshot(ModelPlayer):
@@ -280,10 +314,9 @@ class SelfPlayCallback(BaseCallback):
 # --------------------------------------------------------------- evaluation
 def evaluate(model, opponent, n_games=20, seed=0, deterministic=True, rules="competitive", start="battle",
              **rule_options):
-    """Play ``n_games`` of ``model`` against ``opponent`` with the evaluation harness's :func:`run_game`.
+    """Play ``n_games`` of ``model`` against ``opponent`` with the one game loop (:func:`jiu_env.play_game`).
 
-    ``opponent`` is anything :func:`~jiu_env.single_agent.as_opponent`
-    accepts.  The model plays White in even-numbered games and Black in odd
+    ``opponent`` is anything :func:`~jiu_env.players.make_player` accepts.  The model plays White in even-numbered games and Black in odd
     ones; game ``i`` uses seed ``seed + i``.  ``start="battle"`` draws the
     whole placement at random (``random_opening = N*N``), as
     ``JiuVsBotEnv(start="battle")`` does; ``"placement"`` plays full games.
@@ -292,16 +325,16 @@ def evaluate(model, opponent, n_games=20, seed=0, deterministic=True, rules="com
     ``score`` (mean result, +1 / 0 / -1), ``mean_turns`` (battle turns) and
     ``material`` (mean final stone difference, the model's minus the opponent's).
     """
-    from .evaluation import run_game
+    from .game import play_game
+    from .players import make_player
     from .rules import Rules
-    from .single_agent import as_opponent
 
     if start not in ("battle", "placement"):
         raise ValueError(f"start must be 'battle' or 'placement', not {start!r}")
     rules = Rules.make(rules, **rule_options)
     opening = rules.num_points if start == "battle" else 0
     player = model if isinstance(model, ModelPlayer) else ModelPlayer(model, deterministic=deterministic)
-    opp = as_opponent(opponent)
+    opp = make_player(opponent)
     counts = {"wins": 0, "draws": 0, "losses": 0, "undecided": 0, "forfeits": 0}
     turns = 0
     material = 0
@@ -310,18 +343,17 @@ def evaluate(model, opponent, n_games=20, seed=0, deterministic=True, rules="com
         opp.restart(seed=seed + 1_000_003 + i)
         me = "white" if i % 2 == 0 else "black"
         white, black = (player, opp) if me == "white" else (opp, player)
-        r = run_game(rules, white, black, seed=seed + i, random_opening=opening)
-        turns += r["battle_turns"]
-        end = r["record"].replay()
-        c = K.WHITE if me == "white" else K.BLACK
-        material += int(end[K.H_COUNT + c]) - int(end[K.H_COUNT + 3 - c])
-        if r["end_reason"] == "illegal_action" and r["winner"] != me:
+        g = play_game(rules, white, black, random_opening=opening, opening_seed=seed + i, on_illegal="forfeit",
+                      record=False)
+        turns += g.battle_turns
+        material += g.stones[me] - g.stones["black" if me == "white" else "white"]
+        if g.forfeit is not None and g.winner != me:
             counts["forfeits"] += 1
-        if r["winner"] == me:
+        if g.winner == me:
             counts["wins"] += 1
-        elif r["winner"] == "draw":
+        elif g.winner == "draw":
             counts["draws"] += 1
-        elif r["winner"] is None:
+        elif g.winner is None:
             counts["undecided"] += 1
         else:
             counts["losses"] += 1

@@ -24,6 +24,7 @@ from .notation import action_to_str
 from .observation import NUM_PLANES, write_observation
 from .render import render_ansi, render_mode_frame
 from .vocab import COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES
+from .players import CallablePlayer, make_player
 from .rules import Rules
 
 COLOURS = {"white": K.WHITE, "black": K.BLACK}
@@ -31,50 +32,19 @@ RESET_OPTIONS = ("start", "board", "to_move", "learner")
 _SEED_MAX = 2**31 - 1
 
 
-class CallableOpponent:
-    """Adapts a plain policy ``f(state) -> action`` to the opponent protocol."""
-
-    def __init__(self, fn, name=None):
-        self.fn = fn
-        self.name = name or getattr(fn, "__name__", type(fn).__name__)
-
-    def restart(self, seed=None):
-        """Forward the new game's seed to ``fn.restart`` when it has one."""
-        restart = getattr(self.fn, "restart", None)
-        if callable(restart):
-            restart(seed=seed)
-
-    def step(self, state):
-        return self.fn(state)
-
-    def __repr__(self):
-        return f"CallableOpponent({self.name})"
+CallableOpponent = CallablePlayer  # the former name of the registry's callable adapter
 
 
 def as_opponent(opponent, seed=None):
-    """Turn ``opponent`` into an object with ``step(state) -> action`` and ``restart(seed)``.
+    """Turn ``opponent`` into a player with ``step(state) -> action`` and ``restart(seed)``.
 
-    Accepted: a bot spec string (``"greedy"``, ``"alphabeta:depth=2"``; see
-    :func:`jiu_env.bots.make_bot`), a :class:`~jiu_env.bots.base.Bot` (or any
-    object with ``step`` and ``restart``), a Stable-Baselines3 model (anything
-    with ``predict`` and ``policy``; played by :class:`jiu_env.sb3.ModelPlayer`,
-    sampling its policy) or a callable ``f(state) -> action``.
+    The one player registry, :func:`jiu_env.players.make_player`: a spec
+    string (``"greedy"``, ``"alphabeta:depth=2"``, ``"sb3:model.zip"``), a
+    :class:`~jiu_env.bots.base.Bot` (or any object with ``step`` and
+    ``restart``), a Stable-Baselines3 model (its policy, sampled) or a
+    callable ``f(state) -> action``.
     """
-    if isinstance(opponent, str):
-        from .bots import make_bot
-
-        return make_bot(opponent, seed=seed)
-    if hasattr(opponent, "predict") and hasattr(opponent, "policy"):
-        from .sb3 import ModelPlayer
-
-        return ModelPlayer(opponent, deterministic=False, seed=seed)
-    if callable(getattr(opponent, "step", None)) and callable(getattr(opponent, "restart", None)):
-        return opponent
-    if callable(opponent):
-        return CallableOpponent(opponent)
-    raise TypeError(
-        f"an opponent is a bot spec string, a Bot, an SB3 model or a callable state -> action, "
-        f"not {type(opponent).__name__}")
+    return make_player(opponent, seed=seed)
 
 
 def check_action(action, num_actions):
