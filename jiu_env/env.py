@@ -18,6 +18,17 @@ from .rules import Rules
 AGENTS = ("white", "black")
 COLOUR = {"white": K.WHITE, "black": K.BLACK}
 RESET_OPTIONS = ("board", "to_move", "start")
+END_REASONS = ("none", "too_few_stones", "no_move", "repetition", "turn_limit")
+
+
+def winner_name(s):
+    """``"white"``, ``"black"``, ``"draw"``, or ``"none"`` (game on, or stopped at the turn limit)."""
+    return {K.WHITE: "white", K.BLACK: "black", K.DRAW: "draw"}.get(int(s[K.H_WINNER]), "none")
+
+
+def end_reason_name(s):
+    """Why the game ended (``too_few_stones``, ``no_move``, ``repetition``, ``turn_limit``); ``"none"`` while on."""
+    return END_REASONS[int(s[K.H_END_REASON])] if s[K.H_PHASE] == K.PH_OVER else "none"
 
 
 def env(render_mode=None, rules="competitive", **options):
@@ -208,17 +219,17 @@ class raw_env(AECEnv):
                 self.terminations = {a: True for a in self.agents}
         else:
             self.rewards = {"white": 0.0, "black": 0.0}
+        over = s[K.H_PHASE] == K.PH_OVER
         info = {
             "phase": self.phase,
-            "subphase": self.subphase,
+            "subphase": "none" if s[K.H_PHASE] != K.PH_BATTLE else SUB_NAMES[int(s[K.H_SUB])],
             "stone_counts": self.stone_counts,
             "pending_captures": int(s[K.H_PENDING]),
             "battle_turn": int(s[K.H_TURNS]),
-            "to_move": self.to_move,
+            "to_move": "none" if over else COLOUR_NAMES[int(s[K.H_TO_MOVE])],
+            "winner": winner_name(s),
+            "end_reason": end_reason_name(s),
         }
-        if s[K.H_PHASE] == K.PH_OVER:
-            info["winner"] = self.winner
-            info["end_reason"] = ("", "too_few_stones", "no_move", "repetition", "turn_limit")[int(s[K.H_END_REASON])]
         self.infos = {a: dict(info) for a in self.agents}
 
     def _check_action(self, action):
