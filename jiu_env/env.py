@@ -31,6 +31,21 @@ def end_reason_name(s):
     return END_REASONS[int(s[K.H_END_REASON])] if s[K.H_PHASE] == K.PH_OVER else "none"
 
 
+def game_info(s):
+    """The info dict of kernel state ``s`` (docs/env.md): the same keys always, ``"none"`` for "not applicable"."""
+    ph = int(s[K.H_PHASE])
+    return {
+        "phase": PHASE_NAMES[ph],
+        "subphase": SUB_NAMES[int(s[K.H_SUB])] if ph == K.PH_BATTLE else "none",
+        "stone_counts": {"white": int(s[K.H_COUNT + K.WHITE]), "black": int(s[K.H_COUNT + K.BLACK])},
+        "pending_captures": int(s[K.H_PENDING]),
+        "battle_turn": int(s[K.H_TURNS]),
+        "to_move": "none" if ph == K.PH_OVER else COLOUR_NAMES[int(s[K.H_TO_MOVE])],
+        "winner": winner_name(s),
+        "end_reason": end_reason_name(s),
+    }
+
+
 def env(render_mode=None, rules="competitive", **options):
     """The Jiu AEC env with PettingZoo's standard classic-game wrappers.
 
@@ -219,17 +234,7 @@ class raw_env(AECEnv):
                 self.terminations = {a: True for a in self.agents}
         else:
             self.rewards = {"white": 0.0, "black": 0.0}
-        over = s[K.H_PHASE] == K.PH_OVER
-        info = {
-            "phase": self.phase,
-            "subphase": "none" if s[K.H_PHASE] != K.PH_BATTLE else SUB_NAMES[int(s[K.H_SUB])],
-            "stone_counts": self.stone_counts,
-            "pending_captures": int(s[K.H_PENDING]),
-            "battle_turn": int(s[K.H_TURNS]),
-            "to_move": "none" if over else COLOUR_NAMES[int(s[K.H_TO_MOVE])],
-            "winner": winner_name(s),
-            "end_reason": end_reason_name(s),
-        }
+        info = game_info(s)
         self.infos = {a: dict(info) for a in self.agents}
 
     def _check_action(self, action):

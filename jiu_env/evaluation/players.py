@@ -6,6 +6,7 @@ spec                           player
 ``random``, ``alphabeta:depth=2``  a built-in bot (:func:`jiu_env.bots.make_bot`)
 ``sb3:PATH``                   a trained MaskablePPO model file (needs ``sb3-contrib``)
 ``az:PATH``                    an AlphaZero-style checkpoint (the ``alphazero`` bot)
+``rllib:PATH``                 an RLlib checkpoint's ``learner`` module (needs ``ray[rllib]``)
 ``module:Class``               a user class, built as ``Class(seed=...)``
 ``module:Class:key=v,...``     the same with keyword parameters
 ``path/to/file.py:Class``      a user class from a Python file
@@ -306,11 +307,21 @@ def _az_factory(arg, seed):
     return bot
 
 
+def _rllib_factory(arg, seed):
+    try:
+        from ..integrations.rllib import rllib_player
+    except ImportError as e:
+        raise ImportError(f"rllib:{arg} needs ray[rllib] and torch ({e}); install the 'rllib' extra: "
+                          "pip install torch, then pip install 'jiu-env[rllib]'") from None
+    return rllib_player(arg, seed)
+
+
 register_player_kind("mix", _mix_factory, "a handicapped player, e.g. mix:0.5:greedy (half its decisions random)")
 register_player_kind("phases", _phases_factory,
                      "one player places, another fights the battle, e.g. phases:random+sb3:model.zip")
 register_player_kind("sb3", _sb3_factory, "a MaskablePPO model file, e.g. sb3:models/ppo.zip")
 register_player_kind("az", _az_factory, "an AlphaZero-style checkpoint, e.g. az:baselines/alphazero/net.pt")
+register_player_kind("rllib", _rllib_factory, "an RLlib checkpoint (Algorithm or RLModule), e.g. rllib:checkpoints/jiu")
 
 
 __all__ = ["make_player", "register_player_kind", "check_player", "player_version", "PLAYER_KINDS", "MixPlayer",
