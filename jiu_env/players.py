@@ -12,6 +12,7 @@ spec or object                     player
                                    ``alphazero:checkpoint=PATH,sims=N``; ``az:PATH``
                                    is the old spelling and warns)
 ``sb3:PATH``                       a trained MaskablePPO model file (needs ``sb3-contrib``)
+``rllib:PATH``                     an RLlib checkpoint's ``learner`` module (needs ``ray[rllib]``)
 ``module:Class``                   a user class, built as ``Class(seed=...)``
 ``module:Class:key=v,...``         the same with keyword parameters
 ``path/to/file.py:Class``          a user class from a Python file
@@ -226,7 +227,8 @@ def _sb3_factory(arg: str, seed: int | None) -> Any:
     if not os.path.isfile(path):
         raise FileNotFoundError(f"sb3 model file {arg!r} not found")
     try:
-        import sb3_contrib  # noqa: F401
+        import sb3_contrib  # noqa: F401  (a clear error before torch is loaded)
+
         from .sb3 import ModelPlayer
     except ImportError as e:
         raise ImportError(f"sb3:{arg} needs sb3-contrib and torch ({e}); install the 'train' extra: "
@@ -262,6 +264,18 @@ register_player_kind("phases", _phases_factory,
                      "one player places, another fights the battle, e.g. phases:random+sb3:model.zip")
 register_player_kind("sb3", _sb3_factory, "a MaskablePPO model file, e.g. sb3:models/ppo.zip")
 register_player_kind("az", _az_factory, "deprecated spelling of alphazero:PATH")
+
+
+def _rllib_factory(arg: str, seed: int | None) -> Any:
+    try:
+        from .integrations.rllib import rllib_player
+    except ImportError as e:
+        raise ImportError(f"rllib:{arg} needs ray[rllib] and torch ({e}); install the 'rllib' extra: "
+                          "pip install torch, then pip install 'jiu-env[rllib]'") from None
+    return rllib_player(arg, seed)
+
+
+register_player_kind("rllib", _rllib_factory, "an RLlib checkpoint (Algorithm or RLModule), e.g. rllib:checkpoints/jiu")
 
 __all__ = ["make_player", "register_player_kind", "check_player", "player_version", "file_hash", "PLAYER_KINDS",
            "CallablePlayer"]

@@ -32,6 +32,7 @@ from torch import nn
 
 from . import kernel as K
 from .bots.base import Bot
+from .nets import SpatialActionHead, ValueHead, conv_trunk
 from .observation import write_observation
 
 
@@ -56,12 +57,7 @@ class JiuCNN(BaseFeaturesExtractor):
         self.board_size = n
         self.channels = channels
         self.spatial = spatial
-        convs = []
-        c = c_in
-        for _ in range(layers):
-            convs += [nn.Conv2d(c, channels, 3, padding=1), nn.ReLU()]
-            c = channels
-        self.trunk = nn.Sequential(*convs)
+        self.trunk = conv_trunk(c_in, channels, layers)
         self.head = nn.Identity() if spatial else nn.Sequential(nn.Flatten(), nn.Linear(channels * n * n, features_dim), nn.ReLU())
 
     def forward(self, obs):
@@ -70,43 +66,6 @@ class JiuCNN(BaseFeaturesExtractor):
         if self.spatial:
             return x.flatten(1)
         return self.head(x)
-
-
-class SpatialActionHead(nn.Module):
-    """Logits of the flat action space from a ``(B, C*N*N)`` feature map.
-
-    A 1x1 convolution gives 10 planes, ordered POINT, STEP up/right/down/left,
-    JUMP up/right/down/left, LIFT, so that flattening ``(B, 10, N, N)`` yields
-    index ``kind * P + p`` exactly as in RULES.md §7; STOP (index ``10P``) is
-    a linear function of the pooled features.
-    """
-
-    def __init__(self, channels, board_size):
-        super().__init__()
-        self.channels = channels
-        self.board_size = board_size
-        self.conv = nn.Conv2d(channels, 10, 1)
-        self.stop = nn.Linear(channels, 1)
-
-    def forward(self, latent):
-        n = self.board_size
-        x = latent.view(-1, self.channels, n, n)
-        return torch.cat([self.conv(x).flatten(1), self.stop(x.mean((2, 3)))], 1)
-
-
-class ValueHead(nn.Module):
-    """State value from mean- and max-pooled features of a ``(B, C*N*N)`` feature map."""
-
-    def __init__(self, channels, board_size, hidden=64):
-        super().__init__()
-        self.channels = channels
-        self.board_size = board_size
-        self.mlp = nn.Sequential(nn.Linear(2 * channels, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-
-    def forward(self, latent):
-        n = self.board_size
-        x = latent.view(-1, self.channels, n, n)
-        return self.mlp(torch.cat([x.mean((2, 3)), x.amax((2, 3))], 1))
 
 
 class JiuPolicy(MaskableActorCriticPolicy):

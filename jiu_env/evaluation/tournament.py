@@ -246,7 +246,7 @@ def schedule(config, versions=None):
     """The list of :class:`GameTask` of a tournament (deterministic).
 
     ``versions`` maps a spec to its player's code version (see
-    :func:`jiu_env.evaluation.players.player_version`); stored games are only
+    :func:`jiu_env.players.player_version`); stored games are only
     reused for the same versions.
     """
     versions = versions or {}
