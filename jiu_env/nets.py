@@ -3,7 +3,7 @@
 
 - :func:`conv_trunk`: 3x3 convolutions with ReLU over the ``(B, C, N, N)`` planes.
 - :class:`SpatialActionHead`: the logits of the flat action space ``10*N*N + 1``
-  (RULES.md §7) from a feature map, one 1x1-convolution plane per action kind
+  (docs/rules.md §7) from a feature map, one 1x1-convolution plane per action kind
   and a STOP logit from pooled features, so a move learnt on one point
   generalises to every point.
 - :class:`ValueHead`: a state value from mean- and max-pooled features.
@@ -28,7 +28,7 @@ class SpatialActionHead(nn.Module):
 
     A 1x1 convolution gives 10 planes, ordered POINT, STEP up/right/down/left,
     JUMP up/right/down/left, LIFT, so that flattening ``(B, 10, N, N)`` yields
-    index ``kind * P + p`` exactly as in RULES.md §7; STOP (index ``10P``) is
+    index ``kind * P + p`` exactly as in docs/rules.md §7; STOP (index ``10P``) is
     a linear function of the pooled features.
     """
 

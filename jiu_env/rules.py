@@ -1,4 +1,4 @@
-"""Rules configuration: the options and named profiles of RULES.md §6."""
+"""Rules configuration: the options and named profiles of docs/rules.md §6."""
 
 from dataclasses import asdict, dataclass, fields
 

@@ -7,7 +7,7 @@ Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib); the rest of
   SB3 only treats *uint8* boxes as (channel-last) images, so the extractor
   permutes to channels-first itself.
 - :class:`JiuPolicy`: a ``MaskablePPO`` policy whose action logits come from a
-  1x1 convolution over the trunk (one plane per action kind, RULES.md §7) and
+  1x1 convolution over the trunk (one plane per action kind, docs/rules.md §7) and
   a STOP logit from pooled features, so that a move learnt on one point
   generalises to every point.
 - :class:`ModelPlayer`: a trained model (or policy) as a :class:`~jiu_env.bots.base.Bot`.

@@ -98,7 +98,7 @@ class JiuVsBotEnv(gymnasium.Env):
 
     Observation: the learner's egocentric planes
     (:mod:`jiu_env.observation`), ``Box(0, 1, (N, N, 21), float32)``.  Action:
-    ``Discrete(10*N*N + 1)`` (RULES.md §7); :meth:`action_masks` gives the
+    ``Discrete(10*N*N + 1)`` (docs/rules.md §7); :meth:`action_masks` gives the
     legal ones.  Reward: the learner's result (+1 win, -1 loss, 0 draw) on the
     final step, 0 before (plus any shaping).  A repetition draw terminates; the
     turn limit ``max_battle_turns`` truncates.

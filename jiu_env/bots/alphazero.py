@@ -1,6 +1,6 @@
 """AlphaZero-style player: a small policy-value CNN guiding PUCT tree search.
 
-The approach of paper 004 (Li Xiali et al., 2023).  A network is trained
+The approach of Li et al. (2023).  A network is trained
 either on the placement phase only (the paper's two-stage design: the battle
 that follows a placement is fought out by a bot in training and played by
 that engine in games; inside the search, by fast greedy playouts) or on the whole game, every decision
@@ -16,7 +16,7 @@ included (placements, moves, chain jumps / STOP, fly drops, square captures).
   a small MLP with a ``tanh`` output: the expected result for the side to
   move.  Nothing depends on the board size, so one network runs on any N.
 - **Search** (:class:`PUCT`): the AlphaZero selection rule
-  ``Q + c * P * sqrt(N_parent) / (1 + N)`` with ``c = 3.5`` (paper 004),
+  ``Q + c * P * sqrt(N_parent) / (1 + N)`` with ``c = 3.5`` (Li et al. 2023),
   unvisited edges valued ``fpu`` (0 by default).  The tree lives in numba
   arrays; one search object runs many trees at once (one per self-play game)
   and sends their leaves to the network in one batch.  Values are kept from
@@ -470,7 +470,7 @@ class AlphaZeroBot(Bot):
     ``battle`` chooses who plays the battle phase: ``"net"`` (the same search
     and network, for checkpoints trained on the whole game) or a bot spec
     such as ``"mcts:sims=200"`` or ``"alphabeta:depth=2"`` (the two-stage
-    design of paper 004, for checkpoints trained on the placement phase).
+    design of Li et al. (2023), for checkpoints trained on the placement phase).
     The default follows the checkpoint: ``"net"`` for a whole-game network,
     ``"mcts:sims=<sims>"`` for a placement network.
     """

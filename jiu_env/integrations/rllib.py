@@ -209,7 +209,7 @@ class JiuMaskedModule(TorchRLModule, ValueFunctionAPI):
 
     The network of :class:`jiu_env.sb3.JiuPolicy` (the same :mod:`jiu_env.nets`
     blocks): ``model_config`` keys ``channels`` (32), ``layers`` (4) and
-    ``value_hidden`` (64).  The action logits follow RULES.md §7 (one 1x1
+    ``value_hidden`` (64).  The action logits follow docs/rules.md §7 (one 1x1
     convolution plane per action kind, STOP from pooled features); illegal
     actions get ``FLOAT_MIN``, so sampling and argmax only ever pick legal ones.
     """
