@@ -575,6 +575,8 @@ def cmd_replay(args, inp=input):
         rules = _rules_from_args(args)
         rec = load_record(args.file, game=args.game, strict=not args.lenient, rules=rules)
         states = rec.positions()  # header and board only: small even with a huge turn limit
+    except UnicodeDecodeError:
+        return _err(f"replay: {args.file} is not a text file (not UTF-8)")
     except (RecordError, OSError, ValueError) as e:
         return _err(f"replay: {e}")
     n = rec.rules.board_size

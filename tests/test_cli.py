@@ -373,3 +373,16 @@ def test_sigkill_of_eval_ends_its_workers_and_resume_completes(tmp_path, capsys)
     assert rc == 0 and f"{12 - played} games played" in text
     ids = [json.loads(ln)["id"] for ln in games.read_text().splitlines()]
     assert len(ids) == len(set(ids)) == 12
+
+
+def test_replay_and_out_folder_oddities(tmp_path, capsys):
+    (tmp_path / "bin.json").write_bytes(b"\xff\xfe\x00bad")
+    rc, _, err = run(["replay", str(tmp_path / "bin.json")], capsys)
+    assert rc == 2 and "not a text file" in err
+    rc, _, err = run(["replay", str(tmp_path)], capsys)
+    assert rc == 2 and "Is a directory" in err
+    # a folder where tournament.json should be: a clear error, no temporary file left behind
+    out = tmp_path / "o"
+    (out / "tournament.json").mkdir(parents=True)
+    err = _eval_err(["random", "b=random", "--out", str(out), *SMALL], capsys)
+    assert "Is a directory" in err and sorted(p.name for p in out.iterdir()) == ["tournament.json"]

@@ -508,11 +508,16 @@ def _load_stored(games_path, by_id, log):
 def _write_atomic(path, text):
     """Replace ``path`` by ``text`` in one step (a kill leaves the old or the new file, never half of one)."""
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
 
 
 class TournamentMismatch(ValueError):
