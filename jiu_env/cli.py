@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from . import kernel as K
-from .bots import _parse_value  # rules options use the bot-spec value syntax
+from .bots import parse_value  # rules options use the bot-spec value syntax
 from .state import explain_illegal
 from .notation import action_to_str, str_to_action
 from .render import render_ansi
@@ -76,7 +76,7 @@ def _rules_from_args(args):
         key, eq, val = item.partition("=")
         if not eq or not key.strip():
             _exit_error(f"--rule expects KEY=VALUE (e.g. board_size=8), not {item!r}", args)
-        opts[key.strip()] = _parse_value(val.strip())
+        opts[key.strip()] = parse_value(val.strip())
     try:
         return Rules.make(args.rules, **opts)
     except (TypeError, ValueError) as e:
@@ -125,7 +125,7 @@ CI_TARGET = 50.0  # Elo: the interval half-width the baseline ladder aims at
 def _eval_args(p):
     p.add_argument("players", nargs="*", metavar="PLAYER",
                    help="player specs: a built-in bot ('random', 'alphabeta:depth=2'), 'sb3:MODEL.zip', "
-                        "'az:CHECKPOINT', 'module:Class' or 'file.py:Class'; 'NAME=SPEC' names a player")
+                        "'alphazero:CHECKPOINT', 'module:Class' or 'file.py:Class'; 'NAME=SPEC' names a player")
     p.add_argument("--config", metavar="FILE", help="tournament config (TOML or JSON), e.g. baselines/ladder.toml")
     p.add_argument("--quick", action="store_true",
                    help=f"preset: the built-in bots with small budgets on 14x14, {QUICK_GAMES} games per pair, "
@@ -404,7 +404,7 @@ def _save_game(game, path, players, seed):
 
 
 def cmd_play(args, inp=input):
-    from .evaluation.players import make_player
+    from .players import make_player
 
     rules = _rules_from_args(args)
     n = rules.board_size

@@ -19,11 +19,12 @@ import numpy as np
 from gymnasium import spaces
 
 from . import kernel as K
-from .state import explain_illegal, position_state
+from .state import end_reason_name, explain_illegal, position_state, winner_name
 from .notation import action_to_str
 from .observation import NUM_PLANES, write_observation
 from .render import render_ansi, render_mode_frame
-from .vocab import COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES
+from .vocab import COLOUR_NAMES, PHASE_NAMES
+from .players import CallablePlayer, make_player
 from .rules import Rules
 
 COLOURS = {"white": K.WHITE, "black": K.BLACK}
@@ -31,50 +32,19 @@ RESET_OPTIONS = ("start", "board", "to_move", "learner")
 _SEED_MAX = 2**31 - 1
 
 
-class CallableOpponent:
-    """Adapts a plain policy ``f(state) -> action`` to the opponent protocol."""
-
-    def __init__(self, fn, name=None):
-        self.fn = fn
-        self.name = name or getattr(fn, "__name__", type(fn).__name__)
-
-    def restart(self, seed=None):
-        """Forward the new game's seed to ``fn.restart`` when it has one."""
-        restart = getattr(self.fn, "restart", None)
-        if callable(restart):
-            restart(seed=seed)
-
-    def step(self, state):
-        return self.fn(state)
-
-    def __repr__(self):
-        return f"CallableOpponent({self.name})"
+CallableOpponent = CallablePlayer  # the former name of the registry's callable adapter
 
 
 def as_opponent(opponent, seed=None):
-    """Turn ``opponent`` into an object with ``step(state) -> action`` and ``restart(seed)``.
+    """Turn ``opponent`` into a player with ``step(state) -> action`` and ``restart(seed)``.
 
-    Accepted: a bot spec string (``"greedy"``, ``"alphabeta:depth=2"``; see
-    :func:`jiu_env.bots.make_bot`), a :class:`~jiu_env.bots.base.Bot` (or any
-    object with ``step`` and ``restart``), a Stable-Baselines3 model (anything
-    with ``predict`` and ``policy``; played by :class:`jiu_env.sb3.ModelPlayer`,
-    sampling its policy) or a callable ``f(state) -> action``.
+    The one player registry, :func:`jiu_env.players.make_player`: a spec
+    string (``"greedy"``, ``"alphabeta:depth=2"``, ``"sb3:model.zip"``), a
+    :class:`~jiu_env.bots.base.Bot` (or any object with ``step`` and
+    ``restart``), a Stable-Baselines3 model (its policy, sampled) or a
+    callable ``f(state) -> action``.
     """
-    if isinstance(opponent, str):
-        from .bots import make_bot
-
-        return make_bot(opponent, seed=seed)
-    if hasattr(opponent, "predict") and hasattr(opponent, "policy"):
-        from .sb3 import ModelPlayer
-
-        return ModelPlayer(opponent, deterministic=False, seed=seed)
-    if callable(getattr(opponent, "step", None)) and callable(getattr(opponent, "restart", None)):
-        return opponent
-    if callable(opponent):
-        return CallableOpponent(opponent)
-    raise TypeError(
-        f"an opponent is a bot spec string, a Bot, an SB3 model or a callable state -> action, "
-        f"not {type(opponent).__name__}")
+    return make_player(opponent, seed=seed)
 
 
 def _check_finite(name, value):
@@ -142,10 +112,12 @@ class JiuVsBotEnv(gymnasium.Env):
     final step, 0 before (plus any shaping).  A repetition draw terminates; the
     turn limit ``max_battle_turns`` truncates.
 
-    ``info`` holds ``learner``, ``phase``, ``battle_turn``, ``stone_counts``
-    (``{"own": n, "enemy": n}``) and ``illegal_action``; on the final step also
-    ``winner`` (``"white"``, ``"black"``, ``"draw"`` or ``None``),
-    ``end_reason``, ``outcome`` (the learner's unshaped result),
+    ``info`` has the same keys at every step and never a ``None`` value:
+    ``learner``, ``phase``, ``battle_turn``, ``stone_counts``
+    (``{"own": n, "enemy": n}``), ``illegal_action``, ``winner``
+    (``"white"``, ``"black"``, ``"draw"``; ``"none"`` before the end and
+    after the turn limit), ``end_reason`` (``"none"`` before the end),
+    ``outcome`` (the learner's unshaped result, 0.0 before the end),
     ``is_success`` (the learner won) and ``opponent`` (the opponent's spec
     string or name).
     """
@@ -260,8 +232,8 @@ class JiuVsBotEnv(gymnasium.Env):
                                  f"{explain_illegal(s, a)}")
             self._done = True
             info = self._info()
-            info["illegal_action"] = True
-            info.update(outcome=-1.0, is_success=False, opponent=self.opponent_name)
+            info.update(illegal_action=True, winner=COLOUR_NAMES[3 - self.colour], end_reason="illegal_action",
+                        outcome=-1.0)
             return self._obs(), -1.0, True, False, info
         before = self._potential()
         K.apply_action(s, a)
@@ -277,8 +249,8 @@ class JiuVsBotEnv(gymnasium.Env):
             self._done = True
             outcome = self._outcome()
             reward += outcome
-            info.update(winner=_winner_name(s), end_reason=END_REASON_NAMES[int(s[K.H_END_REASON])],
-                        outcome=outcome, is_success=outcome > 0, opponent=self.opponent_name)
+            info.update(winner=winner_name(s), end_reason=end_reason_name(s), outcome=outcome,
+                        is_success=outcome > 0)
         if self.render_mode == "human":
             self.render()
         return self._obs(), float(reward), terminated, truncated, info
@@ -387,6 +359,11 @@ class JiuVsBotEnv(gymnasium.Env):
             "battle_turn": int(s[K.H_TURNS]),
             "stone_counts": {"own": int(s[K.H_COUNT + self.colour]), "enemy": int(s[K.H_COUNT + 3 - self.colour])},
             "illegal_action": False,
+            "winner": "none",
+            "end_reason": "none",
+            "outcome": 0.0,
+            "is_success": False,
+            "opponent": str(self.opponent_name),
         }
 
     def __getstate__(self):
@@ -397,10 +374,6 @@ class JiuVsBotEnv(gymnasium.Env):
 
 def _name_of(opponent):
     return getattr(opponent, "name", None) or type(opponent).__name__
-
-
-def _winner_name(s):
-    return {K.WHITE: "white", K.BLACK: "black", K.DRAW: "draw"}.get(int(s[K.H_WINNER]))
 
 
 class JiuSelfPlayEnv(JiuVsBotEnv):

@@ -162,6 +162,36 @@ def test_illegal_action_terminates_with_minus_one():
         env2.step(illegal)
 
 
+SINGLE_INFO_KEYS = {"learner", "phase", "battle_turn", "stone_counts", "illegal_action", "winner", "end_reason",
+                    "outcome", "is_success", "opponent"}
+
+
+@pytest.mark.parametrize("options", [dict(board_size=6), dict(board_size=6, max_battle_turns=3)])
+def test_info_keys_constant_and_never_none(options):
+    env = JiuVsBotEnv(opponent="random", **options)
+    rng = np.random.default_rng(0)
+    reasons = set()
+    for game in range(4):
+        _, info = env.reset(seed=game)
+        done = False
+        while True:
+            assert set(info) == SINGLE_INFO_KEYS
+            assert all(v is not None for v in info.values()) and None not in info["stone_counts"].values()
+            if done:
+                break
+            assert (info["winner"], info["end_reason"], info["outcome"]) == ("none", "none", 0.0)
+            _, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            done = term or trunc
+        reasons.add(info["end_reason"])
+        assert info["phase"] == "over" and (info["winner"] == "none") == trunc
+    if options.get("max_battle_turns") == 3:
+        assert reasons == {"turn_limit"}
+    _, info = env.reset(seed=0)
+    _, _, _, _, info = env.step(int(np.flatnonzero(~env.action_masks())[0]))
+    assert set(info) == SINGLE_INFO_KEYS and info["end_reason"] == "illegal_action"
+    assert info["winner"] == ("black" if info["learner"] == "white" else "white")
+
+
 # ------------------------------------------------------- opponent and reward
 @pytest.mark.parametrize("opponent", [first_jump_else_first, "greedy"])
 def test_forced_loss_opponent_moves(opponent):

@@ -47,7 +47,9 @@ from .base import Bot, legal_actions
 from .greedy import greedy_action
 
 CHECKPOINT_FORMAT = "jiu_env.alphazero/1"
-DEFAULT_CHECKPOINT = pathlib.Path(__file__).resolve().parents[2] / "baselines" / "alphazero" / "jiu8.pt"
+# The shipped 8x8 baseline is package data, so the default works after a normal install
+# (it is the same file as baselines/alphazero/jiu8.pt in the repository).
+DEFAULT_CHECKPOINT = pathlib.Path(__file__).resolve().parents[1] / "data" / "alphazero_jiu8.pt"
 
 
 # ---------------------------------------------------------------- search (numba)
@@ -510,6 +512,12 @@ class AlphaZeroBot(Bot):
             self._battle_bot = make_bot(self.battle)
         self._search = None
         super().__init__(seed=seed)
+
+    def version_key(self):
+        """Code and weights: a new checkpoint is a new player for a tournament."""
+        from ..players import file_hash
+
+        return f"{file_hash(__file__)}+{file_hash(self.checkpoint)}"
 
     def restart(self, seed=None):
         super().restart(seed)

@@ -34,12 +34,10 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .. import kernel as K
 from ..bots import REGISTRY
-from ..records import GameRecord, result_of
 from ..rules import Rules
-from ..vocab import COLOUR_NAMES
-from .players import make_player, player_version
+from ..game import play_game
+from ..players import make_player, player_version
 
 GAMES_FILE = "games.jsonl"
 CONFIG_FILE = "tournament.json"
@@ -299,7 +297,7 @@ def schedule(config, versions=None):
     """The list of :class:`GameTask` of a tournament (deterministic).
 
     ``versions`` maps a spec to its player's code version (see
-    :func:`jiu_env.evaluation.players.player_version`); stored games are only
+    :func:`jiu_env.players.player_version`); stored games are only
     reused for the same versions.
     """
     versions = versions or {}
@@ -322,68 +320,28 @@ def schedule(config, versions=None):
 
 # ------------------------------------------------------------------ one game
 def run_game(rules, white, black, seed=0, random_opening=0, players=None):
-    """Play one game between two players (bot protocol); return a result dict.
+    """Play one tournament game (the one game loop, :func:`jiu_env.game.play_game`); return a result dict.
 
     ``random_opening`` placements are drawn at random (seeded by ``seed``)
-    before the players decide.  A player returning an illegal action loses the
-    game by forfeit.  The dict holds the :class:`GameRecord` under ``record``,
-    ``winner`` (``"white"``/``"black"``/``"draw"``/``None``), ``score_white``
-    (1, 1/2 or 0; truncated games count 1/2), ``end_reason``, lengths and the
+    before the players decide; the players keep their own seeds.  A player
+    returning an illegal action loses the game by forfeit.  The dict holds the
+    :class:`GameRecord` under ``record``, ``winner``
+    (``"white"``/``"black"``/``"draw"``/``None``), ``score_white`` (1, 1/2
+    or 0; truncated games count 1/2), ``end_reason``, lengths and the
     players' total decision times.
     """
-    rules = Rules.make(rules)
-    s = rules.new_state()
-    bots = {K.WHITE: white, K.BLACK: black}
-    for b in bots.values():
-        b.restart()
-    rng = np.random.default_rng(seed)
-    buf = np.empty(rules.num_actions, np.int64)
-    actions = []
-    times = {K.WHITE: 0.0, K.BLACK: 0.0}
-    counts = {K.WHITE: 0, K.BLACK: 0}
-    forfeit = None
-    while s[K.H_PHASE] != K.PH_OVER:
-        c = int(s[K.H_TO_MOVE])
-        if s[K.H_PHASE] == K.PH_PLACEMENT and len(actions) < random_opening:
-            k = K.legal_actions(s, buf)
-            a = int(buf[rng.integers(k)])
-        else:
-            t0 = time.perf_counter()
-            try:
-                a = bots[c].step(s.copy())
-            finally:
-                times[c] += time.perf_counter() - t0
-                counts[c] += 1
-            try:
-                a = int(a)
-            except (TypeError, ValueError):
-                a = -1
-            if not (0 <= a < rules.num_actions) or not K.is_legal(s, a):
-                forfeit = {"colour": COLOUR_NAMES[c], "action": a}
-                break
-        K.apply_action(s, a)
-        actions.append(a)
-    record = GameRecord(rules=rules, actions=actions, players=dict(players or {}), seed=seed,
-                        result=result_of(s), meta={"random_opening": random_opening})
-    res = record.result
-    if forfeit is not None:
-        winner = "black" if forfeit["colour"] == "white" else "white"
-        end = "illegal_action"
-        record.meta["forfeit"] = forfeit
-    else:
-        winner = res["winner"]
-        end = res["end_reason"]
-    score_white = {"white": 1.0, "black": 0.0}.get(winner, 0.5)
+    g = play_game(rules, white, black, seed=None, random_opening=random_opening, opening_seed=seed,
+                  on_illegal="forfeit", players=players, meta={"random_opening": random_opening})
     return {
-        "winner": winner,
-        "score_white": score_white,
-        "end_reason": end,
-        "truncated": bool(s[K.H_TRUNC]),
-        "battle_turns": res["battle_turns"],
-        "decisions": len(actions),
-        "time": {"white": times[K.WHITE], "black": times[K.BLACK]},
-        "moves_by": {"white": counts[K.WHITE], "black": counts[K.BLACK]},
-        "record": record,
+        "winner": g.winner,
+        "score_white": g.score_white,
+        "end_reason": g.end_reason,
+        "truncated": g.truncated,
+        "battle_turns": g.battle_turns,
+        "decisions": g.decisions,
+        "time": g.time,
+        "moves_by": g.moves_by,
+        "record": g.record,
     }
 
 
