@@ -127,19 +127,44 @@ def _check_int(name, value, lo, hi=None):
         raise ValueError(f"rules option {name!r} = {value} is out of range ({rng})")
 
 
+def _check_choice(name, value, choices):
+    # a list or dict value is not hashable: test the type before looking it up
+    if not isinstance(value, str) or value not in choices:
+        kind = "" if isinstance(value, str) else f" ({type(value).__name__})"
+        raise ValueError(f"rules option {name!r} = {value!r}{kind} is not one of {', '.join(choices)}")
+
+
+def max_min_stones(board_size):
+    """The largest ``min_stones`` that does not decide the game before the battle starts.
+
+    After placement and the removal of the two diagonal-end stones each side
+    has at least ``board_size**2 // 2 - 1`` stones; a larger ``min_stones``
+    would make the side to move lose at battle turn 0.
+    """
+    return board_size * board_size // 2 - 1
+
+
+def _check_min_stones(r):
+    _check_int("min_stones", r.min_stones, 0)
+    top = max_min_stones(r.board_size)
+    if r.min_stones > top:
+        raise ValueError(f"rules option 'min_stones' = {r.min_stones} would decide every game at battle turn 0: "
+                         f"on {r.board_size}x{r.board_size} each side has {top} stones after placement "
+                         f"(use 0..{top})")
+
+
 def _validate(r):
     _check_int("board_size", r.board_size, K.MIN_N, K.MAX_N)
     _check_int("fly_threshold", r.fly_threshold, 0, r.num_points)
-    if r.single_jump_ban not in BAN_MODES:
-        raise ValueError(f"rules option 'single_jump_ban' = {r.single_jump_ban!r} is not one of {', '.join(BAN_MODES)}")
-    _check_int("min_stones", r.min_stones, 0, r.num_points // 2)
+    _check_choice("single_jump_ban", r.single_jump_ban, BAN_MODES)
+    _check_min_stones(r)
     if not isinstance(r.chain_may_stop, bool):
         raise TypeError(f"rules option 'chain_may_stop' must be a bool, not {type(r.chain_may_stop).__name__}")
     _check_int("repetition_draw", r.repetition_draw, 0)
     if r.repetition_draw == 1:
         raise ValueError("rules option 'repetition_draw' = 1 would draw every game at its first battle turn; use 0 (off) or >= 2")
     _check_int("max_battle_turns", r.max_battle_turns, 0, 1_000_000)
-    if r.profile not in PROFILES:
+    if not isinstance(r.profile, str) or r.profile not in PROFILES:
         raise ValueError(f"unknown rules profile {r.profile!r}; choose one of {', '.join(PROFILES)}")
 
 
@@ -157,4 +182,4 @@ def rules_from_state(state):
     )
 
 
-__all__ = ["Rules", "PROFILES", "BAN_MODES", "rules_from_state"]
+__all__ = ["Rules", "PROFILES", "BAN_MODES", "rules_from_state", "max_min_stones"]

@@ -47,6 +47,14 @@ def as_opponent(opponent, seed=None):
     return make_player(opponent, seed=seed)
 
 
+def _check_finite(name, value):
+    """TypeError unless ``value`` is a real number (not a bool); ValueError for nan and infinities."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__} ({value!r})")
+    if not np.isfinite(float(value)):
+        raise ValueError(f"{name} must be a finite number, not {value!r}")
+
+
 def check_action(action, num_actions):
     """``action`` as a Python int; TypeError for non-integers, ValueError when out of range."""
     if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
@@ -92,7 +100,8 @@ class JiuVsBotEnv(gymnasium.Env):
         Optional shaping for the battle phase: ``+capture_reward`` for every
         enemy stone removed and ``-capture_reward`` for every own stone lost
         (by either side's jumps or square captures during the step), added to
-        the step's reward.  0 by default (pure +1 / -1 / 0 results).
+        the step's reward.  0 by default (pure +1 / -1 / 0 results); a finite number
+        (nan and infinities are rejected).
     render_mode:
         ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
 
@@ -127,8 +136,7 @@ class JiuVsBotEnv(gymnasium.Env):
             raise ValueError(f"illegal must be 'terminate' or 'raise', not {illegal!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}; choose one of {self.metadata['render_modes']} or None")
-        if isinstance(capture_reward, bool) or not isinstance(capture_reward, numbers.Real):
-            raise TypeError(f"capture_reward must be a number, not {type(capture_reward).__name__}")
+        _check_finite("capture_reward", capture_reward)
         self.learner = learner
         self.start = start
         self.illegal = illegal
@@ -386,6 +394,7 @@ class JiuSelfPlayEnv(JiuVsBotEnv):
             raise TypeError("JiuSelfPlayEnv takes 'bootstrap' (the opponent until the first snapshot), not 'opponent'")
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ValueError(f"pool_size must be an int >= 1, not {pool_size!r}")
+        _check_finite("latest_prob", latest_prob)
         if not 0.0 <= latest_prob <= 1.0:
             raise ValueError(f"latest_prob must be in [0, 1], not {latest_prob!r}")
         kwargs.setdefault("learner", "random")

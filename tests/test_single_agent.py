@@ -111,6 +111,25 @@ def test_bad_arguments_raise():
         env.step(0)
 
 
+@pytest.mark.parametrize("kw,exc", [
+    (dict(capture_reward=float("nan")), ValueError), (dict(capture_reward=float("inf")), ValueError),
+    (dict(capture_reward=-np.inf), ValueError), (dict(capture_reward="0.1"), TypeError),
+    (dict(capture_reward=True), TypeError), (dict(capture_reward=None), TypeError),
+])
+def test_reward_options_must_be_finite_numbers(kw, exc):
+    name = next(iter(kw))
+    with pytest.raises(exc, match=name):
+        JiuVsBotEnv(board_size=6, **kw)
+    assert JiuVsBotEnv(board_size=6, capture_reward=np.float32(0.5)).capture_reward == 0.5
+
+
+@pytest.mark.parametrize("bad,exc", [(float("nan"), ValueError), ("0.5", TypeError), (None, TypeError),
+                                     (1.5, ValueError)])
+def test_self_play_latest_prob_is_checked(bad, exc):
+    with pytest.raises(exc, match="latest_prob"):
+        JiuSelfPlayEnv(board_size=6, latest_prob=bad)
+
+
 def test_action_checks():
     env = JiuVsBotEnv(board_size=8, learner="white")
     env.reset(seed=0)
