@@ -33,3 +33,6 @@ from .single_agent import JiuSelfPlayEnv, JiuVsBotEnv
 _register(id="jiu_env/JiuVsBot-v0", entry_point="jiu_env.single_agent:JiuVsBotEnv")
 _register(id="jiu_env/JiuSelfPlay-v0", entry_point="jiu_env.single_agent:JiuSelfPlayEnv")
 __all__ += ["JiuVsBotEnv", "JiuSelfPlayEnv"]
+
+from .warmup import warm_up  # noqa: E402  (compile the numba code once per machine; `jiu warm`)
+__all__ += ["warm_up"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 DEFAULT_BOTS = ("random", "greedy", "pattern", "alphabeta:depth=1", "mcts:sims=20")
 DEFAULT_BOARD_SIZES = (8,)
 # rough wall time of a first compile of the default bots on one core (measured: docs/scaling_ray.md)
-COLD_SECONDS = 60
+COLD_SECONDS = 70
 
 
 @dataclass

@@ -15,6 +15,7 @@ appends them to ``games.jsonl`` in the parent process.
   needs no shared file system (see ``docs/scaling_ray.md``).
 """
 
+import logging
 import multiprocessing
 import os
 import shutil
@@ -266,7 +267,7 @@ def execute_ray(todo, workers=None, address=None, in_flight=2):
     ray = import_ray()
     started = False
     if not ray.is_initialized():
-        opts = dict(include_dashboard=False, log_to_driver=True, configure_logging=True, logging_level="warning")
+        opts = dict(include_dashboard=False, log_to_driver=True, configure_logging=True, logging_level=logging.WARNING)
         if address:
             ray.init(address=address, **opts)
         else:
