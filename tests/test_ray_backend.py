@@ -9,7 +9,7 @@ import pytest
 
 from jiu_env.cli import main
 from jiu_env.evaluation import TournamentConfig, run_tournament, schedule
-from jiu_env.evaluation.backends import FileCache, rewrite_spec, spec_files
+from jiu_env.evaluation.backends import FileCache, init_ray, rewrite_spec, spec_files
 from jiu_env.evaluation.players import make_player, player_version
 from jiu_env.evaluation.tournament import play_task, read_games
 
@@ -93,7 +93,7 @@ def test_ray_worker_plays_from_shipped_files(cluster, tmp_path):
     from jiu_env.evaluation.backends import GameWorker
 
     if not ray.is_initialized():
-        ray.init(address=cluster.address, include_dashboard=False)
+        init_ray(cluster.address)
     src = tmp_path / "lowest_player.py"
     src.write_text(PLAYER_FILE)
     spec = f"{src}:Lowest"

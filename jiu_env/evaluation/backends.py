@@ -15,6 +15,8 @@ appends them to ``games.jsonl`` in the parent process.
   needs no shared file system (see ``docs/scaling_ray.md``).
 """
 
+import contextlib
+import importlib
 import logging
 import multiprocessing
 import os
@@ -251,6 +253,53 @@ def warm_nodes(ray, specs, rules, skip_node=None):
     return ray.get(refs)
 
 
+def _is_loopback(address):
+    host = str(address).rpartition(":")[0].strip("[]") if ":" in str(address) else str(address)
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+@contextlib.contextmanager
+def _loopback(ray, address):
+    """A private instance (no address) or a loopback address stays on 127.0.0.1.
+
+    ``ray.init`` replaces a loopback address by this machine's network
+    address (so that other nodes could reach it); on a machine that does not
+    accept connections to its own network address that never connects.  Ray
+    keeps loopback addresses when its multi-node mode is off (as on macOS and
+    Windows), so it is switched off while connecting to a single-machine
+    cluster.  Other addresses are left alone.
+    """
+    try:
+        consts = importlib.import_module("ray._private.ray_constants")
+    except ImportError:
+        consts = None
+    if consts is None or not hasattr(consts, "ENABLE_RAY_CLUSTER") or (address and not _is_loopback(address)):
+        yield
+        return
+    old = consts.ENABLE_RAY_CLUSTER
+    consts.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        consts.ENABLE_RAY_CLUSTER = old
+
+
+def init_ray(address=None, num_cpus=None):
+    """Connect this process to the Ray cluster at ``address``, or start a private instance here.
+
+    The private instance (``num_cpus`` CPUs) listens on 127.0.0.1 only and
+    has no dashboard.
+    """
+    ray = import_ray()
+    opts = dict(include_dashboard=False, log_to_driver=True, configure_logging=True, logging_level=logging.WARNING)
+    with _loopback(ray, address):
+        if address:
+            ray.init(address=address, **opts)
+        else:
+            ray.init(address="local", num_cpus=num_cpus, **opts)
+    return ray
+
+
 def execute_ray(todo, workers=None, address=None, in_flight=2):
     """Yield result lines as games finish on Ray actors.
 
@@ -267,11 +316,7 @@ def execute_ray(todo, workers=None, address=None, in_flight=2):
     ray = import_ray()
     started = False
     if not ray.is_initialized():
-        opts = dict(include_dashboard=False, log_to_driver=True, configure_logging=True, logging_level=logging.WARNING)
-        if address:
-            ray.init(address=address, **opts)
-        else:
-            ray.init(address="local", num_cpus=int(workers or default_workers()), **opts)
+        init_ray(address, num_cpus=int(workers or default_workers()))
         started = True
     actors = []
     clean = False
@@ -325,5 +370,5 @@ def execute_ray(todo, workers=None, address=None, in_flight=2):
             ray.shutdown()
 
 
-__all__ = ["BACKENDS", "check_backend", "execute", "execute_local", "execute_ray", "rewrite_spec", "spec_files",
+__all__ = ["BACKENDS", "check_backend", "execute", "execute_local", "execute_ray", "init_ray", "rewrite_spec", "spec_files",
            "FileCache", "GameWorker"]
