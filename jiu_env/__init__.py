@@ -28,6 +28,7 @@ from .observation import NUM_PLANES, PLANE_NAMES
 from .records import GameRecord
 from .rules import PROFILES, Rules
 from .state import position_state
+from .warmup import warm_up  # compile the numba code once per machine (`jiu warm`)
 
 # The env shells (PettingZoo AEC, single-agent and vector Gymnasium envs).  The
 # modules above (kernel, rules, bots, game loop, records) import neither
@@ -44,7 +45,7 @@ __all__ = [
     "Rules", "PROFILES", "kernel", "position_state",
     "Bot", "make_bot", "play_game", "GameResult", "GameRecord",
     "action_to_str", "str_to_action", "point_to_str", "str_to_point",
-    "NUM_PLANES", "PLANE_NAMES", "__version__",
+    "NUM_PLANES", "PLANE_NAMES", "warm_up", "__version__",
 ]
 
 

@@ -142,7 +142,14 @@ def _eval_args(p):
     p.add_argument("--bootstrap", type=int_at_least(2), metavar="SAMPLES",
                    help="Elo intervals from a seeded bootstrap with SAMPLES refits (default: Fisher information)")
     p.add_argument("--workers", type=int_at_least(1), metavar="W",
-                   help="worker processes (default: all cores; at most one per game left to play)")
+                   help="worker processes (default: all cores; at most one per game left to play; "
+                        "with --backend ray: the cluster's CPUs)")
+    p.add_argument("--backend", choices=["local", "ray"],
+                   help="where the games run: local (this machine, the default) or ray (Ray actors, on this "
+                        "machine or on a cluster with --address; same games, see docs/scaling_ray.md)")
+    p.add_argument("--address", metavar="HOST:PORT",
+                   help="with --backend ray: the address of a running Ray cluster (e.g. HEAD:6379); without it "
+                        "a private Ray instance runs on this machine")
     p.add_argument("--out", metavar="DIR", help="write games.jsonl (resumable) and the reports here")
     p.add_argument("--fresh", action="store_true", help="with --out: discard stored games instead of resuming")
     p.add_argument("--title", help="title of the report")
@@ -166,15 +173,18 @@ def _build_config(args):
     from .evaluation.tournament import TournamentConfig, load_config
 
     rules_given = args.rules != "competitive" or args.rule
+    execution = {}
     if args.config:
         if args.quick:
             raise ValueError("--quick and --config cannot be combined")
         try:
-            cfg = load_config(args.config).to_dict()
+            loaded = load_config(args.config)
         except OSError as e:
             raise OSError(f"--config {args.config}: {e.strerror or e}") from None
         except (ValueError, TypeError) as e:
             raise type(e)(f"--config {args.config}: {e}") from None
+        execution = loaded.execution
+        cfg = loaded.to_dict()
         if args.players:
             cfg["players"] = cfg["players"] + list(args.players)
     elif args.quick:
@@ -206,7 +216,9 @@ def _build_config(args):
     if args.bootstrap is not None:
         cfg["intervals"] = "bootstrap"
         cfg["bootstrap_samples"] = args.bootstrap
-    return TournamentConfig.from_dict(cfg)
+    config = TournamentConfig.from_dict(cfg)
+    config.execution = dict(execution)
+    return config
 
 
 class _Progress:
@@ -219,6 +231,11 @@ class _Progress:
         self.start_done = 0
         self.next_line = 0
         self.use_bar = enabled and sys.stderr.isatty()
+
+    def note(self, text):
+        """A status line before the games start (e.g. the numba warm-up), instead of a misleading ETA."""
+        if self.enabled:
+            print(text, file=sys.stderr, flush=True)
 
     def __call__(self, done, total, line, scores):
         from .evaluation.tournament import eta_text, scores_text
@@ -270,11 +287,16 @@ def cmd_eval(args):
         cfg = _build_config(args)
     except (ValueError, TypeError, ImportError, OSError) as e:
         return _err(f"eval: {e}")
+    backend = args.backend or cfg.execution.get("backend") or "local"
+    address = args.address or cfg.execution.get("address")
+    if address and backend != "ray":
+        return _err("eval: --address is the address of a Ray cluster: it needs --backend ray")
     command = "jiu " + " ".join(shlex.quote(a) for a in args._argv) if hasattr(args, "_argv") else None
     t0 = time.perf_counter()
     try:
         res = run_tournament(cfg, out_dir=args.out, workers=args.workers, resume=not args.fresh,
-                             progress=_Progress(not args.no_progress), command=command, log=_note)
+                             progress=_Progress(not args.no_progress), command=command, log=_note,
+                             backend=backend, address=address)
     except (ValueError, TypeError, ImportError, OSError) as e:
         return _err(f"eval: {e}")
     except RuntimeError as e:  # a game failed in a worker process: the message names it
@@ -624,6 +646,36 @@ def cmd_replay(args, inp=input):
     return 0
 
 
+# ------------------------------------------------------------------ jiu warm
+def _warm_args(p):
+    from .warmup import DEFAULT_BOTS
+
+    p.add_argument("bots", nargs="*", metavar="BOT",
+                   help=f"player specs to warm (default: {' '.join(DEFAULT_BOTS)})")
+    p.add_argument("--board-size", type=int, action="append", metavar="N",
+                   help="board size of the warm-up games (repeatable; default 8: numba compiles per type, "
+                        "not per size, so a small board compiles everything)")
+    p.add_argument("--rules", default="competitive", metavar="PROFILE", help="rules profile (default competitive)")
+
+
+def cmd_warm(args):
+    from .warmup import warm_up
+
+    try:
+        rules = Rules.make(args.rules)
+    except (TypeError, ValueError) as e:
+        return _err(f"warm: {e}")
+    board_sizes = args.board_size or [8]
+    rep = warm_up(args.bots or None, board_sizes=board_sizes, rules=rules,
+                  note=lambda text: print(text, flush=True))
+    print(rep.text())
+    if rep.compiled:
+        print("compiled: " + ", ".join(rep.compiled))
+    if not rep.bots:
+        return _err("warm: none of the bots could be built here")
+    return 0
+
+
 # ------------------------------------------------------------------ the parser
 def _bench_args(p):
     from . import benchmark
@@ -645,6 +697,7 @@ COMMANDS = {
     "eval": ("tournament between bots / models with Elo ratings and reports",
              "jiu eval random greedy alphabeta:depth=2 --games 20 --out results\n"
              "  jiu eval --quick\n"
+             "  jiu eval --quick --backend ray --address HEAD:6379\n"
              "  jiu eval --config baselines/ladder.toml --out baselines/results",
              _eval_args, cmd_eval),
     "play": ("play a bot in the terminal (moves in notation or by number; undo, hint, save)",
@@ -656,6 +709,9 @@ COMMANDS = {
     "bench": ("performance benchmark: kernel, batched runner, envs and search, side by side with peers",
               "jiu bench --quick --out /tmp/bench",
               _bench_args, cmd_bench),
+    "warm": ("compile the bots' numba code into the on-disk cache (once per machine, image or cluster node)",
+             "jiu warm\n  jiu warm greedy alphabeta:depth=2 --board-size 14",
+             _warm_args, cmd_warm),
 }
 
 

@@ -21,15 +21,9 @@ setting are those of the current configuration.
 import hashlib
 import json
 import math
-import multiprocessing
 import os
-import signal
-import sys
-import threading
-import time
 import warnings
 import zlib
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -43,6 +37,9 @@ GAMES_FILE = "games.jsonl"
 CONFIG_FILE = "tournament.json"
 STALE_FILE = "games.stale.jsonl"
 MODES = ("round_robin", "gauntlet")
+# settings of a config file that say where the games run, not which games: kept out of
+# the tournament's definition (and its results), in ``TournamentConfig.execution``
+EXECUTION_KEYS = ("backend", "address", "workers")
 
 
 @dataclass
@@ -181,12 +178,17 @@ class TournamentConfig:
 
     @classmethod
     def from_dict(cls, d):
-        """A config from a dict (e.g. a parsed TOML/JSON file); unknown keys are errors."""
+        """A config from a dict (e.g. a parsed TOML/JSON file); unknown keys are errors.
+
+        ``backend``, ``address`` and ``workers`` (where the games run) go to
+        the config's ``execution`` dict, the defaults of :func:`run_tournament`.
+        """
         if not isinstance(d, dict):
             raise TypeError(f"a tournament config is a table of settings, not {type(d).__name__}")
         d = dict(d)
         if "games_per_pair" in d and "games" in d:
             raise ValueError("give either games or games_per_pair, not both")
+        execution = {k: d.pop(k) for k in EXECUTION_KEYS if k in d}
         if "games_per_pair" in d:
             d["games"] = d.pop("games_per_pair")
         known = set(cls.__dataclass_fields__)
@@ -197,7 +199,9 @@ class TournamentConfig:
         if isinstance(rules, dict):
             rules = dict(rules)
         d["rules"] = Rules.make(rules).to_dict()
-        return cls(**d)
+        cfg = cls(**d)
+        cfg.execution = execution
+        return cfg
 
 
 def _check_int_setting(name, value, lo):
@@ -361,12 +365,20 @@ def _warm_up(spec, rules):
     run_game(rules, make_player(spec, seed=0), make_player("random", seed=0), seed=0)
 
 
-def play_task(task):
-    """Play a :class:`GameTask` (in any process); return its JSON-able result line."""
-    _warm_up(task.white_spec, task.rules)
-    _warm_up(task.black_spec, task.rules)
-    white = make_player(task.white_spec, seed=task.white_seed)
-    black = make_player(task.black_spec, seed=task.black_seed)
+def play_task(task, build_specs=None):
+    """Play a :class:`GameTask` (in any process); return its JSON-able result line.
+
+    ``build_specs`` maps a task's spec to the spec the player is built from
+    here (a worker on another machine names its local copy of a model file);
+    the result line keeps the task's own specs.
+    """
+    build_specs = build_specs or {}
+    white_build = build_specs.get(task.white_spec, task.white_spec)
+    black_build = build_specs.get(task.black_spec, task.black_spec)
+    _warm_up(white_build, task.rules)
+    _warm_up(black_build, task.rules)
+    white = make_player(white_build, seed=task.white_seed)
+    black = make_player(black_build, seed=task.black_seed)
     r = run_game(task.rules, white, black, seed=task.seed, random_opening=task.random_opening,
                  players={"white": task.white_spec, "black": task.black_spec})
     rec = r.pop("record")
@@ -549,12 +561,21 @@ class TournamentResult:
 
 
 def run_tournament(config, out_dir=None, workers=None, resume=True, progress=None, write_reports=True, command=None,
-                   log=None):
+                   log=None, backend=None, address=None, warm=True):
     """Play the tournament (or its missing games) and summarise it.
 
     ``workers``: worker processes (default: all cores; 1 plays in this
-    process).  ``progress``: ``None``, or a callable ``progress(done, total,
-    line, scores)`` called after each game (the CLI passes a progress bar).
+    process).  ``backend``: ``"local"`` (this machine's cores, the default)
+    or ``"ray"`` (Ray actors; ``address`` names a running cluster, else a
+    private one is started here; see ``docs/scaling_ray.md``).  Both give the
+    same games.  ``workers``, ``backend`` and ``address`` default to the
+    config's ``execution`` settings (from its file).
+    ``warm``: compile (or load) the bots' numba code in this process before
+    the workers start, so that they load it from the cache instead of each
+    compiling it.  ``progress``: ``None``, or a callable ``progress(done,
+    total, line, scores)`` called after each game (the CLI passes a progress
+    bar); if it has a ``note(text)`` method, that gets status lines such as
+    the warm-up.
     With ``out_dir`` the games go to ``out_dir/games.jsonl`` (resumable) and
     the reports (JSON, CSV, Markdown, PNG) are written there; ``command`` (the
     command line that regenerates them) is quoted in the Markdown report.
@@ -566,8 +587,15 @@ def run_tournament(config, out_dir=None, workers=None, resume=True, progress=Non
     opening setting, :class:`TournamentMismatch` is raised before any game
     unless ``resume=False``, which discards them.
     """
+    from .backends import check_backend, execute
+
     log = log or _warn
+    execution = getattr(config, "execution", None) or {}
+    backend = backend or execution.get("backend") or "local"
+    address = address if address is not None else execution.get("address")
+    workers = workers if workers is not None else execution.get("workers")
     _check_workers(workers)
+    check_backend(backend, address)
     # build every player once here: a bad spec or a missing file fails early, and the
     # players' code versions decide which stored games are still valid
     versions = {}
@@ -590,8 +618,10 @@ def run_tournament(config, out_dir=None, workers=None, resume=True, progress=Non
             os.remove(games_path)
         _write_atomic(os.path.join(out_dir, CONFIG_FILE), json.dumps(config.to_dict(), indent=1))
     todo = [t for t in tasks if t.id not in done]
-    if workers is not None and todo and workers > len(todo):
+    if workers is not None and todo and workers > len(todo) and backend == "local":
         log(f"{workers} workers asked for {len(todo)} games to play: using {len(todo)}")
+    if todo and warm:
+        _warm_parent(todo, getattr(progress, "note", None))
     scores = _running_scores(config, done.values())
     n_done = len(done)
     if progress is not None:
@@ -608,7 +638,7 @@ def run_tournament(config, out_dir=None, workers=None, resume=True, progress=Non
             fout.write("\n")  # a line cut short by an interrupted run stays on its own line
     new = 0
     try:
-        for line in _execute(todo, workers):
+        for line in execute(todo, workers, backend=backend, address=address):
             done[line["id"]] = line
             new += 1
             if fout is not None:
@@ -636,85 +666,31 @@ def _warn(msg):
     warnings.warn(msg, stacklevel=3)
 
 
-def _one_thread_per_worker(parent_pid=None):
-    """Worker start-up: one BLAS / torch thread each (model players), and die with the parent process."""
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
-    if parent_pid is not None:
-        _die_with_parent(parent_pid)
+def _warm_parent(todo, note=None):
+    """Compile (or load) the numba code of the built-in bots the games use, once, in this process.
 
-
-def _die_with_parent(parent_pid):
-    """End this worker when the process that started it ends, even by SIGKILL.
-
-    Linux: the kernel sends SIGKILL when the parent dies (``PR_SET_PDEATHSIG``),
-    at once, even inside a long numba call.  Everywhere: a daemon thread
-    waits for the parent's end (multiprocessing's parent sentinel, or a
-    changed parent pid) and exits the process.
+    The games are played on a small board: numba compiles per argument type,
+    not per board size, so this compiles everything at a fraction of the cost
+    of a full game.  Workers started afterwards load the cache.
     """
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
+    from ..warmup import builtin_specs, warm_up
 
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent_pid and os.name == "posix":
-        os._exit(1)  # the parent died before the line above
-    threading.Thread(target=_watch_parent, args=(parent_pid,), name="jiu-parent-watch", daemon=True).start()
-
-
-def _watch_parent(parent_pid):
-    parent = multiprocessing.parent_process()
-    while True:
-        if parent is not None:
-            parent.join(1.0)  # returns at once when the parent has ended
-            if not parent.is_alive():
-                os._exit(1)
-        else:
-            time.sleep(1.0)
-        if os.name == "posix" and os.getppid() != parent_pid:
-            os._exit(1)
+    specs = sorted({b for t in todo for s in (t.white_spec, t.black_spec) for b in builtin_specs(s)})
+    if not specs:
+        return None
+    n = min(8, int(todo[0].rules["board_size"]))
+    rep = warm_up(specs, board_sizes=[n], rules=todo[0].rules, note=note)
+    if note is not None:
+        note(f"numba ready in {rep.seconds:.0f}s ({len(rep.compiled)} functions compiled, "
+             f"{len(rep.loaded)} loaded from the cache)")
+    return rep
 
 
 def _execute(todo, workers):
-    """Yield result lines as games finish (in-process, or over a process pool)."""
-    if workers is None:
-        workers = default_workers()
-    workers = max(1, min(int(workers), len(todo)))
-    if workers == 1:
-        for t in todo:
-            yield play_task(t)
-        return
-    # spawn: a fresh interpreter per worker is safe whatever threads numba or a bot started here
-    ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_one_thread_per_worker, initargs=(os.getpid(),))
-    clean = False
-    try:
-        pending = {}
-        it = iter(todo)
-        # a bounded queue: results stream back while later games wait
-        for t in it:
-            pending[ex.submit(play_task, t)] = t
-            if len(pending) >= 2 * workers:
-                break
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                t = pending.pop(fut)
-                try:
-                    line = fut.result()
-                except Exception as e:
-                    raise RuntimeError(f"game {t.id} ({t.white} vs {t.black}) failed: {e}") from e
-                yield line
-                nxt = next(it, None)
-                if nxt is not None:
-                    pending[ex.submit(play_task, nxt)] = nxt
-        clean = True
-    finally:
-        # on an error or an interrupt, do not wait for the games still running
-        ex.shutdown(wait=clean, cancel_futures=True)
+    """Yield result lines as games finish on this machine (see :mod:`jiu_env.evaluation.backends`)."""
+    from .backends import execute_local
+
+    return execute_local(todo, workers)
 
 
 # ------------------------------------------------------------------ summary
