@@ -18,7 +18,7 @@ import ray
 
 from jiu_env import Rules
 from jiu_env.evaluation import run_game
-from jiu_env.evaluation.players import make_player
+from jiu_env.players import make_player
 from jiu_env.integrations.rllib import ppo_self_play_config
 
 # ----------------------------------------------------------- hyper-parameters

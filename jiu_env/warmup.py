@@ -129,7 +129,7 @@ def warm_up(bots=None, board_sizes=DEFAULT_BOARD_SIZES, rules="competitive", not
     (``jiu eval`` shows it instead of an ETA).  Bots that cannot be built here
     (a missing optional package) are skipped and listed in the report.
     """
-    from .evaluation.players import make_player
+    from .players import make_player
     from .evaluation.tournament import run_game
 
     bots = list(DEFAULT_BOTS if bots is None else bots)

@@ -248,7 +248,7 @@ def test_eval_hostile_paths_and_configs(tmp_path, capsys):
         'players = ["random", "b=random"]\nbootstrap_samples = -4\nintervals = "bootstrap"\n': "bootstrap_samples",
         'players = ["random", "b=random"]\nseed = -1\n': "seed",
         'players = ["random", "b=random"]\ngames = 2\ngames_per_pair = 3\n': "games_per_pair",
-        'players = ["random", "b=random"]\nworkers = 2\n': "unknown tournament setting",
+        'players = ["random", "b=random"]\nworker = 2\n': "unknown tournament setting",
         'players = ["random", "b=random"]\n[rules]\nsingle_jump_ban = ["none"]\n': "single_jump_ban",
         'players = ["random", "b=random"]\n[rules]\nboard_size = 6\nmin_stones = 18\n': "battle turn 0",
         '[[players]]\nname = "a"\n[[players]]\nspec = "random"\n': "needs 'spec'",

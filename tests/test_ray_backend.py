@@ -10,7 +10,7 @@ import pytest
 from jiu_env.cli import main
 from jiu_env.evaluation import TournamentConfig, run_tournament, schedule
 from jiu_env.evaluation.backends import FileCache, init_ray, rewrite_spec, spec_files
-from jiu_env.evaluation.players import make_player, player_version
+from jiu_env.players import make_player, player_version
 from jiu_env.evaluation.tournament import play_task, read_games
 
 RULES8 = {"profile": "competitive", "board_size": 8, "max_battle_turns": 120}

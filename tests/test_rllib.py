@@ -14,7 +14,7 @@ import torch  # noqa: E402
 
 import jiu_env  # noqa: E402
 from jiu_env import kernel as K  # noqa: E402
-from jiu_env.evaluation.players import make_player  # noqa: E402
+from jiu_env.players import make_player  # noqa: E402
 from jiu_env.integrations.rllib import JiuMaskedModule, JiuMultiAgentEnv, LeagueMapping  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

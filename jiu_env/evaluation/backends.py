@@ -152,12 +152,12 @@ def rewrite_spec(spec, fn):
     The tokens are found by the syntax of the player specs alone (the file
     need not exist where this runs): the argument of ``sb3:``, ``az:`` and of
     other registered kinds, a ``file.py`` module, every parameter value of a
-    built-in bot (``alphazero:checkpoint=PATH``), and the same inside
+    built-in bot (``alphazero:checkpoint=PATH``), ``alphazero:PATH``, and the same inside
     ``mix:P:SPEC`` and ``phases:A+B``.  ``fn`` returns the token unchanged
     for the tokens that are not files.
     """
     from ..bots import REGISTRY
-    from .players import PLAYER_KINDS
+    from ..players import PLAYER_KINDS
 
     spec = spec.strip()
     prefix, sep, rest = spec.partition(":")
@@ -172,6 +172,8 @@ def rewrite_spec(spec, fn):
     if prefix in REGISTRY:
         if not rest.strip():
             return spec
+        if "=" not in rest:  # alphazero:PATH, the short spelling
+            return f"{prefix}:{fn(rest.strip())}"
         items = []
         for item in rest.split(","):
             key, eq, val = item.partition("=")

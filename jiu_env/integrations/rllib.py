@@ -418,7 +418,7 @@ class RLlibPlayer(Bot):
         super().__init__(seed=seed)
 
     def version_key(self):
-        from ..evaluation.players import _file_hash
+        from ..players import file_hash as _file_hash
 
         mdir = module_path(self.path, self.module_id)
         files = sorted(f for f in _listdir(mdir) if f.startswith("module_state"))
