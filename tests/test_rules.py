@@ -1135,6 +1135,8 @@ def test_fly_only_flyer_may_only_fly():
     assert legal_str(e) == {"^b1"}  # no b1xb3, no steps
     for t in ("b1xb3", "b1-a1", "b1-c1", "b1-b0"):
         assert not K.is_legal(e.state, A(t, n))
+    from jiu_env.state import explain_illegal
+    assert "fly_only" in explain_illegal(e.state, A("b1xb3", n))
     act(e, "^b1", "e4")
     assert e.board[4, 4] == BLACK and e.agent_selection == "white"
     check_bookkeeping(e.state)
