@@ -1,4 +1,4 @@
-"""Numba rules kernel: the whole game of RULES.md over one flat int64 array.
+"""Numba rules kernel: the whole game of docs/rules.md over one flat int64 array.
 
 A game state is a 1-D ``np.int64`` array laid out as
 
@@ -111,7 +111,7 @@ def _is_flying(s, colour):
 
 @njit(cache=True)
 def ban_applies(s, mover):
-    """Does the single-jump ban (RULES.md §4) bind ``mover`` with the current stone counts?"""
+    """Does the single-jump ban (docs/rules.md §4) bind ``mover`` with the current stone counts?"""
     fm = _is_flying(s, mover)
     fo = _is_flying(s, 3 - mover)
     mode = s[H_BAN]
@@ -280,7 +280,7 @@ def _has_any_move(s):
 
 @njit(cache=True)
 def _begin_turn(s):
-    """Start-of-turn bookkeeping and the end checks of RULES.md §5.2, in order."""
+    """Start-of-turn bookkeeping and the end checks of docs/rules.md §5.2, in order."""
     c = s[H_TO_MOVE]
     o = 3 - c
     s[H_SUB] = SUB_MOVE

@@ -1,4 +1,4 @@
-"""Rules configuration: the options and named profiles of RULES.md §6 and §9."""
+"""Rules configuration: the options and named profiles of docs/rules.md §6 and §10."""
 
 from dataclasses import asdict, dataclass, fields
 
@@ -179,9 +179,30 @@ def _check_int(name, value, lo, hi=None):
         raise ValueError(f"rules option {name!r} = {value} is out of range ({rng})")
 
 
-def _check_choice(name, value, allowed):
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"rules option {name!r} = {value!r} is not one of {', '.join(map(repr, allowed))}")
+def _check_choice(name, value, choices):
+    # a list or dict value is not hashable: test the type before looking it up
+    if not isinstance(value, str) or value not in choices:
+        kind = "" if isinstance(value, str) else f" ({type(value).__name__})"
+        raise ValueError(f"rules option {name!r} = {value!r}{kind} is not one of {', '.join(choices)}")
+
+
+def max_min_stones(board_size):
+    """The largest ``min_stones`` that does not decide the game before the battle starts.
+
+    After placement and the removal of the two diagonal-end stones each side
+    has at least ``board_size**2 // 2 - 1`` stones; a larger ``min_stones``
+    would make the side to move lose at battle turn 0.
+    """
+    return board_size * board_size // 2 - 1
+
+
+def _check_min_stones(r):
+    _check_int("min_stones", r.min_stones, 0)
+    top = max_min_stones(r.board_size)
+    if r.min_stones > top:
+        raise ValueError(f"rules option 'min_stones' = {r.min_stones} would decide every game at battle turn 0: "
+                         f"on {r.board_size}x{r.board_size} each side has {top} stones after placement "
+                         f"(use 0..{top})")
 
 
 def _check_bool(name, value):
@@ -192,9 +213,8 @@ def _check_bool(name, value):
 def _validate(r):
     _check_int("board_size", r.board_size, K.MIN_N, K.MAX_N)
     _check_int("fly_threshold", r.fly_threshold, 0, r.num_points)
-    if r.single_jump_ban not in BAN_MODES:
-        raise ValueError(f"rules option 'single_jump_ban' = {r.single_jump_ban!r} is not one of {', '.join(BAN_MODES)}")
-    _check_int("min_stones", r.min_stones, 0, r.num_points // 2)
+    _check_choice("single_jump_ban", r.single_jump_ban, BAN_MODES)
+    _check_min_stones(r)
     _check_bool("chain_may_stop", r.chain_may_stop)
     _check_int("repetition_draw", r.repetition_draw, 0)
     if r.repetition_draw == 1:
@@ -208,7 +228,7 @@ def _validate(r):
     if r.history_size == 1:
         raise ValueError("rules option 'history_size' = 1 keeps no earlier position, so no repetition could be "
                          "seen; use 0 (automatic) or >= 2")
-    if r.profile not in PROFILES:
+    if not isinstance(r.profile, str) or r.profile not in PROFILES:
         raise ValueError(f"unknown rules profile {r.profile!r}; choose one of {', '.join(PROFILES)}")
 
 
@@ -234,4 +254,4 @@ def rules_from_state(state):
     )
 
 
-__all__ = ["Rules", "PROFILES", "BAN_MODES", "FLYER_MOVES", "MIN_STONES_CHECKS", "rules_from_state"]
+__all__ = ["Rules", "PROFILES", "BAN_MODES", "FLYER_MOVES", "MIN_STONES_CHECKS", "rules_from_state", "max_min_stones"]

@@ -1013,6 +1013,25 @@ def test_unknown_or_out_of_range_options_are_errors(bad):
     assert next(iter(bad)) in str(ei.value)
 
 
+def test_hostile_rules_options_name_the_problem():
+    for bad in (["none"], {"none": 1}, ("none",)):
+        with pytest.raises(ValueError, match="single_jump_ban.*is not one of"):
+            Rules.make("competitive", single_jump_ban=bad)
+    with pytest.raises(ValueError, match="profile"):
+        Rules(profile=["x"])
+    # min_stones above the stones each side has after placement would decide every game at turn 0
+    for n in (4, 5, 6, 14):
+        top = n * n // 2 - 1
+        assert Rules.make("competitive", board_size=n, min_stones=top).min_stones == top
+        with pytest.raises(ValueError, match="min_stones.*battle turn 0"):
+            Rules.make("competitive", board_size=n, min_stones=top + 1)
+    # the largest allowed value still gives a battle: nobody loses before a capture
+    r = Rules.make("competitive", board_size=6, min_stones=17)
+    s = r.new_state()
+    K.random_placement(s, 3)
+    assert s[K.H_PHASE] == K.PH_BATTLE
+
+
 def test_position_state_matches_env_reset():
     b = board_from_text(JUMP_BOARD)
     r = Rules.make(board_size=6, **PLAIN)
