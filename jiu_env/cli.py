@@ -85,7 +85,7 @@ def _rules_from_args(args):
 
 def _add_rules_args(p):
     p.add_argument("--rules", default="competitive", metavar="PROFILE",
-                   help="rules profile: competitive (default), traditional or ludii8")
+                   help="rules profile: competitive (default), traditional, ludii8 or jqchess8")
     p.add_argument("--rule", action="append", metavar="KEY=VALUE",
                    help="override one rules option, e.g. --rule board_size=8 (repeatable)")
 

@@ -68,6 +68,8 @@ def explain_illegal(s, a):
         return "STOP only ends a jump chain"
     if sub == "move" and kind == "LIFT" and not s[K.H_FLY_NOW]:
         return "the side to move is not flying-eligible"
+    if sub == "move" and kind in ("STEP", "JUMP") and s[K.H_FLY_NOW] and s[K.H_FLYER_MOVES] == K.FLYER_FLY_ONLY:
+        return "the side to move is flying-eligible and may only fly (flyer_moves = 'fly_only')"
     if sub == "chain" and kind == "STOP":
         return "the chain may not stop here (chain_may_stop is off, or the single-jump ban needs a second jump)"
     if kind == "JUMP" and s[K.H_BAN_NOW] and sub == "move":
