@@ -10,18 +10,23 @@ given and know nothing of the env wrappers.
 import numpy as np
 
 from .. import kernel as K
+from ..validate import check_layout, thaw_dict, validate_state
 
 
 def check_state(state):
-    """Raise a clear error unless ``state`` is a live kernel state."""
+    """Raise a clear error unless ``state`` is a valid kernel state of a game in progress.
+
+    TypeError for anything but a 1-D np.int64 array, ValueError "the game is
+    over" for a finished game, and :class:`~jiu_env.validate.InvalidStateError`
+    (a ValueError naming the field) for any header field out of range or
+    inconsistent with the board and the rules (:func:`jiu_env.validate.validate_state`).
+    """
     if not isinstance(state, np.ndarray) or state.dtype != np.int64 or state.ndim != 1:
         raise TypeError("a bot needs a kernel state: a 1-D np.int64 array (env.unwrapped.state)")
-    if state.size < K.HDR or not K.MIN_N <= state[K.H_N] <= K.MAX_N or state[K.H_P] != state[K.H_N] ** 2:
-        raise ValueError("not a kernel state: bad header (use Rules.new_state() or env.unwrapped.state)")
-    if state.size != K.HDR + state[K.H_P] + state[K.H_CAP]:
-        raise ValueError("not a kernel state: its length does not match its header")
+    check_layout(state)
     if state[K.H_PHASE] == K.PH_OVER:
         raise ValueError("the game is over: there is no decision to make")
+    validate_state(state, live=True)
 
 
 class Bot:
@@ -40,8 +45,10 @@ class Bot:
         self.rng = np.random.default_rng(self.seed)
 
     def step(self, state):
-        """One legal action for the side to move in ``state`` (never modifies it)."""
+        """One legal action for the side to move in ``state`` (never modifies it; read-only arrays are fine)."""
         check_state(state)
+        if not state.flags.writeable:
+            state = state.copy()  # the numba searches are compiled for writable arrays
         a = int(self._choose(state))
         return a
 
@@ -57,9 +64,15 @@ class Bot:
     def __repr__(self):
         return f"{type(self).__name__}(seed={self.seed!r})"
 
+    def __setstate__(self, d):
+        # Unpickled from a read-only buffer (Ray's object store), arrays come back read-only:
+        # the bot's tables and trees get writable copies of their own.
+        self.__dict__.update(thaw_dict(d))
+
 
 def legal_actions(state):
     """The legal actions of ``state`` in kernel order (an int64 array)."""
+    validate_state(state)
     buf = np.empty(K.num_actions(int(state[K.H_N])), np.int64)
-    k = K.legal_actions(state, buf)
+    k = K.legal_actions_unchecked(state, buf)
     return buf[:k]
