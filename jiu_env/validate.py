@@ -150,7 +150,7 @@ def _field_range(s, f):
 
 
 @njit(cache=True)
-def _state_problem(s):
+def state_problem(s):
     """(check, x, y): the first failed check of a state of at least HDR values, or (OK, 0, 0)."""
     check, x, y = _layout_problem(s)
     if check != OK:
@@ -356,7 +356,7 @@ def validate_state(s, *, live=False):
     _check_array(s)
     if s.size < HDR:
         _fail(f"{s.size} values are fewer than the {HDR} header fields")
-    check, x, y = _state_problem(s)
+    check, x, y = state_problem(s)
     if check == OK and s[H_PHASE] != PH_OVER and _has_no_action(s):
         check = NO_ACTION
     if check != OK:
@@ -432,5 +432,5 @@ def thaw_dict(d):
     return {k: thaw(v) for k, v in d.items()}
 
 
-__all__ = ["validate_state", "check_layout", "InvalidStateError", "check_action_value", "check_buffer", "thaw",
+__all__ = ["validate_state", "state_problem", "check_layout", "InvalidStateError", "check_action_value", "check_buffer", "thaw",
            "thaw_dict", "MAX_BATTLE_TURNS"]

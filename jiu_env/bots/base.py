@@ -7,6 +7,9 @@ fly drop and each square-capture choice.  Bots never modify the state they are
 given and know nothing of the env wrappers.
 """
 
+import math
+import numbers
+
 import numpy as np
 
 from .. import kernel as K
@@ -27,6 +30,30 @@ def check_state(state):
     if state[K.H_PHASE] == K.PH_OVER:
         raise ValueError("the game is over: there is no decision to make")
     validate_state(state, live=True)
+
+
+#: Upper bounds of the budgets a bot accepts: far beyond any useful setting, yet a step always returns.
+MAX_SECONDS = 86_400.0  # time per decision: one day
+MAX_SIMS = 100_000_000  # simulations per decision
+MAX_NODES = 100_000_000  # MCTS tree capacity (about 25 bytes a node, twice with reuse)
+
+
+def check_param(bot, name, value, lo, hi, integer=False, lo_open=False):
+    """``value`` checked as the bot parameter ``name``: a finite int (``integer``) or number in ``lo..hi``.
+
+    ValueError naming the bot and the parameter otherwise (bools, strings, nan
+    and infinities included).  ``lo_open`` excludes ``lo`` itself.
+    """
+    kind = "an int" if integer else "a number"
+    ok = not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Integral if integer else numbers.Real)
+    if ok:
+        v = float(value)
+        ok = math.isfinite(v) and (v > lo if lo_open else v >= lo) and v <= hi
+    if not ok:
+        fmt = (lambda x: f"{int(x)}") if integer else (lambda x: f"{x:g}")
+        rng = f"{'>' if lo_open else '>='} {fmt(lo)} and <= {fmt(hi)}"
+        raise ValueError(f"{bot} {name} must be {kind} {rng}, not {value!r}")
+    return int(value) if integer else float(value)
 
 
 class Bot:
