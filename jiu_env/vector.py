@@ -358,6 +358,9 @@ class BatchRunner:
         obs = np.empty((b,) + self.obs_shape, dtype=np.float32)
         masks = np.empty((b, self.num_actions), dtype=np.int8)
         validate_state(self.template)
+        if not self._states_fit():
+            # every slot starts anew: a replaced or read-only states array is simply made again
+            self.states = np.repeat(self.template[None, :], b, axis=0)
         self._run(MODE_RESET, obs=obs, masks=masks)
         self.games_done[:] = 0
         self.masks = masks
@@ -395,13 +398,17 @@ class BatchRunner:
         self.masks = masks
         return obs, masks, rewards, terms, truncs
 
+    def _states_fit(self):
+        st = self.states
+        return (isinstance(st, np.ndarray) and st.dtype == np.int64 and st.shape == (self.num_games, self.template.size)
+                and st.flags.c_contiguous and st.flags.writeable)
+
     def _check_states(self):
         """The game states must be sound before numba runs on them (they are a public attribute)."""
         st = self.states
-        if (not isinstance(st, np.ndarray) or st.dtype != np.int64 or st.shape != (self.num_games, self.template.size)
-                or not st.flags.c_contiguous or not st.flags.writeable):
+        if not self._states_fit():
             raise ValueError(f"runner.states must be a writable C-contiguous int64 array of shape "
-                             f"{(self.num_games, self.template.size)}")
+                             f"{(self.num_games, self.template.size)}; reset() makes a new one")
         bad = first_invalid(st)
         if bad >= 0:
             validate_state(st[bad], live=True)
