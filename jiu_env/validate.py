@@ -88,10 +88,11 @@ def _layout_problem(s):
     if maxt < 0 or maxt > MAX_BATTLE_TURNS:
         return SIZE_MAXT, maxt, 0
     want = maxt + 1 if maxt > 0 else DEFAULT_HISTORY
-    if s[H_CAP] != want:
-        return SIZE_CAP, s[H_CAP], want
-    if s.size != HDR + s[H_P] + want:
-        return SIZE_LEN, s.size, HDR + s[H_P] + want
+    cap = s[H_CAP]
+    if cap < 1 or cap > want:  # search scratch copies keep a shorter ring (greedy's one slot)
+        return SIZE_CAP, cap, want
+    if s.size != HDR + s[H_P] + cap:
+        return SIZE_LEN, s.size, HDR + s[H_P] + cap
     return OK, 0, 0
 
 
@@ -103,7 +104,8 @@ def _layout_message(s, check, x, y):
     if check == SIZE_MAXT:
         return f"H_MAXT={x} (max_battle_turns) is not in 0..{MAX_BATTLE_TURNS}"
     if check == SIZE_CAP:
-        return f"H_CAP={x} is not the history capacity {y} of max_battle_turns={int(s[H_MAXT])}"
+        return (f"H_CAP={x} is not a history capacity in 1..{y} (new_state gives {y} for "
+                f"max_battle_turns={int(s[H_MAXT])})")
     return f"its length {x} is not HDR + P + H_CAP = {y}"
 
 
@@ -221,8 +223,6 @@ def state_problem(s):
         return FEW_STONES, w, b
     if w + b >= p:
         return FULL_BOARD, 0, 0
-    if s[H_HLEN] < 1:
-        return NO_HISTORY, s[H_HLEN], 0
     if s[H_MAXT] > 0 and s[H_TURNS] >= s[H_MAXT]:
         return TURN_LIMIT, s[H_TURNS], s[H_MAXT]
     fly = s[H_FLY]
@@ -331,7 +331,9 @@ def _message(s, check, x, y, n, p):
 def validate_state(s, *, live=False):
     """Raise unless ``s`` is a kernel state the kernel can run on; return ``s``.
 
-    Checks the layout (type, length, board size, history capacity), every
+    Checks the layout (type, length, board size, history capacity: at most
+    what :func:`~jiu_env.kernel.new_state` gives, at least 1 for the scratch
+    copies of the searches), every
     header field against its range, the rules fields (as
     :class:`~jiu_env.rules.Rules` accepts them), the board (values 0/1/2,
     stone counts) and the consistency of the game status: placements made
