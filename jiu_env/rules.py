@@ -145,6 +145,9 @@ def _validate(r):
 
 def rules_from_state(state):
     """Recover the :class:`Rules` (profile name aside) stored in a kernel state."""
+    from .validate import validate_state
+
+    validate_state(state)
     inv = {v: k for k, v in BAN_MODES.items()}
     return Rules(
         board_size=int(state[K.H_N]),

@@ -618,3 +618,62 @@ def test_batch_runner_refuses_bad_actions(bad):
     with pytest.raises(ValueError):
         r.step(bad)
     assert np.array_equal(r.states, before)
+
+
+# ------------------------------------------------------ the rest of the surface
+def test_observation_writers_are_checked():
+    s = _battle()
+    bad = s.copy()
+    bad[K.H_SUB], bad[K.H_LIFT] = K.SUB_DROP, 10**9
+    obs = np.empty((8, 8, NUM_PLANES), np.float32)
+    mask = np.empty(K.num_actions(8), np.int8)
+    with pytest.raises(InvalidStateError, match="H_LIFT"):
+        write_observation(bad, K.WHITE, obs)
+    with pytest.raises(ValueError, match="me must be"):
+        write_observation(s, 7, obs)
+    with pytest.raises(ValueError, match="shape"):
+        write_observation(s, K.WHITE, np.empty((2, 2, 2), np.float32))
+    with pytest.raises(ValueError):
+        observe(s, K.WHITE, True, obs, np.empty(3, np.int8))
+    observe(s, K.BLACK, True, obs, mask)
+    assert mask.sum() == K.legal_actions(s, np.empty(K.num_actions(8), np.int64))
+
+
+def test_observation_crash_reproduction_in_a_subprocess():
+    rc, out = _run("""
+        import numpy as np
+        from jiu_env import kernel as K, Rules
+        from jiu_env.observation import write_observation
+        s = Rules.make(board_size=8).new_state(); K.random_placement(s, 3)
+        s[K.H_SUB] = K.SUB_DROP; s[K.H_LIFT] = 10**9
+        try:
+            write_observation(s, 1, np.empty((8, 8, 21), np.float32)); print("ACCEPTED")
+        except ValueError:
+            print("DONE")
+    """)
+    assert rc == 0 and "DONE" in out, out
+
+
+def test_symmetry_notation_and_state_helpers_are_checked():
+    from jiu_env import symmetry as S
+    from jiu_env.notation import action_to_str
+    from jiu_env.rules import rules_from_state
+    from jiu_env.state import explain_illegal
+
+    s = _battle()
+    bad = s.copy()
+    bad[K.H_LIFT] = 10**9
+    for f in (lambda: S.transform_state(bad, 1), lambda: S.symmetries_for(bad), lambda: explain_illegal(bad, 0),
+              lambda: rules_from_state(bad)):
+        with pytest.raises(InvalidStateError):
+            f()
+    with pytest.raises(ValueError, match="out of range"):
+        S.transform_point(-5, 1, 8)
+    with pytest.raises(ValueError, match="out of range"):
+        S.transform_action(10**9, 1, 8)
+    with pytest.raises(ValueError, match="shape"):
+        S.transform_observation(np.zeros((3, 3)), 1)
+    assert "out of range" in explain_illegal(s, 10**9)
+    with pytest.raises(TypeError):
+        action_to_str(True, 8)
+    assert S.transform_point(0, 0, 8) == 0
