@@ -9,8 +9,12 @@ A game state is a 1-D ``np.int64`` array laid out as
 Everything the rules need lives in that array, so a state is cloned with
 ``state.copy()``, stored in a batch as one row of a 2-D array, pickled, and
 passed to any ``@njit`` function.  The kernel knows nothing of PettingZoo or
-Gymnasium.  Functions whose name starts with ``_`` assume their input is legal;
-the checked entry points are :func:`is_legal` and :func:`legal_actions`.
+Gymnasium.  Functions whose name starts with ``_`` or ends with ``_unchecked``
+assume their input is valid; the checked entry points at the end of this
+module (:func:`apply_action`, :func:`legal_actions`, :func:`legal_mask`,
+:func:`is_legal`, the random play, :func:`pass_turn`, :func:`set_position`)
+validate the state (:func:`validate_state`) and their other arguments for
+Python callers, and compile to their unchecked twins inside ``@njit`` code.
 """
 
 import inspect

@@ -677,3 +677,12 @@ def test_symmetry_notation_and_state_helpers_are_checked():
     with pytest.raises(TypeError):
         action_to_str(True, 8)
     assert S.transform_point(0, 0, 8) == 0
+
+
+def test_alphazero_bot_on_read_only_states_and_bounded_budgets():
+    pytest.importorskip("torch")
+    s = Rules.make(board_size=8).new_state()
+    assert make_bot("alphazero:sims=8", seed=0).step(_ro(s)) == make_bot("alphazero:sims=8", seed=0).step(s)
+    for spec in ("alphazero:sims=0", "alphazero:c=inf", "alphazero:temperature=nan", "alphazero:threads=-1"):
+        with pytest.raises(ValueError, match="alphazero"):
+            make_bot(spec)
