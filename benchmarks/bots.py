@@ -39,10 +39,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
-from jiu_env.benchmark import midgame_positions  # noqa: E402
+from jiu_env.benchmark import midgame_positions
 
 PAIRS = (("greedy", "random"), ("pattern", "random"), ("alphabeta", "random"), ("mcts", "random"),
          ("alphabeta", "pattern"), ("mcts", "pattern"), ("alphabeta", "mcts"))

@@ -1,4 +1,4 @@
-"""AlphaZero-style self-play training for Jiu, after paper 004 (Li Xiali et al., 2023).
+"""AlphaZero-style self-play training for Jiu, after Li et al. (2023).
 
 One file, CleanRL style: every hyper-parameter is a field of ``Args`` below
 and a command-line flag (``--sims 48``, ``--no-augment``...).
@@ -60,17 +60,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
-from jiu_env import kernel as K  # noqa: E402
-from jiu_env import symmetry as S  # noqa: E402
-from jiu_env.bots import make_bot  # noqa: E402
-from jiu_env.bots.alphazero import (PUCT, build_net, judge_battle, load_checkpoint, make_evaluator,  # noqa: E402
+from jiu_env import kernel as K
+from jiu_env import symmetry as S
+from jiu_env.bots import make_bot
+from jiu_env.bots.alphazero import (PUCT, build_net, judge_battle, load_checkpoint, make_evaluator,
                                     pick_action, save_checkpoint, search_options, terminal_value)
-from jiu_env.observation import NUM_PLANES, write_observation  # noqa: E402
-from jiu_env.rules import Rules  # noqa: E402
+from jiu_env.observation import NUM_PLANES, write_observation
+from jiu_env.rules import Rules
 
 
 @dataclass
@@ -88,7 +85,7 @@ class Args:
     # network
     channels: int = 24
     blocks: int = 1
-    # what is learned: "placement" (paper 004: the battle is judged by fast playouts
+    # what is learned: "placement" (Li et al. (2023): the battle is judged by fast playouts
     # in training and played by the `battle` bot in games) or "game" (placement and battle)
     phase: str = "placement"
     # self-play and search

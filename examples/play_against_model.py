@@ -19,8 +19,6 @@ import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 DEFAULT_MODEL = ROOT / "baselines" / "training" / "ppo14" / "model.zip"
 

@@ -43,13 +43,9 @@ import csv
 import dataclasses
 import json
 import pathlib
-import sys
 import time
 from dataclasses import dataclass
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 
 @dataclass

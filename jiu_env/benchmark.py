@@ -654,14 +654,48 @@ def run_benchmarks(sections=SECTIONS, quick=False, games=64, echo=True, note="")
     }
 
 
+def _sections_arg(text):
+    """``--only``: a comma-separated list of known sections (kept as the text given)."""
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    unknown = [x for x in names if x not in SECTIONS]
+    if unknown or not names:
+        what = f"unknown section(s) {', '.join(unknown)}" if unknown else "no section given"
+        raise argparse.ArgumentTypeError(f"{what}; choose from {', '.join(SECTIONS)}")
+    return text
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, not {value}")
+    return value
+
+
+def prepare_out(path):
+    """Create the output folder and check that files can be written there (before anything is measured)."""
+    out = Path(path)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".write-test-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise OSError(f"--out {path}: cannot write results there ({e.strerror or e})") from None
+    return out
+
+
 def add_arguments(parser):
     """The benchmark's options on an argparse parser (for ``jiu bench``)."""
     parser.add_argument("--quick", action="store_true", help="short run (a fraction of a second per figure)")
     parser.add_argument("--out", default=str(Path("benchmarks") / "results"),
                         help="folder for results.json and RESULTS.md (default benchmarks/results)")
-    parser.add_argument("--only", default=",".join(SECTIONS),
+    parser.add_argument("--only", default=",".join(SECTIONS), type=_sections_arg,
                         help=f"comma-separated sections to run (default all: {','.join(SECTIONS)})")
-    parser.add_argument("--games", type=int, default=64, help="games in the batched runner / vector env (default 64)")
+    parser.add_argument("--games", type=_positive_int, default=64,
+                        help="games in the batched runner / vector env (default 64)")
     parser.add_argument("--note", default="", help="a line for the Markdown report (machine load, ...)")
     return parser
 
@@ -669,11 +703,10 @@ def add_arguments(parser):
 def run(args):
     """Run from parsed arguments; write the files; return an exit code."""
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
+    out = prepare_out(args.out)  # an unusable folder fails now, not after minutes of measuring
     result = run_benchmarks(sections, quick=args.quick, games=args.games, note=args.note)
     flags = (["--quick"] if args.quick else []) + ([f"--only {args.only}"] if set(sections) != set(SECTIONS) else [])
     result["command"] = " ".join(["jiu bench"] + flags)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
     (out / "RESULTS.md").write_text(to_markdown(result))
     print(f"wrote {out / 'results.json'} and {out / 'RESULTS.md'}")
@@ -684,7 +717,10 @@ def main(argv=None):
     """Command line entry point: ``jiu bench [--quick] [--out DIR] [--only ...]``."""
     parser = add_arguments(argparse.ArgumentParser(prog="bench", description=__doc__.split("\n\n")[0]))
     args = parser.parse_args(argv)
-    return run(args)
+    try:
+        return run(args)
+    except OSError as e:
+        parser.error(str(e))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ commands can be driven from Python (``main(["eval", "--quick"])``).
 """
 
 import argparse
+import os
 import shlex
 import sys
 import time
@@ -13,7 +14,7 @@ import time
 import numpy as np
 
 from . import kernel as K
-from .bots import _parse_value  # rules options use the bot-spec value syntax
+from .bots import parse_value  # rules options use the bot-spec value syntax
 from .state import explain_illegal
 from .notation import action_to_str, str_to_action
 from .render import render_ansi
@@ -21,7 +22,52 @@ from .vocab import COLOUR_NAMES, SUBPHASE_NAMES
 from .rules import Rules
 
 # ---------------------------------------------------------------- helpers
+def int_at_least(lo):
+    """An argparse ``type``: an int >= ``lo`` (argparse names the flag in its error)."""
 
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {lo}, not {text!r}") from None
+        if value < lo:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {lo}, not {value}")
+        return value
+
+    parse.__name__ = f"int >= {lo}"
+    return parse
+
+
+def writable_file(path, flag):
+    """None if ``path`` can be written later (its folder exists and is writable), else why not."""
+    path = os.path.abspath(path)
+    folder = os.path.dirname(path)
+    if os.path.isdir(path):
+        return f"{flag} {path} is a directory, not a file"
+    if not os.path.isdir(folder):
+        return f"{flag} {path}: the folder {folder} does not exist"
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        return f"{flag} {path} is not writable"
+    return None
+
+
+def writable_dir(path, flag):
+    """None if ``path`` is (or can be made) a folder we may write files in, else why not (nothing is created)."""
+    path = os.path.abspath(path)
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            return f"{flag} {path} exists and is not a directory"
+        if not os.access(path, os.W_OK | os.X_OK):
+            return f"{flag} {path} is not writable"
+        return None
+    parent = path
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        return f"{flag} {path} cannot be created: {parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{flag} {path} cannot be created: {parent} is not writable"
+    return None
 
 
 def _rules_from_args(args):
@@ -29,23 +75,37 @@ def _rules_from_args(args):
     for item in args.rule or []:
         key, eq, val = item.partition("=")
         if not eq or not key.strip():
-            raise SystemExit(f"jiu: --rule expects KEY=VALUE (e.g. board_size=8), not {item!r}")
-        opts[key.strip()] = _parse_value(val.strip())
+            _exit_error(f"--rule expects KEY=VALUE (e.g. board_size=8), not {item!r}", args)
+        opts[key.strip()] = parse_value(val.strip())
     try:
         return Rules.make(args.rules, **opts)
     except (TypeError, ValueError) as e:
-        raise SystemExit(f"jiu: {e}") from None
+        _exit_error(f"--rules/--rule: {e}", args)
 
 
 def _add_rules_args(p):
     p.add_argument("--rules", default="competitive", metavar="PROFILE",
-                   help="rules profile: competitive (default), traditional or ludii8")
+                   help="rules profile: competitive (default), traditional, ludii8 or jqchess8")
     p.add_argument("--rule", action="append", metavar="KEY=VALUE",
                    help="override one rules option, e.g. --rule board_size=8 (repeatable)")
 
 
+def _err_text(msg, args=None):
+    """``jiu CMD: error: MSG`` (argparse style); a message starting with ``CMD: `` names its command."""
+    cmd, colon, rest = msg.partition(": ")
+    if colon and cmd in COMMANDS:
+        return f"jiu {cmd}: error: {rest}"
+    command = getattr(args, "command", None)
+    return f"jiu {command}: error: {msg}" if command else f"jiu: error: {msg}"
+
+
+def _exit_error(msg, args=None):
+    print(_err_text(msg, args), file=sys.stderr)
+    raise SystemExit(2)
+
+
 def _err(msg, code=2):
-    print(f"jiu: {msg}", file=sys.stderr)
+    print(_err_text(msg), file=sys.stderr)
     return code
 
 
@@ -65,23 +125,31 @@ CI_TARGET = 50.0  # Elo: the interval half-width the baseline ladder aims at
 def _eval_args(p):
     p.add_argument("players", nargs="*", metavar="PLAYER",
                    help="player specs: a built-in bot ('random', 'alphabeta:depth=2'), 'sb3:MODEL.zip', "
-                        "'az:CHECKPOINT', 'module:Class' or 'file.py:Class'; 'NAME=SPEC' names a player")
+                        "'alphazero:CHECKPOINT', 'module:Class' or 'file.py:Class'; 'NAME=SPEC' names a player")
     p.add_argument("--config", metavar="FILE", help="tournament config (TOML or JSON), e.g. baselines/ladder.toml")
     p.add_argument("--quick", action="store_true",
                    help=f"preset: the built-in bots with small budgets on 14x14, {QUICK_GAMES} games per pair, "
                         "random unrated, greedy = 0 Elo (a few minutes on 2 cores)")
-    p.add_argument("--games", type=int, metavar="N", help="games per pair, colours alternating (default 2)")
+    p.add_argument("--games", type=int_at_least(1), metavar="N", help="games per pair, colours alternating (default 2)")
     p.add_argument("--gauntlet", nargs="+", metavar="NAME",
                    help="gauntlet: only these players meet every other player (default: round robin)")
     _add_rules_args(p)
-    p.add_argument("--seed", type=int, help="tournament seed (default 0)")
-    p.add_argument("--random-opening", type=int, metavar="K", help="first K placements drawn at random (default 0)")
+    p.add_argument("--seed", type=int_at_least(0), help="tournament seed (default 0)")
+    p.add_argument("--random-opening", type=int_at_least(0), metavar="K", help="first K placements drawn at random (default 0)")
     p.add_argument("--anchor", help="rated 0: a player name, 'mean', or 'auto' (random if present, else mean)")
     p.add_argument("--unrated", nargs="+", metavar="NAME",
                    help="players that play but stay out of the Elo fit (e.g. a reference that loses every game)")
-    p.add_argument("--bootstrap", type=int, metavar="SAMPLES",
+    p.add_argument("--bootstrap", type=int_at_least(2), metavar="SAMPLES",
                    help="Elo intervals from a seeded bootstrap with SAMPLES refits (default: Fisher information)")
-    p.add_argument("--workers", type=int, metavar="W", help="worker processes (default: all cores)")
+    p.add_argument("--workers", type=int_at_least(1), metavar="W",
+                   help="worker processes (default: all cores; at most one per game left to play; "
+                        "with --backend ray: the cluster's CPUs)")
+    p.add_argument("--backend", choices=["local", "ray"],
+                   help="where the games run: local (this machine, the default) or ray (Ray actors, on this "
+                        "machine or on a cluster with --address; same games, see docs/scaling_ray.md)")
+    p.add_argument("--address", metavar="HOST:PORT",
+                   help="with --backend ray: the address of a running Ray cluster (e.g. HEAD:6379); without it "
+                        "a private Ray instance runs on this machine")
     p.add_argument("--out", metavar="DIR", help="write games.jsonl (resumable) and the reports here")
     p.add_argument("--fresh", action="store_true", help="with --out: discard stored games instead of resuming")
     p.add_argument("--title", help="title of the report")
@@ -105,10 +173,18 @@ def _build_config(args):
     from .evaluation.tournament import TournamentConfig, load_config
 
     rules_given = args.rules != "competitive" or args.rule
+    execution = {}
     if args.config:
         if args.quick:
             raise ValueError("--quick and --config cannot be combined")
-        cfg = load_config(args.config).to_dict()
+        try:
+            loaded = load_config(args.config)
+        except OSError as e:
+            raise OSError(f"--config {args.config}: {e.strerror or e}") from None
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"--config {args.config}: {e}") from None
+        execution = loaded.execution
+        cfg = loaded.to_dict()
         if args.players:
             cfg["players"] = cfg["players"] + list(args.players)
     elif args.quick:
@@ -137,10 +213,12 @@ def _build_config(args):
     if args.gauntlet:
         cfg["mode"] = "gauntlet"
         cfg["challengers"] = args.gauntlet
-    if args.bootstrap:
+    if args.bootstrap is not None:
         cfg["intervals"] = "bootstrap"
         cfg["bootstrap_samples"] = args.bootstrap
-    return TournamentConfig.from_dict(cfg)
+    config = TournamentConfig.from_dict(cfg)
+    config.execution = dict(execution)
+    return config
 
 
 class _Progress:
@@ -153,6 +231,11 @@ class _Progress:
         self.start_done = 0
         self.next_line = 0
         self.use_bar = enabled and sys.stderr.isatty()
+
+    def note(self, text):
+        """A status line before the games start (e.g. the numba warm-up), instead of a misleading ETA."""
+        if self.enabled:
+            print(text, file=sys.stderr, flush=True)
 
     def __call__(self, done, total, line, scores):
         from .evaluation.tournament import eta_text, scores_text
@@ -187,23 +270,37 @@ class _Progress:
             self.next_line = done + max(1, total // 10)
 
 
+def _note(msg):
+    print(f"jiu eval: note: {msg}", file=sys.stderr)
+
+
 def cmd_eval(args):
     from .evaluation.report import pairs_table, ratings_table, settings_text
     from .evaluation.tournament import run_tournament
 
+    if args.fresh and not args.out:
+        return _err("eval: --fresh needs --out")
+    why = args.out and writable_dir(args.out, "--out")
+    if why:
+        return _err(f"eval: {why}")
     try:
         cfg = _build_config(args)
     except (ValueError, TypeError, ImportError, OSError) as e:
         return _err(f"eval: {e}")
-    if args.fresh and not args.out:
-        return _err("eval: --fresh needs --out")
+    backend = args.backend or cfg.execution.get("backend") or "local"
+    address = args.address or cfg.execution.get("address")
+    if address and backend != "ray":
+        return _err("eval: --address is the address of a Ray cluster: it needs --backend ray")
     command = "jiu " + " ".join(shlex.quote(a) for a in args._argv) if hasattr(args, "_argv") else None
     t0 = time.perf_counter()
     try:
         res = run_tournament(cfg, out_dir=args.out, workers=args.workers, resume=not args.fresh,
-                             progress=_Progress(not args.no_progress), command=command)
+                             progress=_Progress(not args.no_progress), command=command, log=_note,
+                             backend=backend, address=address)
     except (ValueError, TypeError, ImportError, OSError) as e:
         return _err(f"eval: {e}")
+    except RuntimeError as e:  # a game failed in a worker process: the message names it
+        return _err(f"eval: {e}", 1)
     except KeyboardInterrupt:
         where = f"; the finished games are in {args.out}/games.jsonl: run the same command to resume" if args.out else ""
         return _err(f"eval: interrupted{where}", 130)
@@ -263,7 +360,7 @@ def _play_args(p):
                    help="your colour (White places first; Black moves first in the battle)")
     p.add_argument("--hint-bot", metavar="SPEC", help="bot asked by 'hint' (default: the opponent's spec)")
     _add_rules_args(p)
-    p.add_argument("--seed", type=int, default=0, help="seed of the bot and of --start battle")
+    p.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the bot and of --start battle")
     p.add_argument("--start", default="placement", choices=["placement", "battle"],
                    help="'battle' fills the board with random (seeded) placements first")
     p.add_argument("--save", metavar="FILE", help="save the game to FILE when it ends or you quit")
@@ -329,7 +426,7 @@ def _save_game(game, path, players, seed):
 
 
 def cmd_play(args, inp=input):
-    from .evaluation.players import make_player
+    from .players import make_player
 
     rules = _rules_from_args(args)
     n = rules.board_size
@@ -339,6 +436,9 @@ def cmd_play(args, inp=input):
         hint_bot = make_player(args.hint_bot or spec, seed=args.seed + 1)
     except (ValueError, TypeError, ImportError, OSError) as e:
         return _err(f"play: {e}")
+    why = args.save and writable_file(args.save, "--save")
+    if why:
+        return _err(f"play: {why}")
     me = K.WHITE if args.colour == "white" else K.BLACK
     players = {"white": "human", "black": spec} if me == K.WHITE else {"white": spec, "black": "human"}
     game = _Game(rules)
@@ -497,6 +597,8 @@ def cmd_replay(args, inp=input):
         rules = _rules_from_args(args)
         rec = load_record(args.file, game=args.game, strict=not args.lenient, rules=rules)
         states = rec.positions()  # header and board only: small even with a huge turn limit
+    except UnicodeDecodeError:
+        return _err(f"replay: {args.file} is not a text file (not UTF-8)")
     except (RecordError, OSError, ValueError) as e:
         return _err(f"replay: {e}")
     n = rec.rules.board_size
@@ -544,6 +646,36 @@ def cmd_replay(args, inp=input):
     return 0
 
 
+# ------------------------------------------------------------------ jiu warm
+def _warm_args(p):
+    from .warmup import DEFAULT_BOTS
+
+    p.add_argument("bots", nargs="*", metavar="BOT",
+                   help=f"player specs to warm (default: {' '.join(DEFAULT_BOTS)})")
+    p.add_argument("--board-size", type=int, action="append", metavar="N",
+                   help="board size of the warm-up games (repeatable; default 8: numba compiles per type, "
+                        "not per size, so a small board compiles everything)")
+    p.add_argument("--rules", default="competitive", metavar="PROFILE", help="rules profile (default competitive)")
+
+
+def cmd_warm(args):
+    from .warmup import warm_up
+
+    try:
+        rules = Rules.make(args.rules)
+    except (TypeError, ValueError) as e:
+        return _err(f"warm: {e}")
+    board_sizes = args.board_size or [8]
+    rep = warm_up(args.bots or None, board_sizes=board_sizes, rules=rules,
+                  note=lambda text: print(text, flush=True))
+    print(rep.text())
+    if rep.compiled:
+        print("compiled: " + ", ".join(rep.compiled))
+    if not rep.bots:
+        return _err("warm: none of the bots could be built here")
+    return 0
+
+
 # ------------------------------------------------------------------ the parser
 def _bench_args(p):
     from . import benchmark
@@ -554,7 +686,10 @@ def _bench_args(p):
 def cmd_bench(args):
     from . import benchmark
 
-    return benchmark.run(args)
+    try:
+        return benchmark.run(args)
+    except OSError as e:
+        return _err(f"bench: {e}")
 
 
 # name -> (one-line help, example, add_arguments, run).
@@ -562,6 +697,7 @@ COMMANDS = {
     "eval": ("tournament between bots / models with Elo ratings and reports",
              "jiu eval random greedy alphabeta:depth=2 --games 20 --out results\n"
              "  jiu eval --quick\n"
+             "  jiu eval --quick --backend ray --address HEAD:6379\n"
              "  jiu eval --config baselines/ladder.toml --out baselines/results",
              _eval_args, cmd_eval),
     "play": ("play a bot in the terminal (moves in notation or by number; undo, hint, save)",
@@ -573,6 +709,9 @@ COMMANDS = {
     "bench": ("performance benchmark: kernel, batched runner, envs and search, side by side with peers",
               "jiu bench --quick --out /tmp/bench",
               _bench_args, cmd_bench),
+    "warm": ("compile the bots' numba code into the on-disk cache (once per machine, image or cluster node)",
+             "jiu warm\n  jiu warm greedy alphabeta:depth=2 --board-size 14",
+             _warm_args, cmd_warm),
 }
 
 

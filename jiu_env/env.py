@@ -13,10 +13,11 @@ from . import kernel as K
 from .notation import action_to_str
 from .observation import NUM_PLANES, observe as _observe
 from .render import render_mode_frame
-from .vocab import COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES, SUBPHASE_NAMES
+from .vocab import COLOUR_NAMES, PHASE_NAMES, SUBPHASE_NAMES
 from .rules import Rules
 from .validate import thaw_dict
-from .state import COLOUR, explain_illegal, position_state  # noqa: F401  (position_state is re-exported)
+from .state import (COLOUR, end_reason_name, explain_illegal, game_info,  # noqa: F401  (re-exported)
+                    position_state, winner_name)
 
 AGENTS = ("white", "black")
 RESET_OPTIONS = ("board", "to_move", "start")
@@ -238,17 +239,7 @@ class raw_env(AECEnv):
                 self.terminations = {a: True for a in self.agents}
         else:
             self.rewards = {"white": 0.0, "black": 0.0}
-        info = {
-            "phase": self.phase,
-            "subphase": self.subphase,
-            "stone_counts": self.stone_counts,
-            "pending_captures": int(s[K.H_PENDING]),
-            "battle_turn": int(s[K.H_TURNS]),
-            "to_move": self.to_move,
-        }
-        if s[K.H_PHASE] == K.PH_OVER:
-            info["winner"] = self.winner
-            info["end_reason"] = END_REASON_NAMES[int(s[K.H_END_REASON])]
+        info = game_info(s)
         self.infos = {a: dict(info) for a in self.agents}
 
     def _check_action(self, action):

@@ -1,4 +1,4 @@
-"""Numba rules kernel: the whole game of RULES.md over one flat int64 array.
+"""Numba rules kernel: the whole game of docs/rules.md over one flat int64 array.
 
 A game state is a 1-D ``np.int64`` array laid out as
 
@@ -35,10 +35,20 @@ del _rng
 
 # ----------------------------------------------------------------- creation
 @njit(cache=True)
-def new_state(n, fly_threshold, ban, min_stones, chain_may_stop, repetition_draw, max_battle_turns):
-    """A state at the start of the placement phase, White to move."""
+def new_state(n, fly_threshold, ban, min_stones, chain_may_stop, repetition_draw, max_battle_turns,
+              flyer_moves=FLYER_ALL, min_check=MIN_CHECK_DECISION, square_on_return=False, formations=False,
+              history_size=0):
+    """A state at the start of the placement phase, White to move.
+
+    ``history_size`` is the capacity of the turn-start hash ring; 0 picks
+    ``max_battle_turns + 1`` (every turn start of a game, so repetition is
+    exact) or, without a turn limit, ``DEFAULT_HISTORY``.
+    """
     p = n * n
-    cap = max_battle_turns + 1 if max_battle_turns > 0 else DEFAULT_HISTORY
+    if history_size > 0:
+        cap = history_size
+    else:
+        cap = max_battle_turns + 1 if max_battle_turns > 0 else DEFAULT_HISTORY
     s = np.zeros(HDR + p + cap, dtype=np.int64)
     s[H_N] = n
     s[H_P] = p
@@ -49,6 +59,10 @@ def new_state(n, fly_threshold, ban, min_stones, chain_may_stop, repetition_draw
     s[H_REP] = repetition_draw
     s[H_MAXT] = max_battle_turns
     s[H_CAP] = cap
+    s[H_FLYER_MOVES] = flyer_moves
+    s[H_MIN_CHECK] = min_check
+    s[H_SQ_RETURN] = 1 if square_on_return else 0
+    s[H_FORMATIONS] = 1 if formations else 0
     s[H_PHASE] = PH_PLACEMENT
     s[H_SUB] = SUB_MOVE
     s[H_TO_MOVE] = WHITE
@@ -104,7 +118,7 @@ def _is_flying(s, colour):
 
 @njit(cache=True)
 def ban_applies(s, mover):
-    """Does the single-jump ban (RULES.md §4) bind ``mover`` with the current stone counts?"""
+    """Does the single-jump ban (docs/rules.md §4) bind ``mover`` with the current stone counts?"""
     fm = _is_flying(s, mover)
     fo = _is_flying(s, 3 - mover)
     mode = s[H_BAN]
@@ -194,6 +208,41 @@ def squares_at(s, q, colour):
     return k
 
 
+@njit(cache=True)
+def full_lines_at(s, q, colour):
+    """Number of full board lines (the row and the column of q, 0 to 2) of ``colour`` stones."""
+    n = s[H_N]
+    r = q // n
+    c = q % n
+    k = 0
+    row = HDR + r * n
+    full = True
+    for i in range(n):
+        if s[row + i] != colour:
+            full = False
+            break
+    if full:
+        k += 1
+    full = True
+    for i in range(n):
+        if s[HDR + i * n + c] != colour:
+            full = False
+            break
+    if full:
+        k += 1
+    return k
+
+
+@njit(cache=True)
+def captures_at(s, q, colour):
+    """Stones a ``colour`` move that rests on q may take: its squares, plus the full-line
+    captures when the ``formations`` option is on (RULES.md §8)."""
+    k = squares_at(s, q, colour)
+    if s[H_FORMATIONS] == 1:
+        k += LINE_CAPTURES * full_lines_at(s, q, colour)
+    return k
+
+
 @njit(cache=True, inline="always")
 def _set_point(s, p, v):
     old = s[HDR + p]
@@ -221,7 +270,7 @@ def _has_any_move(s):
     if s[H_COUNT + c] == 0:
         return False
     if s[H_FLY_NOW] == 1:
-        return True  # there are always empty points in the battle phase
+        return True  # there are always empty points in the battle phase (flyer_moves: flying counts)
     ban = s[H_BAN_NOW] == 1
     for p in range(p_):
         if s[HDR + p] != c:
@@ -238,7 +287,7 @@ def _has_any_move(s):
 
 @njit(cache=True)
 def _begin_turn(s):
-    """Start-of-turn bookkeeping and the end checks of RULES.md §5.2, in order."""
+    """Start-of-turn bookkeeping and the end checks of docs/rules.md §5.2, in order."""
     c = s[H_TO_MOVE]
     o = 3 - c
     s[H_SUB] = SUB_MOVE
@@ -310,8 +359,8 @@ def _finish_move(s, q):
     s[H_CHAIN] = -1
     s[H_LIFT] = -1
     k = 0
-    if q != origin:
-        k = squares_at(s, q, c)
+    if q != origin or s[H_SQ_RETURN] == 1:
+        k = captures_at(s, q, c)
     left = s[H_COUNT + o]
     if k > left:
         k = left
@@ -347,7 +396,7 @@ def _capture_jumped(s, m, c):
     s[H_COUNT + o] -= 1
     s[H_CAPTURED] = 1
     ms = s[H_MIN]
-    if ms > 0 and s[H_COUNT + o] < ms:
+    if ms > 0 and s[H_COUNT + o] < ms and s[H_MIN_CHECK] == MIN_CHECK_DECISION:
         _finish(s, c, END_FEW_STONES)
         return True
     return False
@@ -425,7 +474,7 @@ def apply_action_unchecked(s, a):
         s[H_CAPTURED] = 1
         s[H_PENDING] -= 1
         ms = s[H_MIN]
-        if ms > 0 and s[H_COUNT + o] < ms:
+        if ms > 0 and s[H_COUNT + o] < ms and s[H_MIN_CHECK] == MIN_CHECK_DECISION:
             _finish(s, c, END_FEW_STONES)
             return
         if s[H_PENDING] == 0 or s[H_COUNT + o] == 0:
@@ -450,7 +499,9 @@ def _move_actions(s, out):
     own = s[H_COUNT + c]
     n_empty = p_ - own - s[H_COUNT + o]
     k = 0
-    if n_empty < own:
+    if s[H_FLY_NOW] == 1 and s[H_FLYER_MOVES] == FLYER_FLY_ONLY:
+        pass  # a flying-eligible side may only fly: no steps or jumps, only the LIFTs below
+    elif n_empty < own:
         for e in range(p_):
             if s[HDR + e] != EMPTY:
                 continue
@@ -605,6 +656,8 @@ def is_legal_unchecked(s, a):
     p = action_point(a, p_)
     if kind == A_POINT or s[HDR + p] != c:
         return False
+    if kind < A_LIFT and s[H_FLY_NOW] == 1 and s[H_FLYER_MOVES] == FLYER_FLY_ONLY:
+        return False  # a flying-eligible side may only fly
     if kind < A_JUMP:
         q = _neighbour(n, p, kind - A_STEP)
         return q >= 0 and s[HDR + q] == EMPTY

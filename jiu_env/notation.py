@@ -1,4 +1,4 @@
-"""Readable action notation that round-trips every action of RULES.md §7.
+"""Readable action notation that round-trips every action of docs/rules.md §7.
 
 A point is written as its row letter then its column digit: rows ``a``..``t``
 (row 0 is ``a``, the top row) and columns ``0``..``9`` then ``A``..``J``

@@ -18,7 +18,7 @@ point.
  7   capture               constant 1 in the capture sub-phase
  8   chaining_stone        1 on the stone that is chaining jumps
  9   lifted_stone          1 on the lifted (flying) stone
-10   pending               constant: square captures still to choose / 4
+10   pending               constant: square (and formation) captures still to choose / 4
 11   own_flying            constant 1 if ``me`` is flying-eligible
 12   enemy_flying          constant 1 if the opponent is flying-eligible
 13   jump_ban              constant 1 if the single-jump ban binds the side to move

@@ -5,7 +5,7 @@ import numpy as np
 from . import kernel as K
 from .notation import COLS, ROWS, action_to_str
 
-from .vocab import COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES, SUBPHASE_NAMES
+from .vocab import COLOUR_NAMES, END_REASON_NAMES, SUBPHASE_NAMES
 
 
 def status_lines(s):

@@ -7,7 +7,7 @@ Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib); the rest of
   SB3 only treats *uint8* boxes as (channel-last) images, so the extractor
   permutes to channels-first itself.
 - :class:`JiuPolicy`: a ``MaskablePPO`` policy whose action logits come from a
-  1x1 convolution over the trunk (one plane per action kind, RULES.md §7) and
+  1x1 convolution over the trunk (one plane per action kind, docs/rules.md §7) and
   a STOP logit from pooled features, so that a move learnt on one point
   generalises to every point.
 - :class:`ModelPlayer`: a trained model (or policy) as a :class:`~jiu_env.bots.base.Bot`.
@@ -19,10 +19,12 @@ Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib); the rest of
 
 import copy
 import multiprocessing
+import os
 
 import numpy as np
 import torch
 from gymnasium import spaces
+from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
@@ -30,6 +32,7 @@ from torch import nn
 
 from . import kernel as K
 from .bots.base import Bot
+from .nets import SpatialActionHead, ValueHead, conv_trunk
 from .observation import write_observation
 
 
@@ -54,12 +57,7 @@ class JiuCNN(BaseFeaturesExtractor):
         self.board_size = n
         self.channels = channels
         self.spatial = spatial
-        convs = []
-        c = c_in
-        for _ in range(layers):
-            convs += [nn.Conv2d(c, channels, 3, padding=1), nn.ReLU()]
-            c = channels
-        self.trunk = nn.Sequential(*convs)
+        self.trunk = conv_trunk(c_in, channels, layers)
         self.head = nn.Identity() if spatial else nn.Sequential(nn.Flatten(), nn.Linear(channels * n * n, features_dim), nn.ReLU())
 
     def forward(self, obs):
@@ -68,43 +66,6 @@ class JiuCNN(BaseFeaturesExtractor):
         if self.spatial:
             return x.flatten(1)
         return self.head(x)
-
-
-class SpatialActionHead(nn.Module):
-    """Logits of the flat action space from a ``(B, C*N*N)`` feature map.
-
-    A 1x1 convolution gives 10 planes, ordered POINT, STEP up/right/down/left,
-    JUMP up/right/down/left, LIFT, so that flattening ``(B, 10, N, N)`` yields
-    index ``kind * P + p`` exactly as in RULES.md §7; STOP (index ``10P``) is
-    a linear function of the pooled features.
-    """
-
-    def __init__(self, channels, board_size):
-        super().__init__()
-        self.channels = channels
-        self.board_size = board_size
-        self.conv = nn.Conv2d(channels, 10, 1)
-        self.stop = nn.Linear(channels, 1)
-
-    def forward(self, latent):
-        n = self.board_size
-        x = latent.view(-1, self.channels, n, n)
-        return torch.cat([self.conv(x).flatten(1), self.stop(x.mean((2, 3)))], 1)
-
-
-class ValueHead(nn.Module):
-    """State value from mean- and max-pooled features of a ``(B, C*N*N)`` feature map."""
-
-    def __init__(self, channels, board_size, hidden=64):
-        super().__init__()
-        self.channels = channels
-        self.board_size = board_size
-        self.mlp = nn.Sequential(nn.Linear(2 * channels, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-
-    def forward(self, latent):
-        n = self.board_size
-        x = latent.view(-1, self.channels, n, n)
-        return self.mlp(torch.cat([x.mean((2, 3)), x.amax((2, 3))], 1))
 
 
 class JiuPolicy(MaskableActorCriticPolicy):
@@ -184,8 +145,24 @@ class ModelPlayer(Bot):
     def __init__(self, model, deterministic=True, seed=None):
         self.policy = _policy_of(model)
         self.deterministic = deterministic
+        self.path = None
         self._mask = None
         super().__init__(seed=seed)
+
+    @classmethod
+    def load(cls, path, deterministic=True, seed=None):
+        """The model saved at ``path`` (a MaskablePPO ``.zip``; loaded once per process) as a player."""
+        player = cls(load_sb3_model(path), deterministic=deterministic, seed=seed)
+        player.path = os.fspath(path)
+        return player
+
+    def version_key(self):
+        """The model file's hash (a new model is a new player); the class source for an in-memory model."""
+        from .players import file_hash
+
+        if self.path is None:
+            return file_hash(__file__)
+        return file_hash(self.path if os.path.isfile(self.path) else self.path + ".zip")
 
     def act(self, obs, mask):
         """Action for one egocentric observation and its legal-action mask (bool or 0/1)."""
@@ -208,7 +185,23 @@ class ModelPlayer(Bot):
         return self.act(obs, self._mask)
 
     def __repr__(self):
-        return f"ModelPlayer({type(self.policy).__name__}, deterministic={self.deterministic})"
+        what = self.path if self.path is not None else type(self.policy).__name__
+        return f"ModelPlayer({what!s}, deterministic={self.deterministic})"
+
+
+_SB3_CACHE = {}
+
+
+def load_sb3_model(path):
+    """Load (and cache per process) a MaskablePPO model; clear errors for a missing file or package."""
+    path = os.fspath(path)
+    candidates = [path] if path.endswith(".zip") else [path, path + ".zip"]
+    found = next((p for p in candidates if os.path.isfile(p)), None)
+    if found is None:
+        raise FileNotFoundError(f"sb3 model file {path!r} not found")
+    if found not in _SB3_CACHE:
+        _SB3_CACHE[found] = MaskablePPO.load(found, device="cpu")
+    return _SB3_CACHE[found]
 
 
 class PolicySnapshot(ModelPlayer):
@@ -280,10 +273,9 @@ class SelfPlayCallback(BaseCallback):
 # --------------------------------------------------------------- evaluation
 def evaluate(model, opponent, n_games=20, seed=0, deterministic=True, rules="competitive", start="battle",
              **rule_options):
-    """Play ``n_games`` of ``model`` against ``opponent`` with the evaluation harness's :func:`run_game`.
+    """Play ``n_games`` of ``model`` against ``opponent`` with the one game loop (:func:`jiu_env.play_game`).
 
-    ``opponent`` is anything :func:`~jiu_env.single_agent.as_opponent`
-    accepts.  The model plays White in even-numbered games and Black in odd
+    ``opponent`` is anything :func:`~jiu_env.players.make_player` accepts.  The model plays White in even-numbered games and Black in odd
     ones; game ``i`` uses seed ``seed + i``.  ``start="battle"`` draws the
     whole placement at random (``random_opening = N*N``), as
     ``JiuVsBotEnv(start="battle")`` does; ``"placement"`` plays full games.
@@ -292,16 +284,16 @@ def evaluate(model, opponent, n_games=20, seed=0, deterministic=True, rules="com
     ``score`` (mean result, +1 / 0 / -1), ``mean_turns`` (battle turns) and
     ``material`` (mean final stone difference, the model's minus the opponent's).
     """
-    from .evaluation import run_game
+    from .game import play_game
+    from .players import make_player
     from .rules import Rules
-    from .single_agent import as_opponent
 
     if start not in ("battle", "placement"):
         raise ValueError(f"start must be 'battle' or 'placement', not {start!r}")
     rules = Rules.make(rules, **rule_options)
     opening = rules.num_points if start == "battle" else 0
     player = model if isinstance(model, ModelPlayer) else ModelPlayer(model, deterministic=deterministic)
-    opp = as_opponent(opponent)
+    opp = make_player(opponent)
     counts = {"wins": 0, "draws": 0, "losses": 0, "undecided": 0, "forfeits": 0}
     turns = 0
     material = 0
@@ -310,18 +302,17 @@ def evaluate(model, opponent, n_games=20, seed=0, deterministic=True, rules="com
         opp.restart(seed=seed + 1_000_003 + i)
         me = "white" if i % 2 == 0 else "black"
         white, black = (player, opp) if me == "white" else (opp, player)
-        r = run_game(rules, white, black, seed=seed + i, random_opening=opening)
-        turns += r["battle_turns"]
-        end = r["record"].replay()
-        c = K.WHITE if me == "white" else K.BLACK
-        material += int(end[K.H_COUNT + c]) - int(end[K.H_COUNT + 3 - c])
-        if r["end_reason"] == "illegal_action" and r["winner"] != me:
+        g = play_game(rules, white, black, random_opening=opening, opening_seed=seed + i, on_illegal="forfeit",
+                      record=False)
+        turns += g.battle_turns
+        material += g.stones[me] - g.stones["black" if me == "white" else "white"]
+        if g.forfeit is not None and g.winner != me:
             counts["forfeits"] += 1
-        if r["winner"] == me:
+        if g.winner == me:
             counts["wins"] += 1
-        elif r["winner"] == "draw":
+        elif g.winner == "draw":
             counts["draws"] += 1
-        elif r["winner"] is None:
+        elif g.winner is None:
             counts["undecided"] += 1
         else:
             counts["losses"] += 1

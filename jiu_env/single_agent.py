@@ -19,11 +19,12 @@ import numpy as np
 from gymnasium import spaces
 
 from . import kernel as K
-from .state import explain_illegal, position_state
+from .state import end_reason_name, explain_illegal, position_state, winner_name
 from .notation import action_to_str
 from .observation import NUM_PLANES, write_observation
 from .render import render_ansi, render_mode_frame
-from .vocab import COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES
+from .vocab import COLOUR_NAMES, PHASE_NAMES
+from .players import CallablePlayer, make_player
 from .rules import Rules
 from .validate import thaw_dict
 
@@ -32,50 +33,27 @@ RESET_OPTIONS = ("start", "board", "to_move", "learner")
 _SEED_MAX = 2**31 - 1
 
 
-class CallableOpponent:
-    """Adapts a plain policy ``f(state) -> action`` to the opponent protocol."""
-
-    def __init__(self, fn, name=None):
-        self.fn = fn
-        self.name = name or getattr(fn, "__name__", type(fn).__name__)
-
-    def restart(self, seed=None):
-        """Forward the new game's seed to ``fn.restart`` when it has one."""
-        restart = getattr(self.fn, "restart", None)
-        if callable(restart):
-            restart(seed=seed)
-
-    def step(self, state):
-        return self.fn(state)
-
-    def __repr__(self):
-        return f"CallableOpponent({self.name})"
+CallableOpponent = CallablePlayer  # the former name of the registry's callable adapter
 
 
 def as_opponent(opponent, seed=None):
-    """Turn ``opponent`` into an object with ``step(state) -> action`` and ``restart(seed)``.
+    """Turn ``opponent`` into a player with ``step(state) -> action`` and ``restart(seed)``.
 
-    Accepted: a bot spec string (``"greedy"``, ``"alphabeta:depth=2"``; see
-    :func:`jiu_env.bots.make_bot`), a :class:`~jiu_env.bots.base.Bot` (or any
-    object with ``step`` and ``restart``), a Stable-Baselines3 model (anything
-    with ``predict`` and ``policy``; played by :class:`jiu_env.sb3.ModelPlayer`,
-    sampling its policy) or a callable ``f(state) -> action``.
+    The one player registry, :func:`jiu_env.players.make_player`: a spec
+    string (``"greedy"``, ``"alphabeta:depth=2"``, ``"sb3:model.zip"``), a
+    :class:`~jiu_env.bots.base.Bot` (or any object with ``step`` and
+    ``restart``), a Stable-Baselines3 model (its policy, sampled) or a
+    callable ``f(state) -> action``.
     """
-    if isinstance(opponent, str):
-        from .bots import make_bot
+    return make_player(opponent, seed=seed)
 
-        return make_bot(opponent, seed=seed)
-    if hasattr(opponent, "predict") and hasattr(opponent, "policy"):
-        from .sb3 import ModelPlayer
 
-        return ModelPlayer(opponent, deterministic=False, seed=seed)
-    if callable(getattr(opponent, "step", None)) and callable(getattr(opponent, "restart", None)):
-        return opponent
-    if callable(opponent):
-        return CallableOpponent(opponent)
-    raise TypeError(
-        f"an opponent is a bot spec string, a Bot, an SB3 model or a callable state -> action, "
-        f"not {type(opponent).__name__}")
+def _check_finite(name, value):
+    """TypeError unless ``value`` is a real number (not a bool); ValueError for nan and infinities."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__} ({value!r})")
+    if not np.isfinite(float(value)):
+        raise ValueError(f"{name} must be a finite number, not {value!r}")
 
 
 def check_action(action, num_actions):
@@ -123,21 +101,24 @@ class JiuVsBotEnv(gymnasium.Env):
         Optional shaping for the battle phase: ``+capture_reward`` for every
         enemy stone removed and ``-capture_reward`` for every own stone lost
         (by either side's jumps or square captures during the step), added to
-        the step's reward.  0 by default (pure +1 / -1 / 0 results).
+        the step's reward.  0 by default (pure +1 / -1 / 0 results); a finite number
+        (nan and infinities are rejected).
     render_mode:
         ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
 
     Observation: the learner's egocentric planes
     (:mod:`jiu_env.observation`), ``Box(0, 1, (N, N, 21), float32)``.  Action:
-    ``Discrete(10*N*N + 1)`` (RULES.md §7); :meth:`action_masks` gives the
+    ``Discrete(10*N*N + 1)`` (docs/rules.md §7); :meth:`action_masks` gives the
     legal ones.  Reward: the learner's result (+1 win, -1 loss, 0 draw) on the
     final step, 0 before (plus any shaping).  A repetition draw terminates; the
     turn limit ``max_battle_turns`` truncates.
 
-    ``info`` holds ``learner``, ``phase``, ``battle_turn``, ``stone_counts``
-    (``{"own": n, "enemy": n}``) and ``illegal_action``; on the final step also
-    ``winner`` (``"white"``, ``"black"``, ``"draw"`` or ``None``),
-    ``end_reason``, ``outcome`` (the learner's unshaped result),
+    ``info`` has the same keys at every step and never a ``None`` value:
+    ``learner``, ``phase``, ``battle_turn``, ``stone_counts``
+    (``{"own": n, "enemy": n}``), ``illegal_action``, ``winner``
+    (``"white"``, ``"black"``, ``"draw"``; ``"none"`` before the end and
+    after the turn limit), ``end_reason`` (``"none"`` before the end),
+    ``outcome`` (the learner's unshaped result, 0.0 before the end),
     ``is_success`` (the learner won) and ``opponent`` (the opponent's spec
     string or name).
     """
@@ -156,8 +137,7 @@ class JiuVsBotEnv(gymnasium.Env):
             raise ValueError(f"illegal must be 'terminate' or 'raise', not {illegal!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}; choose one of {self.metadata['render_modes']} or None")
-        if isinstance(capture_reward, bool) or not isinstance(capture_reward, numbers.Real):
-            raise TypeError(f"capture_reward must be a number, not {type(capture_reward).__name__}")
+        _check_finite("capture_reward", capture_reward)
         self.learner = learner
         self.start = start
         self.illegal = illegal
@@ -265,8 +245,8 @@ class JiuVsBotEnv(gymnasium.Env):
                                  f"{explain_illegal(s, a)}")
             self._done = True
             info = self._info()
-            info["illegal_action"] = True
-            info.update(outcome=-1.0, is_success=False, opponent=self.opponent_name)
+            info.update(illegal_action=True, winner=COLOUR_NAMES[3 - self.colour], end_reason="illegal_action",
+                        outcome=-1.0)
             return self._obs(), -1.0, True, False, info
         before = self._potential()
         K.apply_action_unchecked(s, a)
@@ -287,8 +267,8 @@ class JiuVsBotEnv(gymnasium.Env):
             self._done = True
             outcome = self._outcome()
             reward += outcome
-            info.update(winner=_winner_name(s), end_reason=END_REASON_NAMES[int(s[K.H_END_REASON])],
-                        outcome=outcome, is_success=outcome > 0, opponent=self.opponent_name)
+            info.update(winner=winner_name(s), end_reason=end_reason_name(s), outcome=outcome,
+                        is_success=outcome > 0)
         if self.render_mode == "human":
             self.render()
         return self._obs(), float(reward), terminated, truncated, info
@@ -402,6 +382,11 @@ class JiuVsBotEnv(gymnasium.Env):
             "battle_turn": int(s[K.H_TURNS]),
             "stone_counts": {"own": int(s[K.H_COUNT + self.colour]), "enemy": int(s[K.H_COUNT + 3 - self.colour])},
             "illegal_action": False,
+            "winner": "none",
+            "end_reason": "none",
+            "outcome": 0.0,
+            "is_success": False,
+            "opponent": str(self.opponent_name),
         }
 
     def __getstate__(self):
@@ -417,10 +402,6 @@ class JiuVsBotEnv(gymnasium.Env):
 
 def _name_of(opponent):
     return getattr(opponent, "name", None) or type(opponent).__name__
-
-
-def _winner_name(s):
-    return {K.WHITE: "white", K.BLACK: "black", K.DRAW: "draw"}.get(int(s[K.H_WINNER]))
 
 
 class JiuSelfPlayEnv(JiuVsBotEnv):
@@ -441,6 +422,7 @@ class JiuSelfPlayEnv(JiuVsBotEnv):
             raise TypeError("JiuSelfPlayEnv takes 'bootstrap' (the opponent until the first snapshot), not 'opponent'")
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ValueError(f"pool_size must be an int >= 1, not {pool_size!r}")
+        _check_finite("latest_prob", latest_prob)
         if not 0.0 <= latest_prob <= 1.0:
             raise ValueError(f"latest_prob must be in [0, 1], not {latest_prob!r}")
         kwargs.setdefault("learner", "random")

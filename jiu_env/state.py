@@ -10,7 +10,7 @@ import numpy as np
 
 from . import kernel as K
 from .validate import validate_state
-from .vocab import ACTION_KIND_NAMES, COLOUR_NAMES, SUBPHASE_NAMES
+from .vocab import ACTION_KIND_NAMES, COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES, SUBPHASE_NAMES, WINNER_NAMES
 
 COLOUR = {"white": K.WHITE, "black": K.BLACK}
 
@@ -77,8 +77,35 @@ def explain_illegal(s, a):
         return "STOP only ends a jump chain"
     if sub == "move" and kind == "LIFT" and not s[K.H_FLY_NOW]:
         return "the side to move is not flying-eligible"
+    if sub == "move" and kind in ("STEP", "JUMP") and s[K.H_FLY_NOW] and s[K.H_FLYER_MOVES] == K.FLYER_FLY_ONLY:
+        return "the side to move is flying-eligible and may only fly (flyer_moves = 'fly_only')"
     if sub == "chain" and kind == "STOP":
         return "the chain may not stop here (chain_may_stop is off, or the single-jump ban needs a second jump)"
     if kind == "JUMP" and s[K.H_BAN_NOW] and sub == "move":
         return "no such jump, or the single-jump ban forbids a jump that takes only one stone"
     return f"the {sub} sub-phase allows {allowed}, and this one does not fit the board"
+
+
+def winner_name(s):
+    """``"white"``, ``"black"``, ``"draw"``, or ``"none"`` (game on, or stopped at the turn limit)."""
+    return WINNER_NAMES[int(s[K.H_WINNER])]
+
+
+def end_reason_name(s):
+    """Why the game ended (``too_few_stones``, ``no_move``, ``repetition``, ``turn_limit``); ``"none"`` while on."""
+    return END_REASON_NAMES[int(s[K.H_END_REASON])] if s[K.H_PHASE] == K.PH_OVER else "none"
+
+
+def game_info(s):
+    """The info dict of kernel state ``s`` (docs/env.md): the same keys always, ``"none"`` for "not applicable"."""
+    ph = int(s[K.H_PHASE])
+    return {
+        "phase": PHASE_NAMES[ph],
+        "subphase": SUBPHASE_NAMES[int(s[K.H_SUB])] if ph == K.PH_BATTLE else "none",
+        "stone_counts": {"white": int(s[K.H_COUNT + K.WHITE]), "black": int(s[K.H_COUNT + K.BLACK])},
+        "pending_captures": int(s[K.H_PENDING]),
+        "battle_turn": int(s[K.H_TURNS]),
+        "to_move": "none" if ph == K.PH_OVER else COLOUR_NAMES[int(s[K.H_TO_MOVE])],
+        "winner": winner_name(s),
+        "end_reason": end_reason_name(s),
+    }

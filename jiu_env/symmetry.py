@@ -6,7 +6,7 @@ reflection of the N x N grid of points.  It acts on
 - points (:func:`point_map`, :func:`transform_point`),
 - directions (:func:`direction_map`): a step "up" becomes a step "left" under
   a quarter turn, and so on,
-- actions of the flat encoding of RULES.md §7 (:func:`action_map`,
+- actions of the flat encoding of docs/rules.md §7 (:func:`action_map`,
   :func:`transform_action`): POINT and LIFT map their point, STEP and JUMP map
   their point *and* their direction, STOP is fixed,
 - kernel states (:func:`transform_state`): the board, every point-valued

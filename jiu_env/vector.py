@@ -441,7 +441,7 @@ class JiuVectorEnv(VectorEnv):
 
     The learner's observation is the egocentric ``Box(0, 1, (N, N, C), float32)``
     of :mod:`jiu_env.observation`; actions are the flat ``Discrete(10 N^2 + 1)``
-    of RULES.md §7 and must be legal (:meth:`action_masks` gives the ``(B, A)``
+    of docs/rules.md §7 and must be legal (:meth:`action_masks` gives the ``(B, A)``
     mask; an illegal action raises ``ValueError``).  The reward is +1 / -1 / 0
     for the learner at the end of a game, 0 before.  Autoreset mode is
     ``SAME_STEP``: a finished game's last observation is in

@@ -49,6 +49,17 @@ END_REASON_NAMES = ("none", "too_few_stones", "no_move", "repetition", "turn_lim
 BAN_NONE, BAN_VS_FLYER, BAN_FLYER, BAN_BOTH = 0, 1, 2, 3
 BAN_NAMES = ("none", "vs_flyer", "flyer", "both")
 
+# ------------------------------------------- options of other engines (RULES.md §9)
+#: flyer_moves: a flying-eligible side keeps its steps and jumps, or may only fly.
+FLYER_ALL, FLYER_FLY_ONLY = 0, 1
+FLYER_MOVES_NAMES = ("all", "fly_only")
+#: min_stones_check: too few stones after every decision, or only when a turn is complete.
+MIN_CHECK_DECISION, MIN_CHECK_TURN_END = 0, 1
+MIN_CHECK_NAMES = ("decision", "turn_end")
+#: formations: stones captured for each full board line (row or column) of the mover's
+#: colour through the moved stone's final point (the traditional 枪 "spear").
+LINE_CAPTURES = 2
+
 # --------------------------------------------------------------- board sizes
 MIN_N = 4
 MAX_N = 20
@@ -155,7 +166,12 @@ H_REP_COUNT = 32  # occurrences of the current turn-start position
 H_LAST_FROM = 33  # origin of the last completed move, -1 if none
 H_LAST_TO = 34  # final point of the last completed move, -1 if none
 H_END_REASON = 35  # END_* once the game is over, else 0
-HDR = 40  # header length (slots 36..39 are reserved)
+# Rules options of RULES.md §8-§9, written once when a state is created (0 = the default rule).
+H_FLYER_MOVES = 36  # flyer_moves (FLYER_*)
+H_MIN_CHECK = 37  # min_stones_check (MIN_CHECK_*)
+H_SQ_RETURN = 38  # square_on_return (0/1)
+H_FORMATIONS = 39  # formations (0/1): full-line captures of the traditional rule text
+HDR = 40  # header length (every slot is in use; a new field grows HDR)
 
 #: Header fields that hold a point (or -1): what a board symmetry must map.
 POINT_FIELDS = (H_CHAIN, H_LIFT, H_ORIGIN, H_LAST_FROM, H_LAST_TO)
@@ -188,7 +204,7 @@ NUM_PLANES = len(PLANE_NAMES)
 #: The sub-phase planes start here: plane ``PL_MOVE + SUB_*`` is on in that sub-phase.
 assert (PL_MOVE, PL_CHAIN, PL_DROP, PL_CAPTURE) == tuple(PL_MOVE + x for x in range(4))
 
-DEFAULT_HISTORY = 2048  # hash ring size when max_battle_turns is 0 (no exact bound exists)
+DEFAULT_HISTORY = 2048  # hash ring size when max_battle_turns is 0 and no history_size is given
 
 
 def colour_name(c: int) -> str:

@@ -135,6 +135,10 @@ class RefGame:
         self.may_stop = rules.chain_may_stop
         self.rep = rules.repetition_draw
         self.maxt = rules.max_battle_turns
+        self.fly_only = rules.flyer_moves == "fly_only"
+        self.min_at_turn_end = rules.min_stones_check == "turn_end"
+        self.sq_return = rules.square_on_return
+        self.formations = rules.formations
         self.board = [EMPTY] * self.np
         self.phase = "placement"
         self.to_move = WHITE
@@ -202,12 +206,22 @@ class RefGame:
                         k += 1
         return k
 
+    def full_lines(self, q, c):
+        """Full board lines (row, column) of colour c through q."""
+        r, col = divmod(q, self.n)
+        row = all(self.board[r * self.n + i] == c for i in range(self.n))
+        column = all(self.board[i * self.n + col] == c for i in range(self.n))
+        return int(row) + int(column)
+
     # legal actions
     def _move_actions(self):
         c, P_ = self.to_move, self.np
         out = set()
         for p in range(P_):
             if self.board[p] != c:
+                continue
+            if self.fly_now and self.fly_only:  # a flying-eligible side may only fly
+                out.add(9 * P_ + p)
                 continue
             for d in range(4):
                 q = self._at(p, d, 1)
@@ -282,7 +296,9 @@ class RefGame:
     def _rest(self, q):
         c, o = self.to_move, 3 - self.to_move
         self.chain = self.lift = None
-        k = self.squares(q, c) if q != self.origin else 0
+        k = 0
+        if q != self.origin or self.sq_return:
+            k = self.squares(q, c) + (2 * self.full_lines(q, c) if self.formations else 0)
         k = min(k, self.count(o))
         if k:
             self.sub, self.pending = "capture", k
@@ -292,6 +308,8 @@ class RefGame:
     def _removed(self):
         """After an enemy stone is removed: True if the game ended (too few stones)."""
         c = self.to_move
+        if self.min_at_turn_end:  # checked when the turn is over (the next turn's start)
+            return False
         if self.min > 0 and self.count(3 - c) < self.min:
             self._over(c, "too_few_stones")
             return True

@@ -188,6 +188,47 @@ def test_walker_enumerates_every_way_to_finish_the_turn(positions):
     assert checked >= {"move", "chain", "drop", "fly-move", "ban-move"}
 
 
+OPTION_RULESETS = [
+    Rules.make("jqchess8", board_size=6),
+    Rules.make("competitive", board_size=6, min_stones_check="turn_end", square_on_return=True),
+    Rules.make("traditional", board_size=5, formations=True, flyer_moves="fly_only"),
+]
+
+
+@pytest.mark.parametrize("i", range(len(OPTION_RULESETS)))
+def test_walker_and_simple_bots_under_the_rules_options(i):
+    # every way to finish a turn, and legal untouched play of the simple bots, under RULES.md §8-§9 options
+    kinds = set()
+    bots = [make_bot(name, seed=i) for name in NAMES]
+    for s in random_positions(OPTION_RULESETS[i], 70 + i, games=2, per_kind=3):
+        before = s.copy()
+        for bot in bots:
+            assert K.is_legal(s, bot.step(s)) and np.array_equal(s, before)
+        if s[K.H_PHASE] != K.PH_BATTLE or s[K.H_SUB] == K.SUB_CAPTURE:
+            continue
+        kinds.add(_kind(s))
+        ref = _reference_turns(s, s[K.H_TO_MOVE], s[K.H_PHASE])
+        ctx = walk_start(s)
+        got = []
+        while (row := walk_next(*ctx)) >= 0:
+            st = ctx[0][row]
+            got.append((tuple(int(a) for a in ctx[3][:row]), st[K.HDR:K.HDR + st[K.H_P]].tobytes()))
+        assert sorted(got) == sorted(ref)
+    assert {"move", "fly-move"} <= kinds
+
+
+def test_greedy_threats_follow_fly_only():
+    from jiu_env.bots.greedy import jump_threats
+    # White (2 stones, flying at threshold 2) could jump b1 -- unless a flyer may only fly
+    board = _board(["W B . . . .", ". . . . . .", ". . . . . .", ". . . . . .", ". . . . . .", "B B . . . W"])
+    mark = np.zeros(36, np.int64)
+    for moves, threats in (("all", 1), ("fly_only", 0)):
+        r = Rules.make("competitive", board_size=6, fly_threshold=2, min_stones=0, single_jump_ban="none",
+                       flyer_moves=moves)
+        s = position_state(r, board, "black")
+        assert jump_threats(s, K.WHITE, mark) == threats
+
+
 def test_scratch_copy_plays_like_the_state():
     r = Rules.make("competitive", board_size=6)
     s = r.new_state()

@@ -489,3 +489,69 @@ def test_alphabeta_beats_random_ten_of_ten_on_8x8():
 
 def test_mcts_beats_random_six_of_six_on_8x8():
     assert _match(Rules.make("competitive", board_size=8), "mcts:sims=150", "random", 6, 200) == 6
+
+
+# ------------------------------------------------------- the rules options (RULES.md §8-§9)
+OPTION_RULES = {
+    "fly_only": Rules.make("competitive", board_size=6, flyer_moves="fly_only"),
+    "turn_end": Rules.make("competitive", board_size=6, min_stones_check="turn_end"),
+    "on_return": Rules.make("competitive", board_size=6, square_on_return=True),
+    "formations": Rules.make("traditional", board_size=5, formations=True),
+    "jqchess8": Rules.make("jqchess8", board_size=6),
+    "all": Rules.make("competitive", board_size=5, flyer_moves="fly_only", min_stones_check="turn_end",
+                      square_on_return=True, formations=True, single_jump_ban="both"),
+}
+
+
+def option_states(rules, seed, per_bucket=3, max_games=12):
+    """Live states of every sub-phase (and flying moves) from capture-hungry seeded games under ``rules``."""
+    rng = np.random.default_rng(seed)
+    out = []
+    seen = {}
+    for _ in range(max_games):
+        s = rules.new_state()
+        while s[K.H_PHASE] != K.PH_OVER:
+            b = bucket(s) + ("-fly" if s[K.H_PHASE] == K.PH_BATTLE and s[K.H_FLY_NOW] else "")
+            if seen.get(b, 0) < per_bucket and rng.random() < 0.3:
+                seen[b] = seen.get(b, 0) + 1
+                out.append((b, s.copy()))
+            acts = legal_actions(s)
+            good = [a for a in acts if s[K.H_PHASE] == K.PH_BATTLE and E.action_gain(s, a) > 0]
+            a = rng.choice(good) if good and rng.random() < 0.8 else rng.choice(acts)
+            K.apply_action(s, int(a))
+    return out
+
+
+@pytest.fixture(scope="module")
+def option_state_sets():
+    return {name: option_states(r, 40 + i) for i, (name, r) in enumerate(OPTION_RULES.items())}
+
+
+@pytest.mark.parametrize("name", list(OPTION_RULES))
+def test_make_unmake_restores_under_each_option(option_state_sets, name):
+    u_hdr = np.zeros((4, K.HDR), np.int64)
+    u_pts = np.zeros((4, 8), np.int64)
+    u_hist = np.zeros((4, 2), np.int64)
+    states = option_state_sets[name]
+    assert {b for b, _ in states} >= {"move", "chain", "capture", "move-fly", "drop-fly"}
+    for b, s in states:
+        for a in legal_actions(s):
+            work = s.copy()
+            AB.make_move(work, int(a), 2, u_hdr, u_pts, u_hist)
+            ref = s.copy()
+            K.apply_action(ref, int(a))
+            assert np.array_equal(work, ref), f"make_move differs from apply_action ({name}, {b})"
+            AB.unmake_move(work, 2, u_hdr, u_pts, u_hist)
+            assert np.array_equal(work, s), f"unmake_move did not restore ({name}, {b}) after {a}"
+
+
+@pytest.mark.parametrize("name", list(OPTION_RULES))
+def test_search_bots_play_legal_moves_under_each_option(option_state_sets, name):
+    bots = [make_bot("alphabeta:depth=2", seed=3), make_bot("alphabeta:depth=2,cap_width=0,drop_width=0", seed=4),
+            make_bot("greedy", seed=5), make_bot("mcts:sims=20", seed=6)]
+    for b, s in option_state_sets[name]:
+        before = s.copy()
+        for bot in bots:
+            a = bot.step(s)
+            assert K.is_legal(s, a), f"{bot.name} chose illegal {a} ({name}, {b})"
+            assert np.array_equal(s, before), f"{bot.name} modified the state ({name}, {b})"

@@ -2,13 +2,17 @@
 
 import io
 import json
+import os
 import pathlib
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
 from jiu_env.cli import COMMANDS, main
+from jiu_env.evaluation.tournament import read_games
 from jiu_env.records import GameRecord, load_record, to_competition
 from jiu_env.rules import Rules
 
@@ -190,3 +194,195 @@ def test_replay_competition_and_jsonl(tmp_path, capsys):
     rc, _, err = run(["replay", str(tmp_path / "missing.json")], capsys)
     assert rc == 2 and "replay" in err
     assert GameRecord.from_json(json.dumps(rec.to_dict())).actions == rec.actions
+
+
+# ------------------------------------------------------------------ hostile input
+@pytest.mark.parametrize("argv,words", [
+    (["eval", "random", "b=random", "--seed", "-1"], "argument --seed: must be an integer >= 0"),
+    (["eval", "random", "b=random", "--seed", "x"], "argument --seed: expected an integer"),
+    (["eval", "random", "b=random", "--games", "0"], "argument --games: must be an integer >= 1"),
+    (["eval", "random", "b=random", "--bootstrap", "-5"], "argument --bootstrap: must be an integer >= 2"),
+    (["eval", "random", "b=random", "--bootstrap", "0"], "argument --bootstrap: must be an integer >= 2"),
+    (["eval", "random", "b=random", "--workers", "0"], "argument --workers: must be an integer >= 1"),
+    (["eval", "random", "b=random", "--workers", "-1"], "argument --workers: must be an integer >= 1"),
+    (["eval", "random", "b=random", "--random-opening", "-2"], "argument --random-opening"),
+    (["play", "--seed", "-2"], "argument --seed"),
+    (["bench", "--only", "bogus"], "argument --only: unknown section(s) bogus; choose from kernel"),
+    (["bench", "--only", ","], "argument --only: no section given"),
+    (["bench", "--games", "0"], "argument --games: must be an integer >= 1"),
+])
+def test_bad_flags_are_argparse_errors_naming_the_flag(argv, words, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert words in err and f"jiu {argv[0]}: error:" in err
+
+
+def _eval_err(argv, capsys):
+    try:
+        rc, out, err = run(["eval", *argv, "--no-progress", "--workers", "1"], capsys)
+    except SystemExit as e:  # --rule errors leave through SystemExit(2)
+        rc, (out, err) = e.code, capsys.readouterr()
+    assert rc == 2 and "Traceback" not in err and not out, (out, err)
+    assert err.startswith("jiu eval: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def test_eval_hostile_paths_and_configs(tmp_path, capsys):
+    afile = tmp_path / "file.txt"
+    afile.write_text("x")
+    assert "exists and is not a directory" in _eval_err(["random", "b=random", "--out", str(afile)], capsys)
+    assert "/dev/null is not a directory" in _eval_err(["random", "b=random", "--out", "/dev/null/x"], capsys)
+    assert "--fresh needs --out" in _eval_err(["random", "b=random", "--fresh"], capsys)
+    assert "No such file" in _eval_err(["--config", str(tmp_path / "none.toml")], capsys)
+    assert "Is a directory" in _eval_err(["--config", str(tmp_path)], capsys)
+    cases = {
+        'players = "random"\n': "players must be a list",
+        "players = [\n": "--config",
+        "players = []\n": "at least two players",
+        'players = ["random", "random"]\n': "unique",
+        'players = ["random", "b=random"]\nmode = "gauntlet"\n': "challengers",
+        'players = ["random", "b=random"]\nanchor = "zz"\n': "anchor",
+        'players = ["random", "b=random"]\nprior_draws = -3\n': "prior_draws",
+        'players = ["random", "b=random"]\nbootstrap_samples = -4\nintervals = "bootstrap"\n': "bootstrap_samples",
+        'players = ["random", "b=random"]\nseed = -1\n': "seed",
+        'players = ["random", "b=random"]\ngames = 2\ngames_per_pair = 3\n': "games_per_pair",
+        'players = ["random", "b=random"]\nworker = 2\n': "unknown tournament setting",
+        'players = ["random", "b=random"]\n[rules]\nsingle_jump_ban = ["none"]\n': "single_jump_ban",
+        'players = ["random", "b=random"]\n[rules]\nboard_size = 6\nmin_stones = 18\n': "battle turn 0",
+        '[[players]]\nname = "a"\n[[players]]\nspec = "random"\n': "needs 'spec'",
+    }
+    for i, (text, words) in enumerate(cases.items()):
+        path = tmp_path / f"c{i}.toml"
+        path.write_text(text)
+        err = _eval_err(["--config", str(path)], capsys)
+        assert words in err and str(path) in err, (text, err)
+    (tmp_path / "c.json").write_text("[1, 2]")
+    assert "table of settings" in _eval_err(["--config", str(tmp_path / "c.json")], capsys)
+    assert "min_stones" in _eval_err(["random", "b=random", "--rule", "board_size=6", "--rule", "min_stones=18"],
+                                     capsys)
+    assert "single_jump_ban" in _eval_err(["random", "b=random", "--rule", "single_jump_ban=[none]"], capsys)
+    assert "--rule expects KEY=VALUE" in _eval_err(["random", "b=random", "--rule", "board_size"], capsys)
+    assert "unknown challenger(s) zz" in _eval_err(["random", "b=random", "--gauntlet", "zz"], capsys)
+    assert "anchor 'zz'" in _eval_err(["random", "b=random", "--anchor", "zz"], capsys)
+    assert "at least two players must be rated" in _eval_err(["random", "b=random", "--unrated", "random", "b"],
+                                                             capsys)
+    assert "unique" in _eval_err(["random", "random"], capsys)
+    assert "unknown player" in _eval_err(["random", "zz=nonsense"], capsys)
+
+
+def test_eval_rerun_with_another_seed_is_refused(tmp_path, capsys):
+    out = tmp_path / "res"
+    argv = ["eval", "random", "b=random", "--games", "2", "--workers", "1", "--out", str(out), "--no-progress", *SMALL]
+    assert run(argv + ["--seed", "1"], capsys)[0] == 0
+    rc, _, err = run(argv + ["--seed", "2"], capsys)
+    assert rc == 2 and f"{out} holds a tournament with seed 1 (this one: 2)" in err and "--fresh" in err
+    rc, text, _ = run(argv + ["--seed", "2", "--fresh"], capsys)
+    assert rc == 0 and "2 games played" in text
+    rec = load_record(out / "games.jsonl", game="random|b|0")
+    assert rec.seed == json.loads((out / "games.jsonl").read_text().splitlines()[0])["seed"]
+    # a non-object line is skipped with a note, and the run goes on
+    with open(out / "games.jsonl", "a") as f:
+        f.write("[1, 2]\n")
+    rc, text, err = run(argv + ["--seed", "2", "--games", "4", "--workers", "3"], capsys)
+    assert rc == 0 and "2 games played" in text
+    assert "note: " in err and "line 3 is a JSON list, not an object" in err
+    assert "3 workers asked for 2 games to play: using 2" in err
+
+
+def test_play_and_bench_check_their_output_paths_first(tmp_path, capsys):
+    rc, out, err = run(["play", "--save", str(tmp_path / "nowhere" / "g.json"), *SMALL], capsys)
+    assert rc == 2 and "--save" in err and "does not exist" in err and "You play" not in out
+    rc, _, err = run(["play", "--save", str(tmp_path), *SMALL], capsys)
+    assert rc == 2 and "is a directory" in err
+    t0 = time.perf_counter()
+    rc, out, err = run(["bench", "--quick", "--only", "kernel", "--out", "/dev/null/x"], capsys)
+    assert rc == 2 and err.startswith("jiu bench: error: --out /dev/null/x") and "[kernel]" not in out
+    assert time.perf_counter() - t0 < 5  # nothing was measured
+
+
+SLOW_BOT = '''
+import time
+from jiu_env.bots.random_bot import RandomBot
+
+class Slow(RandomBot):
+    def _choose(self, state):
+        time.sleep(0.01)
+        return super()._choose(state)
+'''
+
+
+def _live_children(pid):
+    """Pids of the processes whose parent is ``pid`` (from /proc; zombies do not count)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            out.append(int(d))
+    return out
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads processes from /proc")
+def test_sigkill_of_eval_ends_its_workers_and_resume_completes(tmp_path, capsys):
+    (tmp_path / "slowbot.py").write_text(SLOW_BOT)
+    out = tmp_path / "out"
+    argv = ["eval", f"slow={tmp_path / 'slowbot.py'}:Slow", "random", "--games", "12", "--out", str(out),
+            "--no-progress", "--rule", "board_size=6", "--rule", "max_battle_turns=40"]
+    root = str(pathlib.Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-m", "jiu_env.cli", *argv, "--workers", "2"], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    games = out / "games.jsonl"
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:
+            if games.exists() and games.read_text().count("\n") >= 1 and len(_live_children(proc.pid)) >= 2:
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, "the tournament ended before it could be killed"
+        children = _live_children(proc.pid)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.time() + 10
+        while time.time() < deadline and any(_alive(c) for c in children):
+            time.sleep(0.1)
+        left = [c for c in children if _alive(c)]
+        assert not left, f"worker processes {left} outlived their killed parent"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    played = len(read_games(games))
+    assert 1 <= played < 12
+    # resume: every game once, none lost or repeated
+    rc, text, _ = run(argv + ["--workers", "1"], capsys)
+    assert rc == 0 and f"{12 - played} games played" in text
+    ids = [json.loads(ln)["id"] for ln in games.read_text().splitlines()]
+    assert len(ids) == len(set(ids)) == 12
+
+
+def test_replay_and_out_folder_oddities(tmp_path, capsys):
+    (tmp_path / "bin.json").write_bytes(b"\xff\xfe\x00bad")
+    rc, _, err = run(["replay", str(tmp_path / "bin.json")], capsys)
+    assert rc == 2 and "not a text file" in err
+    rc, _, err = run(["replay", str(tmp_path)], capsys)
+    assert rc == 2 and "Is a directory" in err
+    # a folder where tournament.json should be: a clear error, no temporary file left behind
+    out = tmp_path / "o"
+    (out / "tournament.json").mkdir(parents=True)
+    err = _eval_err(["random", "b=random", "--out", str(out), *SMALL], capsys)
+    assert "Is a directory" in err and sorted(p.name for p in out.iterdir()) == ["tournament.json"]

@@ -23,6 +23,10 @@ from jiu_env.notation import action_to_str
 from conftest import BLACK, WHITE, A, act, board_from_text, legal_str, make_env, plain_env, pt
 
 
+INFO_KEYS = {"phase", "subphase", "stone_counts", "pending_captures", "battle_turn", "to_move", "winner",
+             "end_reason"}
+
+
 def plane(obs, name):
     return obs["observation"][..., PLANE_NAMES.index(name)]
 
@@ -245,10 +249,11 @@ def test_planes_after_the_end():
 def test_infos_keys_and_values():
     e = jiu_env.raw_env(board_size=6)
     e.reset(seed=0)
-    keys = {"phase", "subphase", "stone_counts", "pending_captures", "battle_turn", "to_move"}
     for agent in ("white", "black"):
-        assert set(e.infos[agent]) == keys
-    assert e.infos["white"]["phase"] == "placement" and e.infos["white"]["subphase"] is None
+        assert set(e.infos[agent]) == INFO_KEYS
+    i = e.infos["white"]
+    assert (i["phase"], i["subphase"], i["winner"], i["end_reason"]) == ("placement", "none", "none", "none")
+    assert e.subphase is None  # the accessor keeps its Python value; only infos spell it "none"
     assert e.infos["black"]["to_move"] == "white"
     e = plain_env(CHAIN_BOARD)
     act(e, "d0xd2")
@@ -260,8 +265,47 @@ def test_infos_keys_and_values():
     e = plain_env("......\n..o...\n..x...\n......\n......\n......")
     act(e, "c2xa2")
     for agent in ("white", "black"):
-        assert set(e.infos[agent]) == keys | {"winner", "end_reason"}
+        assert set(e.infos[agent]) == INFO_KEYS
         assert e.infos[agent]["winner"] == "black" and e.infos[agent]["end_reason"] == "no_move"
+        assert (e.infos[agent]["to_move"], e.infos[agent]["subphase"]) == ("none", "none")
+
+
+def _check_info(info):
+    """Every info value is a plain int or str (nested dicts included), never None."""
+    assert set(info) == INFO_KEYS
+    for key, value in info.items():
+        if isinstance(value, dict):
+            assert set(value) == {"white", "black"} and all(type(v) is int for v in value.values()), key
+        else:
+            assert value is not None and type(value) in (int, str), (key, value)
+
+
+@pytest.mark.parametrize("seed,options", [(0, dict(board_size=6)), (1, dict(board_size=6, max_battle_turns=3)),
+                                          (2, dict(board_size=8, max_battle_turns=40))])
+def test_infos_never_none_through_whole_games(seed, options):
+    """Walk whole games through placement, battle and the end (a decision or the turn limit)."""
+    e = jiu_env.env(**options)
+    rng = np.random.default_rng(seed)
+    seen = set()
+    for game in range(4):
+        e.reset(seed=seed * 10 + game)
+        for agent in e.agent_iter():
+            obs, reward, terminated, truncated, info = e.last()
+            for a in e.agents:
+                _check_info(e.infos[a])
+            _check_info(info)
+            seen.add((info["phase"], info["subphase"], info["to_move"] == "none", info["end_reason"]))
+            if terminated or truncated:
+                assert info["phase"] == "over" and info["to_move"] == "none" and info["subphase"] == "none"
+                assert (info["winner"] == "none") == (info["end_reason"] == "turn_limit")
+                e.step(None)
+            else:
+                assert info["to_move"] == agent and info["winner"] == info["end_reason"] == "none"
+                e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    phases = {s[0] for s in seen}
+    assert phases == {"placement", "battle", "over"}
+    if options.get("max_battle_turns") == 3:
+        assert ("over", "none", True, "turn_limit") in seen
 
 
 # ------------------------------------------------------------- seeding

@@ -352,3 +352,145 @@ def test_run_game_result_fields():
     assert r["score_white"] in (0.0, 0.5, 1.0)
     final = r["record"].replay()
     assert final[K.H_PHASE] == K.PH_OVER
+
+
+# ---------------------------------------------------------------- hostile input
+BASE = {"players": ["random", "b=random"], "games": 2, "seed": 1, "rules": SMALL}
+
+
+@pytest.mark.parametrize("bad,exc,name", [
+    (dict(players="random"), TypeError, "players must be a list"),
+    (dict(players={"name": "a", "spec": "random"}), TypeError, "players must be a list"),
+    (dict(players=[]), ValueError, "at least two players"),
+    (dict(players=[{"name": "a", "spec": ["random"]}, "random"]), TypeError, "spec"),
+    (dict(seed=-1), ValueError, "seed"),
+    (dict(seed=1.5), TypeError, "seed"),
+    (dict(seed="1"), TypeError, "seed"),
+    (dict(games=0), ValueError, "games"),
+    (dict(games=True), ValueError, "games"),
+    (dict(prior_draws=-3), ValueError, "prior_draws"),
+    (dict(prior_draws=float("nan")), ValueError, "prior_draws"),
+    (dict(prior_draws="2"), TypeError, "prior_draws"),
+    (dict(bootstrap_samples=-4), ValueError, "bootstrap_samples"),
+    (dict(bootstrap_samples=1), ValueError, "bootstrap_samples"),
+    (dict(bootstrap_samples=2.5), TypeError, "bootstrap_samples"),
+    (dict(confidence=1.0), ValueError, "confidence"),
+    (dict(confidence=float("nan")), ValueError, "confidence"),
+    (dict(confidence="0.9"), TypeError, "confidence"),
+    (dict(random_opening=True), TypeError, "random_opening"),
+    (dict(random_opening=-1), ValueError, "random_opening"),
+    (dict(title=3), TypeError, "title"),
+    (dict(anchor=3), TypeError, "anchor"),
+    (dict(anchor="nobody"), ValueError, "anchor"),
+    (dict(mode=["gauntlet"]), ValueError, "mode"),
+    (dict(mode="gauntlet"), ValueError, "challengers"),
+    (dict(mode="gauntlet", challengers=[1]), TypeError, "challengers"),
+    (dict(mode="gauntlet", challengers=["nobody"]), ValueError, "challenger"),
+    (dict(unrated=[None]), TypeError, "unrated"),
+    (dict(unrated=["random", "b"]), ValueError, "rated"),
+    (dict(intervals=["bootstrap"]), ValueError, "intervals"),
+    (dict(rules=5), TypeError, "rules"),
+    (dict(rules={"board_size": 6, "min_stones": 18}), ValueError, "min_stones"),
+])
+def test_config_rejects_bad_settings_up_front(bad, exc, name):
+    with pytest.raises(exc, match=name):
+        TournamentConfig(**{**BASE, **bad})
+
+
+def test_config_from_dict_rejects_non_tables_and_double_games():
+    with pytest.raises(TypeError, match="table of settings"):
+        TournamentConfig.from_dict([1, 2])
+    with pytest.raises(ValueError, match="games_per_pair"):
+        TournamentConfig.from_dict({**BASE, "games_per_pair": 4})
+    cfg = TournamentConfig(**{**BASE, "seed": np.int64(3), "prior_draws": np.float32(1.0)})
+    json.dumps(cfg.to_dict())  # numpy numbers are stored as plain Python numbers
+
+
+def test_bad_workers_are_rejected_before_any_game():
+    cfg = TournamentConfig(**BASE)
+    for bad in (0, -1, True, 1.5, "2"):
+        with pytest.raises(ValueError, match="workers"):
+            run_tournament(cfg, workers=bad)
+    notes = []
+    res = run_tournament(cfg, workers=1, log=notes.append)
+    assert res.new_games == 2 and notes == []
+
+
+def test_workers_are_capped_at_the_games_left_with_a_note(tmp_path):
+    cfg = TournamentConfig(**BASE)
+    out = tmp_path / "out"
+    run_tournament(cfg, out_dir=out, workers=1, write_reports=False)
+    path = out / "games.jsonl"
+    path.write_text(path.read_text().splitlines()[0] + "\n")  # one game left to play
+    notes = []
+    res = run_tournament(cfg, out_dir=out, workers=8, write_reports=False, log=notes.append)
+    assert res.new_games == 1
+    assert notes == ["8 workers asked for 1 games to play: using 1"]
+
+
+def test_non_object_and_damaged_lines_are_skipped_with_a_note(tmp_path):
+    cfg = TournamentConfig(**BASE)
+    out = tmp_path / "out"
+    first = run_tournament(cfg, out_dir=out, workers=1, write_reports=False)
+    path = out / "games.jsonl"
+    good = path.read_text().splitlines()
+    # valid JSON but not an object, an object without an id, a damaged line, a result line with missing fields
+    broken = dict(json.loads(good[1]))
+    del broken["score_white"]
+    path.write_text("\n".join(["[1,2]", good[0], '{"no": "id"}', "{not json", json.dumps(broken), "7"]) + "\n")
+    assert [g["id"] for g in read_games(path)] == [json.loads(good[0])["id"], broken["id"]]
+    notes = []
+    res = run_tournament(cfg, out_dir=out, workers=1, write_reports=False, log=notes.append)
+    assert res.new_games == 1  # the game whose stored line lacked fields is played again
+    assert [g["record"]["actions"] for g in res.games] == [g["record"]["actions"] for g in first.games]
+    assert len(notes) == 4 and "line 1 is a JSON list, not an object" in notes[0]
+    assert all(str(path) in n for n in notes)
+    # games.jsonl now holds one line per game; the rest was moved aside, not lost
+    ids = [json.loads(ln)["id"] for ln in path.read_text().splitlines()]
+    assert sorted(ids) == sorted(t.id for t in schedule(cfg)) and len(set(ids)) == len(ids)
+    assert len((out / "games.stale.jsonl").read_text().splitlines()) == 5
+    notes.clear()
+    assert run_tournament(cfg, out_dir=out, workers=1, write_reports=False, log=notes.append).new_games == 0
+    assert notes == []
+    # without log the notes are warnings
+    with open(path, "a") as f:
+        f.write("[3]\n")
+    with pytest.warns(UserWarning, match="not an object"):
+        run_tournament(cfg, out_dir=out, workers=1, write_reports=False)
+
+
+def test_out_dir_of_another_tournament_is_refused(tmp_path):
+    from jiu_env.evaluation.tournament import TournamentMismatch
+
+    cfg = TournamentConfig(**BASE)
+    out = tmp_path / "out"
+    run_tournament(cfg, out_dir=out, workers=1, write_reports=False)
+    before = (out / "games.jsonl").read_text()
+    for change, words in ((dict(seed=2), "seed 1 (this one: 2)"),
+                          (dict(random_opening=3), "random_opening 0 (this one: 3)"),
+                          (dict(rules={**SMALL, "min_stones": 3}), "rules option min_stones 4 (this one: 3)")):
+        with pytest.raises(TournamentMismatch, match=r"--fresh") as ei:
+            run_tournament(TournamentConfig(**{**BASE, **change}), out_dir=out, workers=1)
+        assert words in str(ei.value) and str(out) in str(ei.value)
+        assert (out / "games.jsonl").read_text() == before  # nothing played, nothing written
+    # starting fresh discards the old games: one line per id, all of the new seed
+    res = run_tournament(TournamentConfig(**{**BASE, "seed": 2}), out_dir=out, workers=1, resume=False,
+                         write_reports=False)
+    lines = read_games(out / "games.jsonl")
+    assert len(lines) == 2 and {ln["seed"] for ln in lines} == {g["seed"] for g in res.games}
+    # settings that do not decide the games may change: more games, another title or anchor
+    more = run_tournament(TournamentConfig(**{**BASE, "seed": 2, "games": 4, "title": "t", "anchor": "b"}),
+                          out_dir=out, workers=1, write_reports=False)
+    assert more.new_games == 2
+    # a changed spec replays that player's games; the old lines move to games.stale.jsonl
+    cfg3 = TournamentConfig(**{**BASE, "seed": 2, "games": 4, "players": ["random", "b=random:"]})
+    assert run_tournament(cfg3, out_dir=out, workers=1, write_reports=False).new_games == 4
+    ids = [json.loads(ln)["id"] for ln in (out / "games.jsonl").read_text().splitlines()]
+    assert len(ids) == len(set(ids)) == 4
+    assert len((out / "games.stale.jsonl").read_text().splitlines()) == 4
+    # an unreadable tournament.json is not fatal: the stored games are still checked one by one
+    (out / "tournament.json").write_text("[")
+    notes = []
+    assert run_tournament(cfg3, out_dir=out, workers=1, write_reports=False, log=notes.append).new_games == 0
+    assert "cannot be read" in notes[0]
+    assert json.loads((out / "tournament.json").read_text())["seed"] == 2  # rewritten

@@ -57,8 +57,11 @@ def random_position(rules, rng, dense=False):
         return b.reshape(n, n), ("white" if rng.integers(2) else "black")
 
 
-def play_checked(rules_kw, seed, start="placement", clone_sample=None, max_decisions=20000):
-    """Play one seeded random game with all invariants; return the raw env at the end."""
+def play_checked(rules_kw, seed, start="placement", clone_sample=None, max_decisions=20000, on_step=None):
+    """Play one seeded random game with all invariants; return the raw env at the end.
+
+    ``on_step(before, action, after)`` (optional) sees every decision's states.
+    """
     rng = np.random.default_rng(seed)
     e = jiu_env.raw_env(**rules_kw)
     rules = e.rules
@@ -114,6 +117,8 @@ def play_checked(rules_kw, seed, start="placement", clone_sample=None, max_decis
         e.step(a)
         ref.apply(a)
         steps += 1
+        if on_step is not None:
+            on_step(snap, a, e.state)
         if twin is not None:
             assert (twin.state == e.state).all() and twin.agent_selection == e.agent_selection
             assert twin.rewards == e.rewards and twin.terminations == e.terminations
@@ -179,10 +184,10 @@ def test_random_games_dense_positions(n, ban):
                      start="dense")
 
 
-@pytest.mark.parametrize("profile", ["competitive", "traditional", "ludii8"])
+@pytest.mark.parametrize("profile", ["competitive", "traditional", "ludii8", "jqchess8"])
 def test_random_games_each_profile(profile):
     kw = dict(rules=profile, max_battle_turns=30)
-    if profile != "ludii8":
+    if profile in ("competitive", "traditional"):
         kw["board_size"] = 14
     for seed in range(2):
         play_checked(kw, 900 + seed, start="battle", clone_sample=12)
@@ -199,6 +204,44 @@ def test_random_games_each_profile(profile):
 def test_random_games_option_values(options):
     for seed in range(2):
         play_checked(options, 300 + seed, start="battle", clone_sample=16)
+
+
+# The options of RULES.md §8-§9, alone and together, from the three kinds of start.
+RULE_OPTIONS = {
+    "fly_only": dict(flyer_moves="fly_only"),
+    "turn_end": dict(min_stones_check="turn_end"),
+    "on_return": dict(square_on_return=True),
+    "formations": dict(formations=True),
+    "all": dict(flyer_moves="fly_only", min_stones_check="turn_end", square_on_return=True, formations=True),
+}
+
+
+@pytest.mark.parametrize("name", list(RULE_OPTIONS))
+def test_random_games_rule_options(name):
+    opts = RULE_OPTIONS[name]
+    for seed, ban in enumerate(("vs_flyer", "flyer")):
+        play_checked(dict(board_size=5, single_jump_ban=ban, max_battle_turns=40, **opts), 9100 + seed)
+        play_checked(dict(board_size=6, single_jump_ban=ban, max_battle_turns=40, min_stones=3, **opts),
+                     9200 + seed, start="position")
+        play_checked(dict(board_size=4, single_jump_ban=ban, max_battle_turns=30, min_stones=2, **opts),
+                     9300 + seed, start="dense")
+
+
+def test_random_games_formations_take_lines():
+    # full lines are common on the 4x4 board: these games (checked against the reference) take line captures
+    seen = []
+
+    def watch(before, a, after):
+        if int(after[K.H_PHASE]) == K.PH_BATTLE and int(after[K.H_SUB]) == K.SUB_CAPTURE \
+                and int(before[K.H_SUB]) != K.SUB_CAPTURE:
+            q, c = int(after[K.H_LAST_TO]), int(after[K.H_TO_MOVE])
+            if K.full_lines_at(after, q, c):
+                seen.append(int(after[K.H_PENDING]) - K.squares_at(after, q, c))
+
+    for seed in range(6):
+        play_checked(dict(board_size=4, formations=True, max_battle_turns=40, min_stones=1), 9400 + seed,
+                     start="dense", on_step=watch)
+    assert seen and all(x > 0 for x in seen)
 
 
 def test_kernel_random_games_end_with_zero_sum_results():

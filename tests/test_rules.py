@@ -1013,6 +1013,25 @@ def test_unknown_or_out_of_range_options_are_errors(bad):
     assert next(iter(bad)) in str(ei.value)
 
 
+def test_hostile_rules_options_name_the_problem():
+    for bad in (["none"], {"none": 1}, ("none",)):
+        with pytest.raises(ValueError, match="single_jump_ban.*is not one of"):
+            Rules.make("competitive", single_jump_ban=bad)
+    with pytest.raises(ValueError, match="profile"):
+        Rules(profile=["x"])
+    # min_stones above the stones each side has after placement would decide every game at turn 0
+    for n in (4, 5, 6, 14):
+        top = n * n // 2 - 1
+        assert Rules.make("competitive", board_size=n, min_stones=top).min_stones == top
+        with pytest.raises(ValueError, match="min_stones.*battle turn 0"):
+            Rules.make("competitive", board_size=n, min_stones=top + 1)
+    # the largest allowed value still gives a battle: nobody loses before a capture
+    r = Rules.make("competitive", board_size=6, min_stones=17)
+    s = r.new_state()
+    K.random_placement(s, 3)
+    assert s[K.H_PHASE] == K.PH_BATTLE
+
+
 def test_position_state_matches_env_reset():
     b = board_from_text(JUMP_BOARD)
     r = Rules.make(board_size=6, **PLAIN)
@@ -1054,9 +1073,9 @@ def _cycle_moves():
     return board, moves
 
 
-def _play_cycle(max_battle_turns):
+def _play_cycle(max_battle_turns, **options):
     board, moves = _cycle_moves()
-    r = Rules.make(board_size=20, **{**PLAIN, "repetition_draw": 3, "max_battle_turns": max_battle_turns})
+    r = Rules.make(board_size=20, **{**PLAIN, "repetition_draw": 3, "max_battle_turns": max_battle_turns, **options})
     s = jiu_env.position_state(r, board, "black")
     for t, a in enumerate(moves):
         assert s[K.H_PHASE] == K.PH_BATTLE, f"ended early at turn {t}"
@@ -1071,8 +1090,371 @@ def test_repetition_far_apart_is_seen_with_a_turn_limit():
     assert s[K.H_PHASE] == K.PH_OVER and s[K.H_WINNER] == K.DRAW and s[K.H_END_REASON] == K.END_REPETITION
 
 
-@pytest.mark.xfail(strict=True, reason="with max_battle_turns = 0 the kernel keeps only the last 2048 turn-start "
-                   "hashes (docs/kernel.md), so a third occurrence more than 2048 turns after the first is missed")
-def test_repetition_far_apart_is_seen_without_a_turn_limit():
-    s = _play_cycle(0)
-    assert s[K.H_PHASE] == K.PH_OVER and s[K.H_WINNER] == K.DRAW
+def _cycle_last_turn(max_battle_turns, **options):
+    """Play the cycle but its last turn; return the state and that turn's action."""
+    board, moves = _cycle_moves()
+    r = Rules.make(board_size=20, **{**PLAIN, "repetition_draw": 3, "max_battle_turns": max_battle_turns, **options})
+    s = jiu_env.position_state(r, board, "black")
+    for a in moves[:-1]:
+        K.apply_action(s, a)
+    assert s[K.H_PHASE] == K.PH_BATTLE
+    return s, moves[-1]
+
+
+def test_repetition_far_apart_is_missed_beyond_the_default_history():
+    # documented limit: without a turn limit the history holds the last 2048 turn starts (history_size = 0),
+    # so the third occurrence, 2040 turns after the second and 4080 after the first, is not seen
+    s, last = _cycle_last_turn(0)
+    assert int(s[K.H_CAP]) == 2048
+    K.apply_action(s, last)
+    assert s[K.H_PHASE] == K.PH_BATTLE and int(s[K.H_REP_COUNT]) == 2
+
+
+@pytest.mark.parametrize("history_size", [4081, 5000])
+def test_history_size_makes_a_far_repetition_seen_without_a_turn_limit(history_size):
+    s = _play_cycle(0, history_size=history_size)
+    assert int(s[K.H_CAP]) == history_size and int(s[K.H_TURNS]) == 4080
+    assert s[K.H_PHASE] == K.PH_OVER and s[K.H_WINNER] == K.DRAW and s[K.H_END_REASON] == K.END_REPETITION
+
+
+def test_history_size_smaller_than_the_cycle_misses_it():
+    s, last = _cycle_last_turn(0, history_size=4080)  # the first occurrence has just left the ring
+    K.apply_action(s, last)
+    assert s[K.H_PHASE] == K.PH_BATTLE and int(s[K.H_REP_COUNT]) == 2
+
+
+def test_history_size_defaults_and_exactness():
+    assert Rules.make(max_battle_turns=0).history_capacity == 2048
+    assert Rules.make(max_battle_turns=300).history_capacity == 301
+    assert Rules.make(max_battle_turns=300).repetition_exact
+    assert not Rules.make(max_battle_turns=0).repetition_exact
+    assert not Rules.make(max_battle_turns=0, history_size=10 ** 6).repetition_exact
+    assert not Rules.make(max_battle_turns=300, history_size=100).repetition_exact
+    assert Rules.make(max_battle_turns=300, history_size=400).history_capacity == 400
+    for r in (Rules.make(board_size=6, max_battle_turns=0, history_size=77), Rules.make(board_size=6)):
+        assert r.new_state().size == K.HDR + 36 + r.history_capacity
+
+
+# ===================================================== §9 other engines' options
+# ------------------------------------------------------------- flyer_moves
+FLYER_BOARD = """
+......
+.xo...
+......
+......
+......
+.....o
+"""
+
+
+def test_fly_only_flyer_may_only_fly():
+    n = 6
+    e = plain_env(FLYER_BOARD, fly_threshold=3, flyer_moves="fly_only")
+    assert e.state[K.H_FLY_NOW] == 1
+    assert legal_str(e) == {"^b1"}  # no b1xb3, no steps
+    for t in ("b1xb3", "b1-a1", "b1-c1", "b1-b0"):
+        assert not K.is_legal(e.state, A(t, n))
+    from jiu_env.state import explain_illegal
+    assert "fly_only" in explain_illegal(e.state, A("b1xb3", n))
+    act(e, "^b1", "e4")
+    assert e.board[4, 4] == BLACK and e.agent_selection == "white"
+    check_bookkeeping(e.state)
+
+
+def test_fly_only_leaves_a_side_that_does_not_fly_its_steps_and_jumps():
+    # with flying off Black steps and jumps; White (2 stones) flies at threshold 2, and then may only fly
+    e = plain_env(FLYER_BOARD, fly_threshold=0, flyer_moves="fly_only")
+    assert e.state[K.H_FLY_NOW] == 0 and {"b1xb3", "b1-a1"} <= legal_str(e)
+    e = plain_env(FLYER_BOARD, "white", fly_threshold=2, flyer_moves="fly_only")
+    assert legal_str(e) == {"^b2", "^f5"}  # White flies: b2xb0 is not legal
+    e = plain_env(FLYER_BOARD, "white", fly_threshold=1, flyer_moves="fly_only")
+    assert "b2xb0" in legal_str(e) and not any(t.startswith("^") for t in legal_str(e))
+
+
+def test_fly_only_flying_counts_as_a_move():
+    # the walled-in a0 of test_flying_counts_as_a_move: with fly_only it still has a move
+    board = """
+        xoo...
+        o.....
+        o.....
+        ......
+        ......
+        ......
+    """
+    e = plain_env(board, fly_threshold=1, flyer_moves="fly_only")
+    assert e.phase == "battle" and legal_str(e) == {"^a0"}
+
+
+def test_fly_only_observation_planes():
+    from jiu_env.vocab import PL_ENEMY_FLYING, PL_OWN_FLYING
+    e = plain_env(FLYER_BOARD, fly_threshold=3, flyer_moves="fly_only")
+    obs = e.observe("black")
+    assert obs["observation"][0, 0, PL_OWN_FLYING] == 1.0 and obs["observation"][0, 0, PL_ENEMY_FLYING] == 1.0
+    assert {e.unwrapped.action_to_str(a) for a in np.flatnonzero(obs["action_mask"])} == {"^b1"}
+    assert e.observe("white")["observation"][0, 0, PL_ENEMY_FLYING] == 1.0
+
+
+def test_fly_only_with_the_ban_on_the_other_side():
+    # vs_flyer: Black (not flying) faces a flying White that may only fly; Black's single jump is banned.
+    e = make_env("""
+        xo.o....
+        xxxxxxxx
+        xxxxxxxx
+        ........
+        ........
+        ........
+        ........
+        ......oo
+    """, board_size=8, fly_threshold=5, single_jump_ban="vs_flyer", min_stones=0, flyer_moves="fly_only")
+    assert e.state[K.H_BAN_NOW] == 1 and "a0xa2" in legal_str(e)  # a0xa2xa4 takes two
+    act(e, "a0xa2")
+    assert "stop" not in legal_str(e)  # the ban: no stopping after one jump
+    act(e, "a2xa4")
+    assert e.agent_selection == "white" and e.state[K.H_FLY_NOW] == 1 and e.state[K.H_BAN_NOW] == 0
+    assert legal_str(e) == {"^h6", "^h7"}
+
+
+# -------------------------------------------------------- min_stones_check
+def test_turn_end_plays_the_chain_to_the_end():
+    # test_too_few_stones_mid_chain with turn_end: the chain goes on past White's fourth stone
+    board = """
+        .......
+        ...o...
+        ..o....
+        xo.o...
+        .......
+        .......
+        xxxx...
+    """
+    e = make_env(board, fly_threshold=0, single_jump_ban="none", min_stones_check="turn_end")
+    act(e, "d0xd2")
+    assert e.phase == "battle" and e.subphase == "chain" and count(e, WHITE) == 3
+    act(e, "d2xb2")
+    assert e.phase == "battle" and e.subphase == "chain" and count(e, WHITE) == 2
+    act(e, "stop")
+    # the turn is complete: at the start of White's turn White has 2 < 4 stones
+    assert e.phase == "over" and e.winner == "black"
+    assert e.infos["white"]["end_reason"] == "too_few_stones"
+    assert e.battle_turns == 1  # the turn passed, so it counts
+
+
+def test_turn_end_plays_every_square_capture():
+    # test_too_few_stones_between_captures with turn_end: all four captures are made
+    e = plain_env(_square_position(SQUARE_CASES[4], WHITE_FAR), fly_threshold=10, min_stones=4,
+                  min_stones_check="turn_end")
+    act(e, "^g0", "c2", "a5", "a6")
+    assert e.phase == "battle" and e.pending_captures == 2 and count(e, WHITE) == 3
+    act(e, "b6", "f4")
+    assert e.phase == "over" and e.winner == "black" and count(e, WHITE) == 1
+    assert e.infos["black"]["end_reason"] == "too_few_stones"
+    assert e.battle_turns == 1
+
+
+def test_turn_end_still_checks_at_the_start_of_every_turn():
+    board = """
+        xxxx..
+        ......
+        ......
+        ......
+        ......
+        ...ooo
+    """
+    e = make_env(board, "white", min_stones=4, fly_threshold=0, min_stones_check="turn_end")
+    assert e.phase == "over" and e.winner == "black" and e.infos["white"]["end_reason"] == "too_few_stones"
+
+
+def test_turn_end_a_move_without_captures_ends_the_turn_normally():
+    e = make_env(JUMP4_BOARD, min_stones=2, fly_threshold=0, single_jump_ban="none", min_stones_check="turn_end")
+    act(e, "c2xc4")
+    assert e.phase == "battle" and e.agent_selection == "white" and count(e, WHITE) == 2
+
+
+# -------------------------------------------------------- square_on_return
+LOOP_BOARD = """
+.......
+.xx....
+.xxo...
+..o.o..
+...o...
+.......
+....ooo
+"""
+
+
+def test_square_on_return_counts_a_chain_back_on_its_origin():
+    n = 7
+    e = plain_env(LOOP_BOARD, square_on_return=True)
+    act(e, "c2xc4", "c4xe4", "e4xe2", "e2xc2")
+    assert e.board[2, 2] == BLACK
+    assert e.subphase == "capture" and e.pending_captures == 1 and e.agent_selection == "black"
+    act(e, "g6")
+    assert e.agent_selection == "white" and count(e, WHITE) == 2
+    assert int(e.state[K.H_LAST_FROM]) == int(e.state[K.H_LAST_TO]) == pt("c2", n)
+
+
+def test_square_on_return_changes_nothing_else():
+    # a step or a fly never ends on its origin; the shuttle counts as before
+    e = plain_env(INTERMEDIATE_BOARD, square_on_return=True)
+    act(e, "c1xc3", "c3xa3")
+    assert e.agent_selection == "white" and count(e, WHITE) == 3
+
+
+# --------------------------------------------------------------- formations
+def _line_env(rows, flyer="g6", fly=False, **options):
+    n = len(rows)
+    b = board_from_text("\n".join(rows))
+    kw = dict(fly_threshold=40 if fly else 0, formations=True)
+    kw.update(options)
+    return plain_env(b, **kw), n
+
+
+def test_formations_full_row_captures_two():
+    # 枪: the step b6-a6 completes row a (all black): two captures, no square
+    e, n = _line_env([
+        "xxxxxx.",
+        "......x",
+        ".......",
+        ".......",
+        "o.o.o.o",
+        ".......",
+        "ooo....",
+    ])
+    act(e, "b6-a6")
+    assert K.squares_at(e.state, pt("a6", n), BLACK) == 0 and K.full_lines_at(e.state, pt("a6", n), BLACK) == 1
+    assert e.subphase == "capture" and e.pending_captures == 2
+    act(e, "e0", "e2")
+    assert e.agent_selection == "white" and count(e, WHITE) == 5
+
+
+def test_formations_off_by_default():
+    e, n = _line_env([
+        "xxxxxx.",
+        "......x",
+        ".......",
+        ".......",
+        "o.o.o.o",
+        ".......",
+        "ooo....",
+    ], formations=False)
+    act(e, "b6-a6")
+    assert e.agent_selection == "white" and count(e, WHITE) == 7
+
+
+@pytest.mark.parametrize("squares", [1, 2])
+def test_formations_line_and_squares_add_up(squares):
+    # 煞: the step d3-d2 completes column 2 and one or two squares at d2: 3 or 4 captures
+    n = 7
+    e = plain_env(f"""
+        ..x...o
+        ..x....
+        .xx....
+        .x.x...
+        {'.xx....' if squares == 2 else '..x....'}
+        ..x...o
+        ..x.ooo
+    """, formations=True)
+    act(e, "d3-d2")
+    q = pt("d2", n)
+    assert K.full_lines_at(e.state, q, BLACK) == 1 and K.squares_at(e.state, q, BLACK) == squares
+    assert e.subphase == "capture" and e.pending_captures == 2 + squares
+
+
+def _gate_board(row_full, col_full):
+    """Black fills the eight neighbours of d3 and, optionally, row d and / or column 3 (d3 itself left
+    empty), with a black stone on a0 to fly into d3; nine white stones far from it."""
+    b = np.zeros((7, 7), np.int64)
+    b[2:5, 2:5] = BLACK
+    if row_full:
+        b[3, :] = BLACK
+    if col_full:
+        b[:, 3] = BLACK
+    b[3, 3] = EMPTY
+    b[0, 0] = BLACK
+    for r, c in ((6, 0), (6, 1), (6, 2), (6, 4), (6, 5), (6, 6), (5, 0), (5, 6), (0, 6)):
+        b[r, c] = WHITE
+    return b
+
+
+@pytest.mark.parametrize("row_full,col_full,expect", [(False, False, 4), (True, False, 6), (True, True, 8)])
+def test_formations_trident_and_cross(row_full, col_full, expect):
+    # a four-gate alone: 4; 三叉黑铁 (a full line and a four-gate on it): 2 + 4 = 6; 恰 (a cross of two full
+    # lines with the four-gate at the crossing): 2 + 2 + 4 = 8.  The flying stone lands in the gate.
+    n = 7
+    e = plain_env(_gate_board(row_full, col_full), fly_threshold=40, formations=True)
+    act(e, "^a0", "d3")
+    q = pt("d3", n)
+    assert K.squares_at(e.state, q, BLACK) == 4 and K.full_lines_at(e.state, q, BLACK) == row_full + col_full
+    assert e.subphase == "capture" and e.pending_captures == expect
+
+
+def test_formations_are_capped_by_the_enemy_stones():
+    e, n = _line_env([
+        "xxxxxx.",
+        "......x",
+        ".......",
+        ".......",
+        ".......",
+        ".......",
+        "o......",
+    ])
+    act(e, "b6-a6")
+    assert e.phase == "battle" and e.agent_selection == "black" and e.pending_captures == 1
+    act(e, "g0")
+    assert count(e, WHITE) == 0
+
+
+def test_formations_need_the_move_to_end_on_the_line():
+    # a full row elsewhere on the board is not counted: only lines through the final point
+    e, n = _line_env([
+        "xxxxxxx",
+        ".......",
+        "x......",
+        ".......",
+        "o.o.o.o",
+        ".......",
+        "ooo....",
+    ])
+    act(e, "c0-d0")
+    assert e.agent_selection == "white" and count(e, WHITE) == 7
+
+
+# ------------------------------------------------------------ the profile
+def test_jqchess8_profile():
+    r = Rules.make("jqchess8")
+    assert (r.board_size, r.fly_threshold, r.single_jump_ban, r.min_stones, r.chain_may_stop, r.repetition_draw,
+            r.flyer_moves, r.min_stones_check, r.square_on_return, r.formations) == (
+        8, 8, "vs_flyer", 4, True, 3, "fly_only", "turn_end", True, False)
+    assert Rules.make("jqchess8", board_size=10).fly_threshold == 10
+    assert Rules.make(r.to_dict()) == r
+    r2 = r.replace(square_on_return=False)
+    assert Rules.make(r2.to_dict()) == r2 and r2.to_dict()["square_on_return"] is False
+
+
+def test_default_profiles_write_the_same_dict_as_before():
+    # the later options are left out of to_dict() where they keep the profile's value
+    for prof in ("competitive", "traditional", "ludii8"):
+        d = Rules.make(prof).to_dict()
+        assert set(d) == {"board_size", "fly_threshold", "single_jump_ban", "min_stones", "chain_may_stop",
+                          "repetition_draw", "max_battle_turns", "profile"}
+    assert Rules.make(formations=True).to_dict()["formations"] is True
+
+
+@pytest.mark.parametrize("options", [
+    dict(flyer_moves="fly_only"), dict(min_stones_check="turn_end"), dict(square_on_return=True),
+    dict(formations=True), dict(history_size=5000, max_battle_turns=0),
+])
+def test_options_are_stored_in_the_state(options):
+    from jiu_env.rules import rules_from_state
+    r = Rules.make("competitive", board_size=6, **options)
+    assert rules_from_state(r.new_state()) == Rules(**{**r.to_dict(), "profile": "competitive"})
+
+
+@pytest.mark.parametrize("bad", [
+    dict(flyer_moves="walk_only"), dict(flyer_moves=1), dict(min_stones_check="never"),
+    dict(square_on_return="yes"), dict(square_on_return=1), dict(formations=None), dict(history_size=-1),
+    dict(history_size=1), dict(history_size=2.5), dict(history_size=10_000_000),
+])
+def test_new_options_reject_bad_values(bad):
+    with pytest.raises((ValueError, TypeError)) as ei:
+        Rules.make("competitive", **bad)
+    assert next(iter(bad)) in str(ei.value)

@@ -111,6 +111,25 @@ def test_bad_arguments_raise():
         env.step(0)
 
 
+@pytest.mark.parametrize("kw,exc", [
+    (dict(capture_reward=float("nan")), ValueError), (dict(capture_reward=float("inf")), ValueError),
+    (dict(capture_reward=-np.inf), ValueError), (dict(capture_reward="0.1"), TypeError),
+    (dict(capture_reward=True), TypeError), (dict(capture_reward=None), TypeError),
+])
+def test_reward_options_must_be_finite_numbers(kw, exc):
+    name = next(iter(kw))
+    with pytest.raises(exc, match=name):
+        JiuVsBotEnv(board_size=6, **kw)
+    assert JiuVsBotEnv(board_size=6, capture_reward=np.float32(0.5)).capture_reward == 0.5
+
+
+@pytest.mark.parametrize("bad,exc", [(float("nan"), ValueError), ("0.5", TypeError), (None, TypeError),
+                                     (1.5, ValueError)])
+def test_self_play_latest_prob_is_checked(bad, exc):
+    with pytest.raises(exc, match="latest_prob"):
+        JiuSelfPlayEnv(board_size=6, latest_prob=bad)
+
+
 def test_action_checks():
     env = JiuVsBotEnv(board_size=8, learner="white")
     env.reset(seed=0)
@@ -141,6 +160,36 @@ def test_illegal_action_terminates_with_minus_one():
     env2.reset(seed=0)
     with pytest.raises(ValueError, match="diagonal ends"):
         env2.step(illegal)
+
+
+SINGLE_INFO_KEYS = {"learner", "phase", "battle_turn", "stone_counts", "illegal_action", "winner", "end_reason",
+                    "outcome", "is_success", "opponent"}
+
+
+@pytest.mark.parametrize("options", [dict(board_size=6), dict(board_size=6, max_battle_turns=3)])
+def test_info_keys_constant_and_never_none(options):
+    env = JiuVsBotEnv(opponent="random", **options)
+    rng = np.random.default_rng(0)
+    reasons = set()
+    for game in range(4):
+        _, info = env.reset(seed=game)
+        done = False
+        while True:
+            assert set(info) == SINGLE_INFO_KEYS
+            assert all(v is not None for v in info.values()) and None not in info["stone_counts"].values()
+            if done:
+                break
+            assert (info["winner"], info["end_reason"], info["outcome"]) == ("none", "none", 0.0)
+            _, _, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            done = term or trunc
+        reasons.add(info["end_reason"])
+        assert info["phase"] == "over" and (info["winner"] == "none") == trunc
+    if options.get("max_battle_turns") == 3:
+        assert reasons == {"turn_limit"}
+    _, info = env.reset(seed=0)
+    _, _, _, _, info = env.step(int(np.flatnonzero(~env.action_masks())[0]))
+    assert set(info) == SINGLE_INFO_KEYS and info["end_reason"] == "illegal_action"
+    assert info["winner"] == ("black" if info["learner"] == "white" else "white")
 
 
 # ------------------------------------------------------- opponent and reward

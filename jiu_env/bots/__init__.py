@@ -2,8 +2,16 @@
 
 ``make_bot("alphabeta:depth=4,time=0.5", seed=1)`` builds a bot from a short
 spec string: a name, then optionally ``:`` and comma-separated ``key=value``
-parameters (ints, floats, ``true``/``false`` or bare words).
+parameters (ints, floats, ``true``/``false`` or bare words).  ``make_bot`` is
+the one player registry (:func:`jiu_env.players.make_player`): it also takes
+``sb3:PATH``, ``alphazero:PATH``, ``mix:...``, ``phases:...``, ``module:Class``
+and objects.  Adding a built-in bot is one module plus one line in
+:data:`REGISTRY`.
 """
+
+from __future__ import annotations
+
+from typing import Any
 
 import importlib
 
@@ -20,7 +28,7 @@ REGISTRY = {
 }
 
 
-def bot_class(name):
+def bot_class(name: str) -> type:
     """The class registered under ``name``."""
     if name not in REGISTRY:
         raise ValueError(f"unknown bot {name!r}; available: {', '.join(sorted(REGISTRY))}")
@@ -28,7 +36,8 @@ def bot_class(name):
     return getattr(importlib.import_module(mod), cls)
 
 
-def _parse_value(text):
+def parse_value(text: str) -> Any:
+    """A spec parameter value: ``true``/``false``, an int, a float, or the text itself."""
     low = text.lower()
     if low in ("true", "false"):
         return low == "true"
@@ -40,7 +49,7 @@ def _parse_value(text):
     return text
 
 
-def parse_spec(spec):
+def parse_spec(spec: str) -> tuple[str, dict]:
     """``"mcts:sims=2000,c=1.4"`` -> ``("mcts", {"sims": 2000, "c": 1.4})``."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"a bot spec is a non-empty string like 'alphabeta:depth=4', not {spec!r}")
@@ -51,21 +60,15 @@ def parse_spec(spec):
             key, eq, val = item.partition("=")
             if not eq or not key.strip():
                 raise ValueError(f"bad parameter {item!r} in bot spec {spec!r}: expected key=value")
-            params[key.strip()] = _parse_value(val.strip())
+            params[key.strip()] = parse_value(val.strip())
     return name.strip(), params
 
 
-def make_bot(spec, seed=None, **overrides):
-    """Build a bot from a spec string (see module doc); unknown names/parameters raise ValueError."""
-    name, params = parse_spec(spec)
-    cls = bot_class(name)
-    params.update(overrides)
-    allowed = getattr(cls, "PARAMS", {})
-    unknown = sorted(set(params) - set(allowed))
-    if unknown:
-        listing = ", ".join(f"{k} ({v})" for k, v in allowed.items()) or "none"
-        raise ValueError(f"unknown parameter(s) {', '.join(unknown)} for bot {name!r}; it takes: {listing}")
-    return cls(seed=seed, **params)
+def make_bot(spec: Any, seed: int | None = None, **overrides: Any) -> Any:
+    """Build a player from a spec string or object (see :func:`jiu_env.players.make_player`)."""
+    from ..players import make_player
+
+    return make_player(spec, seed=seed, **overrides)
 
 
-__all__ = ["Bot", "REGISTRY", "bot_class", "make_bot", "parse_spec", "check_state", "legal_actions"]
+__all__ = ["Bot", "REGISTRY", "bot_class", "make_bot", "parse_spec", "parse_value", "check_state", "legal_actions"]

@@ -1,6 +1,6 @@
 """AlphaZero-style player: a small policy-value CNN guiding PUCT tree search.
 
-The approach of paper 004 (Li Xiali et al., 2023).  A network is trained
+The approach of Li et al. (2023).  A network is trained
 either on the placement phase only (the paper's two-stage design: the battle
 that follows a placement is fought out by a bot in training and played by
 that engine in games; inside the search, by fast greedy playouts) or on the whole game, every decision
@@ -16,7 +16,7 @@ included (placements, moves, chain jumps / STOP, fly drops, square captures).
   a small MLP with a ``tanh`` output: the expected result for the side to
   move.  Nothing depends on the board size, so one network runs on any N.
 - **Search** (:class:`PUCT`): the AlphaZero selection rule
-  ``Q + c * P * sqrt(N_parent) / (1 + N)`` with ``c = 3.5`` (paper 004),
+  ``Q + c * P * sqrt(N_parent) / (1 + N)`` with ``c = 3.5`` (Li et al. 2023),
   unvisited edges valued ``fpu`` (0 by default).  The tree lives in numba
   arrays; one search object runs many trees at once (one per self-play game)
   and sends their leaves to the network in one batch.  Values are kept from
@@ -47,7 +47,9 @@ from .base import MAX_SIMS, Bot, check_param, legal_actions
 from .greedy import greedy_action
 
 CHECKPOINT_FORMAT = "jiu_env.alphazero/1"
-DEFAULT_CHECKPOINT = pathlib.Path(__file__).resolve().parents[2] / "baselines" / "alphazero" / "jiu8.pt"
+# The shipped 8x8 baseline is package data, so the default works after a normal install
+# (it is the same file as baselines/alphazero/jiu8.pt in the repository).
+DEFAULT_CHECKPOINT = pathlib.Path(__file__).resolve().parents[1] / "data" / "alphazero_jiu8.pt"
 
 
 # ---------------------------------------------------------------- search (numba)
@@ -468,7 +470,7 @@ class AlphaZeroBot(Bot):
     ``battle`` chooses who plays the battle phase: ``"net"`` (the same search
     and network, for checkpoints trained on the whole game) or a bot spec
     such as ``"mcts:sims=200"`` or ``"alphabeta:depth=2"`` (the two-stage
-    design of paper 004, for checkpoints trained on the placement phase).
+    design of Li et al. (2023), for checkpoints trained on the placement phase).
     The default follows the checkpoint: ``"net"`` for a whole-game network,
     ``"mcts:sims=<sims>"`` for a placement network.
     """
@@ -512,6 +514,12 @@ class AlphaZeroBot(Bot):
             self._battle_bot = make_bot(self.battle)
         self._search = None
         super().__init__(seed=seed)
+
+    def version_key(self):
+        """Code and weights: a new checkpoint is a new player for a tournament."""
+        from ..players import file_hash
+
+        return f"{file_hash(__file__)}+{file_hash(self.checkpoint)}"
 
     def restart(self, seed=None):
         super().restart(seed)

@@ -15,8 +15,10 @@ captures to choose, the victims are picked one at a time, each the stone
 whose removal gives the best score; the capture decisions themselves use the
 same rule, so the turn played is the turn planned.  The bot recomputes at
 every decision (no plan is stored), and equal scores are broken uniformly at
-random.  Threat counts respect the opponent's single-jump ban but ignore its
-chains.
+random.  Threat counts respect the opponent's single-jump ban and
+``flyer_moves`` but ignore its chains.  The turn walker plays the kernel's own
+actions, so every rules option (``min_stones_check``, ``square_on_return``,
+``formations``) is followed as the kernel plays it.
 
 **Placement.**  Each empty point is scored by the 2x2 blocks it belongs to
 (the other three points of each): +12 for filling the gap of an enemy
@@ -165,11 +167,14 @@ def jump_threats(s, o, mark):
     """Number of distinct stones of ``3 - o`` that side ``o`` could take with a jump now.
 
     Honours ``o``'s single-jump ban (a first jump must allow a second), with
-    the kernel's own test.  ``mark`` is scratch of length P.
+    the kernel's own test, and ``flyer_moves = "fly_only"`` (a flying-eligible
+    side has no jumps).  ``mark`` is scratch of length P.
     """
     n = s[H_N]
     p_ = s[H_P]
     c = 3 - o
+    if s[K.H_FLYER_MOVES] == K.FLYER_FLY_ONLY and K._is_flying(s, o):
+        return 0
     ban = ban_applies(s, o)
     mark[:p_] = 0
     cnt = 0
@@ -281,7 +286,7 @@ def greedy_score(t, c, base_o, mark):
     captured = base_o - t[H_COUNT + o]
     sq = 0
     q = t[H_LAST_TO]
-    if q >= 0 and q != t[H_LAST_FROM]:
+    if q >= 0 and (q != t[H_LAST_FROM] or t[K.H_SQ_RETURN] == 1):
         sq = squares_at(t, q, c)
     jt = jump_threats(t, o, mark)
     st = square_threats(t, o)

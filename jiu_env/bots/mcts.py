@@ -409,7 +409,7 @@ class MCTSBot(Bot):
         "rollout_cap": "battle decisions played out from a leaf before evaluating, 0..1e6 (default 0: evaluate the leaf)",
         "max_nodes": "tree capacity in nodes, 1000..1e8 (default 1,000,000)",
         "reuse": "keep the subtree of the played moves between decisions (default true)",
-        "place_rollout": "placement leaves by random fill judged on squares + location (paper 003) "
+        "place_rollout": "placement leaves by random fill judged on squares + location (Shen et al. 2021) "
                          "instead of the formation evaluation (default false)",
         "widen": "progressive widening: N visits open the 1 + widen*sqrt(N) best-ordered children, 0..1e6 "
                  "(default 2; 0 = all)",

@@ -1,5 +1,5 @@
 """The scripted formation player of Li, Wu and Li (2018), "Tibetan JIU computer
-game research based on chess form" (paper 000 in the project's sources).
+game research based on chess form" (Li, Wu and Li 2018).
 
 Formations (棋型), as the paper describes them; "enemy" is the opponent of the
 side to move, a *block* is a 2x2 cell of the grid (four points)::
@@ -371,7 +371,7 @@ def pattern_action(s, seed, last_own):
 
 
 class PatternBot(Bot):
-    """The formation-based scripted player of paper 000 (``make_bot("pattern")``)."""
+    """The formation-based scripted player of Li, Wu and Li (2018) (``make_bot("pattern")``)."""
 
     name = "pattern"
     PARAMS = {}

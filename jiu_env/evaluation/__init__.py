@@ -11,7 +11,7 @@ The command line ``jiu eval`` wraps the same functions; see ``docs/evaluation.md
 """
 
 from .elo import EloFit, bootstrap_elo, elo_diff, expected_score, fit_elo
-from .players import PLAYER_KINDS, make_player, register_player_kind
+from ..players import PLAYER_KINDS, make_player, register_player_kind
 from .report import markdown_report, pairs_table, ratings_table, write_reports
 from .tournament import (
     GameTask, Player, TournamentConfig, TournamentResult, load_config, run_game, run_tournament, schedule, summarise,

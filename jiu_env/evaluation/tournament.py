@@ -21,25 +21,25 @@ setting are those of the current configuration.
 import hashlib
 import json
 import math
-import multiprocessing
 import os
-import time
+import warnings
 import zlib
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .. import kernel as K
 from ..bots import REGISTRY
-from ..records import GameRecord, result_of
 from ..rules import Rules
-from ..vocab import COLOUR_NAMES
-from .players import make_player, player_version
+from ..game import play_game
+from ..players import make_player, player_version
 
 GAMES_FILE = "games.jsonl"
 CONFIG_FILE = "tournament.json"
+STALE_FILE = "games.stale.jsonl"
 MODES = ("round_robin", "gauntlet")
+# settings of a config file that say where the games run, not which games: kept out of
+# the tournament's definition (and its results), in ``TournamentConfig.execution``
+EXECUTION_KEYS = ("backend", "address", "workers")
 
 
 @dataclass
@@ -77,6 +77,9 @@ class TournamentConfig:
     unrated: list = field(default_factory=list)
 
     def __post_init__(self):
+        if isinstance(self.players, (str, bytes, dict, Player)) or not isinstance(self.players, (list, tuple)):
+            raise TypeError(f"players must be a list of player specs (e.g. ['random', 'greedy']), "
+                            f"not {type(self.players).__name__} {self.players!r}")
         self.players = [p if isinstance(p, Player) else _player_from(p) for p in self.players]
         self.rules = Rules.make(self.rules).to_dict()
         names = [p.name for p in self.players]
@@ -90,22 +93,20 @@ class TournamentConfig:
             raise ValueError(f"player names must be unique; repeated: {', '.join(dup)} (give them a name=)")
         if isinstance(self.games, bool) or not isinstance(self.games, int) or self.games < 1:
             raise ValueError(f"games per pair must be a positive int, not {self.games!r}")
-        if self.mode not in MODES:
+        if not isinstance(self.mode, str) or self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}")
-        if isinstance(self.challengers, str):
-            self.challengers = [self.challengers]
-        self.challengers = list(self.challengers)
+        self.challengers = _name_list("challengers", self.challengers)
         if self.mode == "gauntlet":
             if not self.challengers:
                 raise ValueError("a gauntlet needs challengers (the players that meet every other player)")
             bad = [c for c in self.challengers if c not in names]
             if bad:
                 raise ValueError(f"unknown challenger(s) {', '.join(bad)}; players are {', '.join(names)}")
+        if not isinstance(self.anchor, str):
+            raise TypeError(f"anchor must be a string ('auto', 'mean' or a player name), not {self.anchor!r}")
         if self.anchor not in ("auto", "mean") and self.anchor not in names:
             raise ValueError(f"anchor {self.anchor!r} must be 'auto', 'mean' or a player name")
-        if isinstance(self.unrated, str):
-            self.unrated = [self.unrated]
-        self.unrated = list(self.unrated)
+        self.unrated = _name_list("unrated", self.unrated)
         bad = [u for u in self.unrated if u not in names]
         if bad:
             raise ValueError(f"unknown unrated player(s) {', '.join(bad)}; players are {', '.join(names)}")
@@ -113,12 +114,27 @@ class TournamentConfig:
             raise ValueError(f"the anchor {self.anchor!r} cannot be unrated")
         if len(names) - len(self.unrated) < 2 and self.unrated:
             raise ValueError("at least two players must be rated")
-        if self.intervals not in ("fisher", "bootstrap"):
+        if not isinstance(self.intervals, str) or self.intervals not in ("fisher", "bootstrap"):
             raise ValueError(f"intervals must be 'fisher' or 'bootstrap', not {self.intervals!r}")
-        if not isinstance(self.random_opening, int) or self.random_opening < 0:
-            raise ValueError(f"random_opening must be an int >= 0, not {self.random_opening!r}")
+        self._check_settings()
+
+    def _check_settings(self):
+        """Type and range of the scalar settings: every mistake is found before the first game."""
+        _check_int_setting("seed", self.seed, 0)
+        _check_int_setting("random_opening", self.random_opening, 0)
+        _check_int_setting("bootstrap_samples", self.bootstrap_samples, 2)
+        _check_real_setting("prior_draws", self.prior_draws)
+        if self.prior_draws < 0:
+            raise ValueError(f"prior_draws must be >= 0, not {self.prior_draws!r}")
+        _check_real_setting("confidence", self.confidence)
         if not 0 < self.confidence < 1:
-            raise ValueError("confidence must be between 0 and 1")
+            raise ValueError(f"confidence must be between 0 and 1 (exclusive), not {self.confidence!r}")
+        if not isinstance(self.title, str):
+            raise TypeError(f"title must be a string, not {type(self.title).__name__}")
+        # plain Python numbers from here on (tournament.json, seeds)
+        self.seed, self.random_opening = int(self.seed), int(self.random_opening)
+        self.bootstrap_samples = int(self.bootstrap_samples)
+        self.prior_draws, self.confidence = float(self.prior_draws), float(self.confidence)
 
     @property
     def names(self):
@@ -162,8 +178,17 @@ class TournamentConfig:
 
     @classmethod
     def from_dict(cls, d):
-        """A config from a dict (e.g. a parsed TOML/JSON file); unknown keys are errors."""
+        """A config from a dict (e.g. a parsed TOML/JSON file); unknown keys are errors.
+
+        ``backend``, ``address`` and ``workers`` (where the games run) go to
+        the config's ``execution`` dict, the defaults of :func:`run_tournament`.
+        """
+        if not isinstance(d, dict):
+            raise TypeError(f"a tournament config is a table of settings, not {type(d).__name__}")
         d = dict(d)
+        if "games_per_pair" in d and "games" in d:
+            raise ValueError("give either games or games_per_pair, not both")
+        execution = {k: d.pop(k) for k in EXECUTION_KEYS if k in d}
         if "games_per_pair" in d:
             d["games"] = d.pop("games_per_pair")
         known = set(cls.__dataclass_fields__)
@@ -174,7 +199,32 @@ class TournamentConfig:
         if isinstance(rules, dict):
             rules = dict(rules)
         d["rules"] = Rules.make(rules).to_dict()
-        return cls(**d)
+        cfg = cls(**d)
+        cfg.execution = execution
+        return cfg
+
+
+def _check_int_setting(name, value, lo):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int >= {lo}, not {type(value).__name__} {value!r}")
+    if value < lo:
+        raise ValueError(f"{name} must be an int >= {lo}, not {value!r}")
+
+
+def _check_real_setting(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__} {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, not {value!r}")
+
+
+def _name_list(key, value):
+    """A list of player names from a name or a list of names."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"{key} must be a list of player names, not {value!r}")
+    return list(value)
 
 
 def _player_from(p):
@@ -188,6 +238,8 @@ def _player_from(p):
         extra = sorted(set(p) - {"name", "spec"})
         if extra or "spec" not in p:
             raise ValueError(f"a player entry needs 'spec' (and optionally 'name'), got {p!r}")
+        if not isinstance(p["spec"], str) or not isinstance(p.get("name", ""), str):
+            raise TypeError(f"a player entry's 'spec' and 'name' are strings, got {p!r}")
         return Player(name=str(p.get("name") or p["spec"]), spec=str(p["spec"]))
     raise TypeError(f"a player is a spec string, a dict or a Player, not {type(p).__name__}")
 
@@ -249,7 +301,7 @@ def schedule(config, versions=None):
     """The list of :class:`GameTask` of a tournament (deterministic).
 
     ``versions`` maps a spec to its player's code version (see
-    :func:`jiu_env.evaluation.players.player_version`); stored games are only
+    :func:`jiu_env.players.player_version`); stored games are only
     reused for the same versions.
     """
     versions = versions or {}
@@ -272,68 +324,28 @@ def schedule(config, versions=None):
 
 # ------------------------------------------------------------------ one game
 def run_game(rules, white, black, seed=0, random_opening=0, players=None):
-    """Play one game between two players (bot protocol); return a result dict.
+    """Play one tournament game (the one game loop, :func:`jiu_env.game.play_game`); return a result dict.
 
     ``random_opening`` placements are drawn at random (seeded by ``seed``)
-    before the players decide.  A player returning an illegal action loses the
-    game by forfeit.  The dict holds the :class:`GameRecord` under ``record``,
-    ``winner`` (``"white"``/``"black"``/``"draw"``/``None``), ``score_white``
-    (1, 1/2 or 0; truncated games count 1/2), ``end_reason``, lengths and the
+    before the players decide; the players keep their own seeds.  A player
+    returning an illegal action loses the game by forfeit.  The dict holds the
+    :class:`GameRecord` under ``record``, ``winner``
+    (``"white"``/``"black"``/``"draw"``/``None``), ``score_white`` (1, 1/2
+    or 0; truncated games count 1/2), ``end_reason``, lengths and the
     players' total decision times.
     """
-    rules = Rules.make(rules)
-    s = rules.new_state()
-    bots = {K.WHITE: white, K.BLACK: black}
-    for b in bots.values():
-        b.restart()
-    rng = np.random.default_rng(seed)
-    buf = np.empty(rules.num_actions, np.int64)
-    actions = []
-    times = {K.WHITE: 0.0, K.BLACK: 0.0}
-    counts = {K.WHITE: 0, K.BLACK: 0}
-    forfeit = None
-    while s[K.H_PHASE] != K.PH_OVER:
-        c = int(s[K.H_TO_MOVE])
-        if s[K.H_PHASE] == K.PH_PLACEMENT and len(actions) < random_opening:
-            k = K.legal_actions(s, buf)
-            a = int(buf[rng.integers(k)])
-        else:
-            t0 = time.perf_counter()
-            try:
-                a = bots[c].step(s.copy())
-            finally:
-                times[c] += time.perf_counter() - t0
-                counts[c] += 1
-            try:
-                a = int(a)
-            except (TypeError, ValueError):
-                a = -1
-            if not (0 <= a < rules.num_actions) or not K.is_legal(s, a):
-                forfeit = {"colour": COLOUR_NAMES[c], "action": a}
-                break
-        K.apply_action(s, a)
-        actions.append(a)
-    record = GameRecord(rules=rules, actions=actions, players=dict(players or {}), seed=seed,
-                        result=result_of(s), meta={"random_opening": random_opening})
-    res = record.result
-    if forfeit is not None:
-        winner = "black" if forfeit["colour"] == "white" else "white"
-        end = "illegal_action"
-        record.meta["forfeit"] = forfeit
-    else:
-        winner = res["winner"]
-        end = res["end_reason"]
-    score_white = {"white": 1.0, "black": 0.0}.get(winner, 0.5)
+    g = play_game(rules, white, black, seed=None, random_opening=random_opening, opening_seed=seed,
+                  on_illegal="forfeit", players=players, meta={"random_opening": random_opening})
     return {
-        "winner": winner,
-        "score_white": score_white,
-        "end_reason": end,
-        "truncated": bool(s[K.H_TRUNC]),
-        "battle_turns": res["battle_turns"],
-        "decisions": len(actions),
-        "time": {"white": times[K.WHITE], "black": times[K.BLACK]},
-        "moves_by": {"white": counts[K.WHITE], "black": counts[K.BLACK]},
-        "record": record,
+        "winner": g.winner,
+        "score_white": g.score_white,
+        "end_reason": g.end_reason,
+        "truncated": g.truncated,
+        "battle_turns": g.battle_turns,
+        "decisions": g.decisions,
+        "time": g.time,
+        "moves_by": g.moves_by,
+        "record": g.record,
     }
 
 
@@ -353,12 +365,20 @@ def _warm_up(spec, rules):
     run_game(rules, make_player(spec, seed=0), make_player("random", seed=0), seed=0)
 
 
-def play_task(task):
-    """Play a :class:`GameTask` (in any process); return its JSON-able result line."""
-    _warm_up(task.white_spec, task.rules)
-    _warm_up(task.black_spec, task.rules)
-    white = make_player(task.white_spec, seed=task.white_seed)
-    black = make_player(task.black_spec, seed=task.black_seed)
+def play_task(task, build_specs=None):
+    """Play a :class:`GameTask` (in any process); return its JSON-able result line.
+
+    ``build_specs`` maps a task's spec to the spec the player is built from
+    here (a worker on another machine names its local copy of a model file);
+    the result line keeps the task's own specs.
+    """
+    build_specs = build_specs or {}
+    white_build = build_specs.get(task.white_spec, task.white_spec)
+    black_build = build_specs.get(task.black_spec, task.black_spec)
+    _warm_up(white_build, task.rules)
+    _warm_up(black_build, task.rules)
+    white = make_player(white_build, seed=task.white_seed)
+    black = make_player(black_build, seed=task.black_seed)
     r = run_game(task.rules, white, black, seed=task.seed, random_opening=task.random_opening,
                  players={"white": task.white_spec, "black": task.black_spec})
     rec = r.pop("record")
@@ -374,21 +394,151 @@ def play_task(task):
 
 
 # ------------------------------------------------------------------ running
+def _scan_games(path):
+    """``(line number, raw text, parsed line or None, why not)`` for every non-empty line of a ``games.jsonl``.
+
+    ``why`` is ``"cut"`` for a last line cut short by an interrupted run (no
+    line end, not valid JSON), else a description of what is wrong with the
+    line (not JSON, not an object, no id).
+    """
+    with open(path, encoding="utf-8", errors="replace") as f:
+        raw_lines = f.read().split("\n")
+    last = len(raw_lines) - 1  # the text after the last line end ("" when the file ends with one)
+    for i, raw in enumerate(raw_lines):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError:
+            yield i + 1, raw, None, "cut" if i == last else "not valid JSON"
+            continue
+        if not isinstance(obj, dict):
+            yield i + 1, raw, None, f"a JSON {type(obj).__name__}, not an object"
+        elif not isinstance(obj.get("id"), str):
+            yield i + 1, raw, None, "an object without a game id"
+        else:
+            yield i + 1, raw, obj, None
+
+
 def read_games(path):
-    """The result lines stored in a ``games.jsonl`` (a cut-off last line is skipped)."""
-    out = []
+    """The result lines stored in a ``games.jsonl``.
+
+    Lines that are not JSON objects with a game id (a cut-off last line, a
+    damaged line) are skipped; :func:`run_tournament` names them.
+    """
     if not os.path.exists(path):
-        return out
-    with open(path, encoding="utf-8") as f:
-        for ln in f:
-            ln = ln.strip()
-            if not ln:
+        return []
+    return [obj for _, _, obj, _ in _scan_games(path) if obj is not None]
+
+
+# the fields of a result line that the summary reads
+_LINE_KEYS = ("pair", "white", "black", "score_white", "battle_turns", "decisions", "time", "moves_by")
+
+
+def _usable(line, task):
+    """Is a stored line a finished game of ``task`` (same fingerprint, every field the summary needs)?"""
+    return (line.get("fingerprint") == task.fingerprint() and all(k in line for k in _LINE_KEYS)
+            and line.get("white") == task.white and line.get("black") == task.black
+            and line.get("score_white") in (0.0, 0.5, 1.0))
+
+
+def _load_stored(games_path, by_id, log):
+    """The reusable stored games by id, and how many stored lines were not reused.
+
+    Lines of games of this schedule that cannot be reused (another
+    fingerprint, a repeated id) and unreadable lines are moved from
+    ``games.jsonl`` to ``games.stale.jsonl``, so that ``games.jsonl`` holds one
+    line per game id.  Lines of games outside this schedule stay.
+    """
+    done, keep, move, stale = {}, [], [], 0
+    for lineno, raw, obj, why in _scan_games(games_path):
+        if obj is None:
+            if why != "cut":
+                log(f"{games_path} line {lineno} is {why}: skipped (moved to {STALE_FILE})")
+            move.append(raw)
+            continue
+        t = by_id.get(obj["id"])
+        if t is None:
+            stale += 1
+            keep.append(raw)
+        elif t.id not in done and _usable(obj, t):
+            done[t.id] = obj
+            keep.append(raw)
+        else:
+            stale += 1
+            move.append(raw)
+    if move:
+        folder = os.path.dirname(games_path)
+        with open(os.path.join(folder, STALE_FILE), "a", encoding="utf-8") as f:
+            f.write("".join(r + "\n" for r in move))
+        _write_atomic(games_path, "".join(r + "\n" for r in keep))
+    return done, stale
+
+
+def _write_atomic(path, text):
+    """Replace ``path`` by ``text`` in one step (a kill leaves the old or the new file, never half of one)."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+class TournamentMismatch(ValueError):
+    """The output folder holds the games of a tournament with other game settings."""
+
+
+# the settings that decide every game: stored games of other values are never reused
+_GAME_SETTINGS = ("seed", "rules", "random_opening")
+
+
+def _check_same_tournament(out_dir, config, log):
+    """Raise :class:`TournamentMismatch` if ``out_dir`` holds games of another seed, rules or opening setting."""
+    path = os.path.join(out_dir, CONFIG_FILE)
+    games = os.path.join(out_dir, GAMES_FILE)
+    if not (os.path.isfile(path) and os.path.isfile(games) and os.path.getsize(games) > 0):
+        return
+    try:
+        with open(path, encoding="utf-8") as f:
+            old = json.load(f)
+        if not isinstance(old, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as e:
+        log(f"{path} cannot be read ({e}); the stored games are checked one by one")
+        return
+    new = config.to_dict()
+    diffs = []
+    for key in _GAME_SETTINGS:
+        was, now = old.get(key), new[key]
+        if key == "rules":
+            try:  # options added since the file was written take their defaults
+                was = Rules.make(was).to_dict()
+            except (TypeError, ValueError):
+                pass
+            if not isinstance(was, dict):
+                diffs.append(f"rules {was!r}")
                 continue
-            try:
-                out.append(json.loads(ln))
-            except json.JSONDecodeError:
-                continue
-    return out
+            diffs += [f"rules option {k} {was.get(k)!r} (this one: {now.get(k)!r})"
+                      for k in sorted(set(was) | set(now)) if was.get(k) != now.get(k)]
+        elif was != now:
+            diffs.append(f"{key} {was!r} (this one: {now!r})")
+    if diffs:
+        raise TournamentMismatch(
+            f"{out_dir} holds a tournament with {', '.join(diffs)}; use a new --out folder, "
+            f"or --fresh (resume=False) to discard its games")
+
+
+def _check_workers(workers):
+    if workers is None:
+        return
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be an int >= 1 (or None for all cores), not {workers!r}")
 
 
 def default_workers():
@@ -410,16 +560,42 @@ class TournamentResult:
     out_dir: str = None
 
 
-def run_tournament(config, out_dir=None, workers=None, resume=True, progress=None, write_reports=True, command=None):
+def run_tournament(config, out_dir=None, workers=None, resume=True, progress=None, write_reports=True, command=None,
+                   log=None, backend=None, address=None, warm=True):
     """Play the tournament (or its missing games) and summarise it.
 
     ``workers``: worker processes (default: all cores; 1 plays in this
-    process).  ``progress``: ``None``, or a callable ``progress(done, total,
-    line, scores)`` called after each game (the CLI passes a progress bar).
+    process).  ``backend``: ``"local"`` (this machine's cores, the default)
+    or ``"ray"`` (Ray actors; ``address`` names a running cluster, else a
+    private one is started here; see ``docs/scaling_ray.md``).  Both give the
+    same games.  ``workers``, ``backend`` and ``address`` default to the
+    config's ``execution`` settings (from its file).
+    ``warm``: compile (or load) the bots' numba code in this process before
+    the workers start, so that they load it from the cache instead of each
+    compiling it.  ``progress``: ``None``, or a callable ``progress(done,
+    total, line, scores)`` called after each game (the CLI passes a progress
+    bar); if it has a ``note(text)`` method, that gets status lines such as
+    the warm-up.
     With ``out_dir`` the games go to ``out_dir/games.jsonl`` (resumable) and
     the reports (JSON, CSV, Markdown, PNG) are written there; ``command`` (the
     command line that regenerates them) is quoted in the Markdown report.
+    ``log``: a callable taking a one-line note (skipped lines, workers
+    capped); by default the notes are warnings.
+
+    ``out_dir`` may hold an earlier run: its games are reused when they match
+    (see ``docs/evaluation.md``).  If it holds games of another seed, rules or
+    opening setting, :class:`TournamentMismatch` is raised before any game
+    unless ``resume=False``, which discards them.
     """
+    from .backends import check_backend, execute
+
+    log = log or _warn
+    execution = getattr(config, "execution", None) or {}
+    backend = backend or execution.get("backend") or "local"
+    address = address if address is not None else execution.get("address")
+    workers = workers if workers is not None else execution.get("workers")
+    _check_workers(workers)
+    check_backend(backend, address)
     # build every player once here: a bad spec or a missing file fails early, and the
     # players' code versions decide which stored games are still valid
     versions = {}
@@ -435,17 +611,17 @@ def run_tournament(config, out_dir=None, workers=None, resume=True, progress=Non
         os.makedirs(out_dir, exist_ok=True)
         games_path = os.path.join(out_dir, GAMES_FILE)
         if resume:
-            for line in read_games(games_path):
-                t = by_id.get(line.get("id"))
-                if t is not None and line.get("fingerprint") == t.fingerprint():
-                    done[t.id] = line
-                else:
-                    stale += 1
+            _check_same_tournament(out_dir, config, log)
+            if os.path.exists(games_path):
+                done, stale = _load_stored(games_path, by_id, log)
         elif os.path.exists(games_path):
             os.remove(games_path)
-        with open(os.path.join(out_dir, CONFIG_FILE), "w", encoding="utf-8") as f:
-            json.dump(config.to_dict(), f, indent=1)
+        _write_atomic(os.path.join(out_dir, CONFIG_FILE), json.dumps(config.to_dict(), indent=1))
     todo = [t for t in tasks if t.id not in done]
+    if workers is not None and todo and workers > len(todo) and backend == "local":
+        log(f"{workers} workers asked for {len(todo)} games to play: using {len(todo)}")
+    if todo and warm:
+        _warm_parent(todo, getattr(progress, "note", None))
     scores = _running_scores(config, done.values())
     n_done = len(done)
     if progress is not None:
@@ -462,7 +638,7 @@ def run_tournament(config, out_dir=None, workers=None, resume=True, progress=Non
             fout.write("\n")  # a line cut short by an interrupted run stays on its own line
     new = 0
     try:
-        for line in _execute(todo, workers):
+        for line in execute(todo, workers, backend=backend, address=address):
             done[line["id"]] = line
             new += 1
             if fout is not None:
@@ -486,49 +662,35 @@ def run_tournament(config, out_dir=None, workers=None, resume=True, progress=Non
     return result
 
 
-def _one_thread_per_worker():
-    """Workers already use every core between them: one BLAS / torch thread each (model players)."""
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
+def _warn(msg):
+    warnings.warn(msg, stacklevel=3)
+
+
+def _warm_parent(todo, note=None):
+    """Compile (or load) the numba code of the built-in bots the games use, once, in this process.
+
+    The games are played on a small board: numba compiles per argument type,
+    not per board size, so this compiles everything at a fraction of the cost
+    of a full game.  Workers started afterwards load the cache.
+    """
+    from ..warmup import builtin_specs, warm_up
+
+    specs = sorted({b for t in todo for s in (t.white_spec, t.black_spec) for b in builtin_specs(s)})
+    if not specs:
+        return None
+    n = min(8, int(todo[0].rules["board_size"]))
+    rep = warm_up(specs, board_sizes=[n], rules=todo[0].rules, note=note)
+    if note is not None:
+        note(f"numba ready in {rep.seconds:.0f}s ({len(rep.compiled)} functions compiled, "
+             f"{len(rep.loaded)} loaded from the cache)")
+    return rep
 
 
 def _execute(todo, workers):
-    """Yield result lines as games finish (in-process, or over a process pool)."""
-    if workers is None:
-        workers = default_workers()
-    workers = max(1, min(int(workers), len(todo)))
-    if workers == 1:
-        for t in todo:
-            yield play_task(t)
-        return
-    # spawn: a fresh interpreter per worker is safe whatever threads numba or a bot started here
-    ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_one_thread_per_worker)
-    clean = False
-    try:
-        pending = {}
-        it = iter(todo)
-        # a bounded queue: results stream back while later games wait
-        for t in it:
-            pending[ex.submit(play_task, t)] = t
-            if len(pending) >= 2 * workers:
-                break
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                t = pending.pop(fut)
-                try:
-                    line = fut.result()
-                except Exception as e:
-                    raise RuntimeError(f"game {t.id} ({t.white} vs {t.black}) failed: {e}") from e
-                yield line
-                nxt = next(it, None)
-                if nxt is not None:
-                    pending[ex.submit(play_task, nxt)] = nxt
-        clean = True
-    finally:
-        # on an error or an interrupt, do not wait for the games still running
-        ex.shutdown(wait=clean, cancel_futures=True)
+    """Yield result lines as games finish on this machine (see :mod:`jiu_env.evaluation.backends`)."""
+    from .backends import execute_local
+
+    return execute_local(todo, workers)
 
 
 # ------------------------------------------------------------------ summary
@@ -689,4 +851,5 @@ def eta_text(seconds):
 __all__ = [
     "Player", "TournamentConfig", "GameTask", "TournamentResult", "load_config", "schedule", "run_game",
     "play_task", "run_tournament", "summarise", "rate", "read_games", "default_workers", "scores_text",
+    "TournamentMismatch",
 ]

@@ -6,6 +6,8 @@ entry) or leniently (irregularities are listed in :attr:`GameRecord.issues`
 and the game is rebuilt as far as the record allows).
 """
 
+import functools
+
 import numpy as np
 
 from .. import kernel as K
@@ -217,7 +219,7 @@ def from_competition(text, rules="competitive", strict=True):
 
     # ---- battle entries
     passes = []
-    items = [(k + 1, _entry_parser(rd, battle[k][1], k + 1)) for k in range(removal_entries, len(battle))]
+    items = [(k + 1, functools.partial(_parse_entry, rd, battle[k][1], k + 1)) for k in range(removal_entries, len(battle))]
     complete = play_battle(rd, state, items, actions, passes, fmt)
 
     rec = GameRecord(rules=rules, actions=actions, start=start, players=players, meta=meta, passes=passes)
@@ -244,12 +246,6 @@ def check_declared(rd, result, word, declared, text, entry, complete=True):
         rd.problem(f"the header says {text!r} but the replay does not reach the end of the game"
                    f" ({result['battle_turns']} battle turns played, {result['decisions']} decisions):"
                    " the record is incomplete", entry)
-
-
-def _entry_parser(rd, fields_, entry_no):
-    def parse():
-        return _parse_entry(rd, fields_, entry_no)
-    return parse
 
 
 def _parse_entry(rd, fields_, entry_no):

@@ -21,6 +21,7 @@ Entry 0 of an import is ``Stage[1]`` (``item`` is the placement number,
 counted from 1); entry ``k >= 1`` is the ``k``-th move of ``Stage[2]``.
 """
 
+import functools
 import re
 
 import numpy as np
@@ -159,18 +160,12 @@ def from_jiuchess(text, rules="competitive", strict=True, game=None):
 
     # ---- Stage[2]: battle moves
     passes = []
-    items = [(k, _move_parser(rd, tok, k)) for k, tok in enumerate(moves, start=1)]
+    items = [(k, functools.partial(_parse_move, rd, tok, k)) for k, tok in enumerate(moves, start=1)]
     play_battle(rd, state, items, actions, passes, fmt)
     rec = GameRecord(rules=rules, actions=actions, start=start, meta=meta, passes=passes)
     rec.result = result_of(rec.replay())
     rec.issues = rd.issues
     return rec
-
-
-def _move_parser(rd, tok, k):
-    def parse():
-        return _parse_move(rd, tok, k)
-    return parse
 
 
 def _parse_move(rd, tok, k):

@@ -1,0 +1,89 @@
+"""Composite players built from other players: a handicapped player and a per-phase player.
+
+Both are :class:`~jiu_env.bots.base.Bot` subclasses; their inner players are
+built by the one player registry (:func:`jiu_env.players.make_player`), so an
+inner spec may be anything a spec can name.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import kernel as K
+from ..players import file_hash as _file_hash, make_player, player_version
+from .base import Bot, legal_actions
+
+
+def child_seed(seed: int | None, k: int) -> int | None:
+    """Seed ``k`` derived from a composite player's seed (None stays None: fresh entropy)."""
+    return None if seed is None else int(np.random.SeedSequence([seed, k]).generate_state(1)[0])
+
+
+class MixPlayer(Bot):
+    """A handicapped player (``mix:P:SPEC``): SPEC's choice, but a uniformly random legal
+    action instead with probability P at every decision.
+
+    ``mix:0.5:greedy`` lies between random and greedy in strength; a few such
+    rungs make a ladder whose neighbours score between 20% and 80% against
+    each other, which an Elo fit can measure (a 100% score cannot).
+    """
+
+    name = "mix"
+    PARAMS = {"p": "probability of a random action at each decision", "spec": "the player being handicapped"}
+
+    def __init__(self, p, spec, seed=None):
+        p = float(p)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"mix: the random-move probability must be in 0..1, not {p}")
+        self.p = p
+        self.spec = spec
+        self.inner = make_player(spec, seed=seed)
+        super().__init__(seed=seed)
+
+    def restart(self, seed=None):
+        super().restart(seed)
+        # the inner player gets its own stream, derived from this one's seed
+        self.inner.restart(child_seed(self.seed, 1))
+
+    def version_key(self):
+        return f"{player_version(self.inner)}+{_file_hash(__file__)}"
+
+    def _choose(self, state):
+        if self.rng.random() < self.p:
+            acts = legal_actions(state)
+            return acts[self.rng.integers(acts.size)]
+        return self.inner.step(state)
+
+
+class PhasePlayer(Bot):
+    """One player for the placement phase and another for the battle (``phases:PLACE+BATTLE``).
+
+    ``phases:random+sb3:model.zip`` lets a model trained on battles only
+    (``start="battle"``) play whole games: its stones are placed at random, as
+    in its training, and it fights the battle itself.
+    """
+
+    name = "phases"
+    PARAMS = {"placement": "the player of the placement phase", "battle": "the player of the battle phase"}
+
+    def __init__(self, placement, battle, seed=None):
+        self.placement_spec = placement
+        self.battle_spec = battle
+        self.placement = make_player(placement, seed=seed)
+        self.battle = make_player(battle, seed=seed)
+        super().__init__(seed=seed)
+
+    def restart(self, seed=None):
+        super().restart(seed)
+        for i, inner in enumerate((self.placement, self.battle)):
+            inner.restart(child_seed(self.seed, 2 + i))
+
+    def version_key(self):
+        return f"{player_version(self.placement)}+{player_version(self.battle)}+{_file_hash(__file__)}"
+
+    def _choose(self, state):
+        inner = self.placement if state[K.H_PHASE] == K.PH_PLACEMENT else self.battle
+        return inner.step(state)
+
+
+__all__ = ["MixPlayer", "PhasePlayer", "child_seed"]

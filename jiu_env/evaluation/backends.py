@@ -1,0 +1,417 @@
+"""Execution backends of a tournament: where the scheduled games are played.
+
+A backend takes the list of :class:`~jiu_env.evaluation.tournament.GameTask`
+still to play and yields their result lines (those of
+:func:`~jiu_env.evaluation.tournament.play_task`) as the games finish, in any
+order.  A game's result depends only on its task (seeds included), so every
+backend gives the same lines; :func:`~jiu_env.evaluation.tournament.run_tournament`
+appends them to ``games.jsonl`` in the parent process.
+
+- ``local``: this process (one worker) or a pool of fresh worker processes.
+- ``ray``: long-lived Ray actors, one per CPU of a Ray cluster (or
+  ``workers``), on this machine or on a cluster (``address``).  Each actor
+  warms its bots once; the model files that player specs name are read here
+  and shipped once through Ray's object store, so a worker on another node
+  needs no shared file system (see ``docs/scaling_ray.md``).
+"""
+
+import contextlib
+import importlib
+import logging
+import multiprocessing
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+BACKENDS = ("local", "ray")
+RAY_EXTRA = "pip install 'jiu-env[ray]'"
+
+
+def check_backend(backend, address=None):
+    """Raise ValueError / ImportError with a clear message unless ``backend`` and ``address`` can run here."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    if address is not None and backend != "ray":
+        raise ValueError("an address is a Ray cluster's address: it needs the ray backend (--backend ray)")
+    if backend == "ray":
+        import_ray()
+
+
+def import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise ImportError(f"the ray backend needs Ray, which is not installed here: {RAY_EXTRA}") from None
+    return ray
+
+
+def execute(todo, workers=None, backend="local", address=None):
+    """Yield the result lines of the tasks in ``todo`` as they finish, on the chosen backend."""
+    check_backend(backend, address)
+    if not todo:
+        return iter(())
+    if backend == "ray":
+        return execute_ray(todo, workers=workers, address=address)
+    return execute_local(todo, workers)
+
+
+# ------------------------------------------------------------------ local
+def one_thread_per_worker(parent_pid=None):
+    """Worker start-up: one BLAS / torch thread each (model players; the workers already use every
+    core between them), and, in a local pool, die with the parent process."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    if parent_pid is not None:
+        _die_with_parent(parent_pid)
+
+
+def _die_with_parent(parent_pid):
+    """End this worker when the process that started it ends, even by SIGKILL.
+
+    Linux: the kernel sends SIGKILL when the parent dies (``PR_SET_PDEATHSIG``),
+    at once, even inside a long numba call.  Everywhere: a daemon thread
+    waits for the parent's end (multiprocessing's parent sentinel, or a
+    changed parent pid) and exits the process.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid and os.name == "posix":
+        os._exit(1)  # the parent died before the line above
+    threading.Thread(target=_watch_parent, args=(parent_pid,), name="jiu-parent-watch", daemon=True).start()
+
+
+def _watch_parent(parent_pid):
+    parent = multiprocessing.parent_process()
+    while True:
+        if parent is not None:
+            parent.join(1.0)  # returns at once when the parent has ended
+            if not parent.is_alive():
+                os._exit(1)
+        else:
+            time.sleep(1.0)
+        if os.name == "posix" and os.getppid() != parent_pid:
+            os._exit(1)
+
+
+def execute_local(todo, workers=None):
+    """Yield result lines as games finish: in this process (one worker) or over a process pool."""
+    from .tournament import default_workers, play_task
+
+    if workers is None:
+        workers = default_workers()
+    workers = max(1, min(int(workers), len(todo)))
+    if workers == 1:
+        for t in todo:
+            yield play_task(t)
+        return
+    # spawn: a fresh interpreter per worker is safe whatever threads numba or a bot started here
+    ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=one_thread_per_worker, initargs=(os.getpid(),))
+    clean = False
+    try:
+        pending = {}
+        it = iter(todo)
+        # a bounded queue: results stream back while later games wait
+        for t in it:
+            pending[ex.submit(play_task, t)] = t
+            if len(pending) >= 2 * workers:
+                break
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                t = pending.pop(fut)
+                try:
+                    line = fut.result()
+                except Exception as e:
+                    raise RuntimeError(f"game {t.id} ({t.white} vs {t.black}) failed: {e}") from e
+                yield line
+                nxt = next(it, None)
+                if nxt is not None:
+                    pending[ex.submit(play_task, nxt)] = nxt
+        clean = True
+    finally:
+        # on an error or an interrupt, do not wait for the games still running
+        ex.shutdown(wait=clean, cancel_futures=True)
+
+
+# ------------------------------------------------------------------ files named by specs
+def rewrite_spec(spec, fn):
+    """``spec`` with every token that may name a file replaced by ``fn(token)``.
+
+    The tokens are found by the syntax of the player specs alone (the file
+    need not exist where this runs): the argument of ``sb3:``, ``az:`` and of
+    other registered kinds, a ``file.py`` module, every parameter value of a
+    built-in bot (``alphazero:checkpoint=PATH``), ``alphazero:PATH``, and the same inside
+    ``mix:P:SPEC`` and ``phases:A+B``.  ``fn`` returns the token unchanged
+    for the tokens that are not files.
+    """
+    from ..bots import REGISTRY
+    from ..players import PLAYER_KINDS
+
+    spec = spec.strip()
+    prefix, sep, rest = spec.partition(":")
+    if prefix == "mix":
+        p, sep2, inner = rest.partition(":")
+        return f"mix:{p}:{rewrite_spec(inner, fn)}" if sep2 else spec
+    if prefix == "phases":
+        a, sep2, b = rest.partition("+")
+        return f"phases:{rewrite_spec(a, fn)}+{rewrite_spec(b, fn)}" if sep2 else spec
+    if prefix in PLAYER_KINDS:
+        return f"{prefix}:{fn(rest.strip())}" if rest.strip() else spec
+    if prefix in REGISTRY:
+        if not rest.strip():
+            return spec
+        if "=" not in rest:  # alphazero:PATH, the short spelling
+            return f"{prefix}:{fn(rest.strip())}"
+        items = []
+        for item in rest.split(","):
+            key, eq, val = item.partition("=")
+            items.append(f"{key}={fn(val.strip())}" if eq else item)
+        return f"{prefix}:{','.join(items)}"
+    if prefix.endswith(".py") and sep:
+        return f"{fn(prefix)}:{rest}"
+    return spec
+
+
+def _resolve_file(token):
+    """The file a spec token names here (``sb3:model`` may mean ``model.zip``), or None."""
+    if not token:
+        return None
+    for path in (token, token + ".zip"):
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def spec_files(specs):
+    """``{token: path}`` of every file named by the player specs (as :func:`rewrite_spec` finds them)."""
+    out = {}
+
+    def collect(token):
+        path = _resolve_file(token)
+        if path is not None:
+            out[token] = path
+        return token
+
+    for spec in specs:
+        rewrite_spec(spec, collect)
+    return out
+
+
+class FileCache:
+    """Files received through Ray's object store, written once to a private temporary folder.
+
+    ``shipped`` maps a spec token to ``(object ref of the bytes, file name)``;
+    :meth:`local_spec` rewrites a spec so that it names the local copies.
+    """
+
+    def __init__(self, shipped):
+        self.shipped = dict(shipped or {})
+        self.dir = None
+        self.paths = {}
+        self.specs = {}
+
+    def _path(self, token):
+        if token not in self.shipped:
+            return token
+        if token not in self.paths:
+            import ray
+
+            ref, name = self.shipped[token]
+            if self.dir is None:
+                self.dir = tempfile.mkdtemp(prefix="jiu_files_")
+            sub = os.path.join(self.dir, str(len(self.paths)))
+            os.makedirs(sub)
+            path = os.path.join(sub, name)
+            with open(path, "wb") as f:
+                f.write(ray.get(ref))
+            self.paths[token] = path
+        return self.paths[token]
+
+    def local_spec(self, spec):
+        if spec not in self.specs:
+            self.specs[spec] = rewrite_spec(spec, self._path) if self.shipped else spec
+        return self.specs[spec]
+
+    def close(self):
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+
+
+# ------------------------------------------------------------------ ray
+class GameWorker:
+    """A long-lived Ray actor that plays games (made remote in :func:`execute_ray`)."""
+
+    def __init__(self, shipped):
+        one_thread_per_worker()
+        self.files = FileCache(shipped)
+
+    def play(self, task):
+        from .tournament import play_task
+
+        build = {s: self.files.local_spec(s) for s in (task.white_spec, task.black_spec)}
+        return play_task(task, build_specs=build)
+
+    def node(self):
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
+
+    def close(self):
+        self.files.close()
+        return True
+
+
+def _warm_node(specs, rules):
+    """Warm numba's cache on one node (a Ray task pinned to it)."""
+    from ..warmup import warm_up
+
+    rep = warm_up(specs, board_sizes=[min(8, int(rules["board_size"]))], rules=rules)
+    return len(rep.compiled), len(rep.loaded), rep.seconds
+
+
+def warm_nodes(ray, specs, rules, skip_node=None):
+    """Run one warm-up task on every alive node with a CPU (in parallel), except ``skip_node``."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    fn = ray.remote(num_cpus=1)(_warm_node)
+    refs = []
+    for node in ray.nodes():
+        if not node.get("Alive") or node.get("Resources", {}).get("CPU", 0) < 1 or node["NodeID"] == skip_node:
+            continue
+        strat = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
+        refs.append(fn.options(scheduling_strategy=strat).remote(specs, rules))
+    return ray.get(refs)
+
+
+def _is_loopback(address):
+    host = str(address).rpartition(":")[0].strip("[]") if ":" in str(address) else str(address)
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+@contextlib.contextmanager
+def _loopback(ray, address):
+    """A private instance (no address) or a loopback address stays on 127.0.0.1.
+
+    ``ray.init`` replaces a loopback address by this machine's network
+    address (so that other nodes could reach it); on a machine that does not
+    accept connections to its own network address that never connects.  Ray
+    keeps loopback addresses when its multi-node mode is off (as on macOS and
+    Windows), so it is switched off while connecting to a single-machine
+    cluster.  Other addresses are left alone.
+    """
+    try:
+        consts = importlib.import_module("ray._private.ray_constants")
+    except ImportError:
+        consts = None
+    if consts is None or not hasattr(consts, "ENABLE_RAY_CLUSTER") or (address and not _is_loopback(address)):
+        yield
+        return
+    old = consts.ENABLE_RAY_CLUSTER
+    consts.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        consts.ENABLE_RAY_CLUSTER = old
+
+
+def init_ray(address=None, num_cpus=None):
+    """Connect this process to the Ray cluster at ``address``, or start a private instance here.
+
+    The private instance (``num_cpus`` CPUs) listens on 127.0.0.1 only and
+    has no dashboard.
+    """
+    ray = import_ray()
+    opts = dict(include_dashboard=False, log_to_driver=True, configure_logging=True, logging_level=logging.WARNING)
+    with _loopback(ray, address):
+        if address:
+            ray.init(address=address, **opts)
+        else:
+            ray.init(address="local", num_cpus=num_cpus, **opts)
+    return ray
+
+
+def execute_ray(todo, workers=None, address=None, in_flight=2):
+    """Yield result lines as games finish on Ray actors.
+
+    ``address``: a running cluster (``HEAD:6379``, ``"auto"``); without it a
+    private Ray instance is started on this machine (``workers`` CPUs, default
+    all cores) and stopped at the end.  If Ray is already initialised in this
+    process, that cluster is used and left running.  ``workers``: number of
+    actors (default: the cluster's CPUs); each has at most ``in_flight`` games
+    queued, so results stream back while later games wait here.
+    """
+    from ..warmup import builtin_specs
+    from .tournament import default_workers
+
+    ray = import_ray()
+    started = False
+    if not ray.is_initialized():
+        init_ray(address, num_cpus=int(workers or default_workers()))
+        started = True
+    actors = []
+    clean = False
+    try:
+        if workers is None:
+            workers = int(ray.cluster_resources().get("CPU", 1)) or 1
+        workers = max(1, min(int(workers), len(todo)))
+        specs = sorted({s for t in todo for s in (t.white_spec, t.black_spec)})
+        # compile once per node: every node but this one (warmed by the caller) loads or compiles now
+        here = ray.get_runtime_context().get_node_id()
+        warm_specs = sorted({b for s in specs for b in builtin_specs(s)})
+        if warm_specs and len(ray.nodes()) > 1:
+            warm_nodes(ray, warm_specs, todo[0].rules, skip_node=here)
+        shipped = {}
+        for token, path in spec_files(specs).items():
+            with open(path, "rb") as f:
+                shipped[token] = (ray.put(f.read()), os.path.basename(path))
+        cls = ray.remote(num_cpus=1, max_restarts=2, max_task_retries=2)(GameWorker)
+        actors = [cls.remote(shipped) for _ in range(workers)]
+        clean = False
+        pending = {}  # object ref -> (task, actor)
+        it = iter(todo)
+        for actor in actors:
+            for _ in range(in_flight):
+                t = next(it, None)
+                if t is not None:
+                    pending[actor.play.remote(t)] = (t, actor)
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                t, actor = pending.pop(ref)
+                try:
+                    line = ray.get(ref)
+                except Exception as e:
+                    raise RuntimeError(f"game {t.id} ({t.white} vs {t.black}) failed: {e}") from e
+                yield line
+                nxt = next(it, None)
+                if nxt is not None:
+                    pending[actor.play.remote(nxt)] = (nxt, actor)
+        clean = True
+    finally:
+        if actors:
+            if clean:  # after an error or an interrupt, do not wait for queued games: just stop
+                try:
+                    ray.get([a.close.remote() for a in actors], timeout=30)
+                except Exception:
+                    pass
+            for a in actors:
+                ray.kill(a)
+        if started:
+            ray.shutdown()
+
+
+__all__ = ["BACKENDS", "check_backend", "execute", "execute_local", "execute_ray", "init_ray", "rewrite_spec", "spec_files",
+           "FileCache", "GameWorker"]

@@ -1,0 +1,240 @@
+"""The one game loop: two players, one game, one result type.
+
+:func:`play_game` is what the match runner, tournaments (``jiu eval``), the
+SB3 evaluation and the examples use, so that a game is played, timed, checked
+and reported the same way everywhere::
+
+    from jiu_env import play_game
+
+    g = play_game({"board_size": 8}, "greedy", "random", seed=3)
+    g.winner, g.end_reason, g.battle_turns, g.stones
+
+Players are anything :func:`jiu_env.players.make_player` accepts (spec
+strings, bots, SB3 models, callables).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import kernel as K
+from .rules import Rules
+from .vocab import COLOUR_NAMES, END_REASON_NAMES, WINNER_NAMES
+
+#: End reasons of :class:`GameResult` beyond the kernel's: a player chose an
+#: illegal action (``on_illegal="forfeit"``), or ``max_decisions`` stopped the game.
+FORFEIT, STOPPED = "illegal_action", "max_decisions"
+
+
+@dataclass
+class GameResult:
+    """The result of one game, from White's point of view where it has one.
+
+    ``winner``: ``"white"``, ``"black"``, ``"draw"`` or ``None`` (stopped at
+    the turn limit or by ``max_decisions``).  ``end_reason``: a kernel end
+    reason (``"too_few_stones"``, ``"no_move"``, ``"repetition"``,
+    ``"turn_limit"``), ``"illegal_action"`` (a forfeit) or ``"max_decisions"``.
+    ``result``: +1 White won, -1 Black won, 0 otherwise; ``score_white``: 1,
+    1/2 or 0 (undecided games count 1/2).  ``decisions``: actions applied in
+    this call; ``actions``: them (``None`` when not recorded); ``stones``:
+    final counts; ``time``: seconds each side spent deciding; ``moves_by``:
+    decisions each side made; ``forfeit``: ``{"colour", "action"}`` of an
+    illegal action under ``on_illegal="forfeit"``; ``state``: the final kernel
+    state.  ``record`` builds the :class:`~jiu_env.records.GameRecord`.
+    """
+
+    winner: str | None
+    end_reason: str
+    result: int
+    score_white: float
+    truncated: bool
+    battle_turns: int
+    decisions: int
+    actions: list[int] | None
+    stones: dict[str, int]
+    time: dict[str, float]
+    moves_by: dict[str, int]
+    state: np.ndarray = field(repr=False)
+    rules: Rules = field(repr=False)
+    forfeit: dict | None = None
+    players: dict = field(default_factory=dict, repr=False)
+    seed: Any = None
+    meta: dict = field(default_factory=dict, repr=False)
+    from_placement: bool = field(default=True, repr=False)
+
+    # The old dict keys of the match runner, kept readable.
+    _ALIASES = {"reason": "end_reason", "time_white": ("time", "white"), "time_black": ("time", "black")}
+
+    def __getitem__(self, key: str) -> Any:
+        alias = self._ALIASES.get(key, key)
+        if isinstance(alias, tuple):
+            return getattr(self, alias[0])[alias[1]]
+        if alias == "record":
+            return self.record
+        if not isinstance(alias, str) or alias.startswith("_") or not hasattr(self, alias):
+            raise KeyError(key)
+        return getattr(self, alias)
+
+    def keys(self) -> list[str]:
+        """The readable keys: the fields, ``record`` and the old aliases."""
+        from dataclasses import fields
+
+        return [f.name for f in fields(self)] + ["record", *self._ALIASES]
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.keys()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    @property
+    def record(self):
+        """The game as a :class:`~jiu_env.records.GameRecord` (games from the placement phase only)."""
+        from .records import GameRecord, result_of
+
+        if not self.from_placement or self.actions is None:
+            raise ValueError("a record needs a recorded game from the placement phase (start='placement', record=True)")
+        meta = dict(self.meta)
+        if self.forfeit is not None:
+            meta["forfeit"] = self.forfeit
+        return GameRecord(rules=self.rules, actions=list(self.actions), players=dict(self.players), seed=self.seed,
+                          result=result_of(self.state), meta=meta)
+
+
+def _derived_seeds(seed: int | None) -> list[int | None]:
+    if seed is None:
+        return [None, None, None]
+    return [int(x) for x in np.random.SeedSequence(seed).generate_state(3)]
+
+
+def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, start: Any = "placement",
+              random_opening: int = 0, opening_seed: int | None = None, max_decisions: int | None = None,
+              on_illegal: str = "raise", record: bool = True, players: dict | None = None,
+              meta: dict | None = None) -> GameResult:
+    """Play one game between two players and return its :class:`GameResult`.
+
+    ``rules``: a profile name, :class:`~jiu_env.rules.Rules` or dict of
+    options.  ``white``/``black``: anything :func:`~jiu_env.players.make_player`
+    takes (the same object may play both sides).  ``seed``: when given, both
+    players are restarted with seeds derived from it and a random start uses
+    it, so the game is reproducible; when ``None`` the players are restarted
+    with their own seeds.  ``start``: ``"placement"`` (a new game),
+    ``"battle"`` (a seeded random placement, then the players fight), or a
+    kernel state to continue from (copied, never modified).
+    ``random_opening``: that many placements drawn at random first (seeded by
+    ``opening_seed``, else by ``seed``) — recorded as moves, unlike
+    ``start="battle"``.  ``max_decisions``: stop after that many decisions.
+    ``on_illegal``: ``"raise"`` (ValueError naming the player and action) or
+    ``"forfeit"`` (the player loses; ``end_reason`` ``"illegal_action"``).
+    ``players``/``meta``: names and extra fields for the record.
+
+    Each player gets a copy of the state, so a misbehaving player cannot
+    change the game.
+    """
+    from .players import make_player
+
+    if on_illegal not in ("raise", "forfeit"):
+        raise ValueError(f"on_illegal must be 'raise' or 'forfeit', not {on_illegal!r}")
+    if max_decisions is not None and max_decisions < 0:
+        raise ValueError(f"max_decisions must be >= 0 or None, not {max_decisions}")
+    if random_opening < 0:
+        raise ValueError(f"random_opening must be >= 0, not {random_opening}")
+    r = rules if isinstance(rules, Rules) else Rules.make(rules)
+    seeds = _derived_seeds(seed)
+    white = make_player(white, seed=seeds[0])
+    black = make_player(black, seed=seeds[1])
+    white.restart(seeds[0])
+    if black is not white:
+        black.restart(seeds[1])
+    from_placement = True
+    if isinstance(start, np.ndarray):
+        s = start.copy()
+        if s.dtype != np.int64 or s.ndim != 1 or s.size < K.HDR or s[K.H_N] != r.board_size:
+            raise ValueError(f"start state does not fit the rules (board size {r.board_size})")
+        from_placement = bool(s[K.H_DECISIONS] == 0)
+    elif start == "placement":
+        s = r.new_state()
+    elif start == "battle":
+        s = r.new_state()
+        ps = seeds[2] if seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
+        K.random_placement(s, ps)
+        from_placement = False
+    else:
+        raise ValueError(f"start must be 'placement', 'battle' or a kernel state, not {start!r}")
+    opening_rng = np.random.default_rng(opening_seed if opening_seed is not None else seed)
+    by_colour = {K.WHITE: white, K.BLACK: black}
+    spent = {K.WHITE: 0.0, K.BLACK: 0.0}
+    made = {K.WHITE: 0, K.BLACK: 0}
+    buf = np.empty(r.num_actions, np.int64)
+    actions: list[int] | None = [] if record else None
+    decisions = 0
+    forfeit = None
+    stopped = False
+    while s[K.H_PHASE] != K.PH_OVER:
+        if max_decisions is not None and decisions >= max_decisions:
+            stopped = True
+            break
+        side = int(s[K.H_TO_MOVE])
+        if s[K.H_PHASE] == K.PH_PLACEMENT and int(s[K.H_DECISIONS]) < random_opening:
+            k = K.legal_actions(s, buf)
+            a = int(buf[opening_rng.integers(k)])
+        else:
+            t0 = time.perf_counter()
+            try:
+                choice = by_colour[side].step(s.copy())
+            finally:
+                spent[side] += time.perf_counter() - t0
+                made[side] += 1
+            a = _as_action(choice)
+            if a is None or not 0 <= a < r.num_actions or not K.is_legal(s, a):
+                if on_illegal == "raise":
+                    raise ValueError(f"{by_colour[side]!r} playing {COLOUR_NAMES[side]} chose the illegal action "
+                                     f"{choice!r} at decision {decisions}")
+                forfeit = {"colour": COLOUR_NAMES[side], "action": a if a is not None else -1}
+                break
+        K.apply_action(s, a)
+        decisions += 1
+        if actions is not None:
+            actions.append(a)
+    if forfeit is not None:
+        winner = "black" if forfeit["colour"] == "white" else "white"
+        end = FORFEIT
+    elif stopped:
+        winner, end = None, STOPPED
+    else:
+        w = int(s[K.H_WINNER])
+        winner = WINNER_NAMES[w] if w else None
+        end = END_REASON_NAMES[int(s[K.H_END_REASON])]
+    result = {"white": 1, "black": -1}.get(winner, 0)
+    return GameResult(
+        winner=winner, end_reason=end, result=result, score_white={"white": 1.0, "black": 0.0}.get(winner, 0.5),
+        truncated=bool(s[K.H_TRUNC]), battle_turns=int(s[K.H_TURNS]), decisions=decisions, actions=actions,
+        stones={"white": int(s[K.H_COUNT + K.WHITE]), "black": int(s[K.H_COUNT + K.BLACK])},
+        time={"white": spent[K.WHITE], "black": spent[K.BLACK]},
+        moves_by={"white": made[K.WHITE], "black": made[K.BLACK]}, state=s, rules=r, forfeit=forfeit,
+        players=dict(players or {}), seed=opening_seed if opening_seed is not None else seed,
+        meta=dict(meta or {}), from_placement=from_placement)
+
+
+def _as_action(choice: Any) -> int | None:
+    """A player's choice as an int, or None when it is not an integer at all."""
+    if isinstance(choice, (bool, np.bool_)):
+        return None
+    try:
+        a = int(choice)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return a if a == choice else None
+
+
+__all__ = ["GameResult", "play_game", "FORFEIT", "STOPPED"]

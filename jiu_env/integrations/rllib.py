@@ -1,0 +1,456 @@
+"""Jiu for RLlib's new API stack (``pip install "jiu-env[rllib]"``): env, masked RLModule, self-play.
+
+- :class:`JiuMultiAgentEnv`: a turn-based ``MultiAgentEnv`` straight over the
+  numba kernel.  Only the agent that decides next gets an observation (the same
+  agent several times in a row through chains, drops and captures); at the end
+  both agents get their final observation, reward and termination (truncation
+  at ``max_battle_turns``).  Observations are
+  ``{"observations": (N, N, 21) float32 planes, "action_mask": (10*N*N + 1,) int8}``,
+  the layout of RLlib's action-masking convention; infos are those of the AEC
+  env (docs/env.md).
+- :class:`JiuMaskedModule`: a torch RLModule with the spatial policy head of
+  :class:`jiu_env.sb3.JiuPolicy` (a conv trunk, one logit per action kind and
+  point plus STOP, a pooled value head) whose illegal actions get a logit of
+  ``FLOAT_MIN``.  :class:`JiuRandomModule` plays uniformly among legal actions.
+- :func:`ppo_self_play_config`: a ready ``PPOConfig`` in which a ``"learner"``
+  module plays both colours against itself, frozen snapshots of itself and the
+  random module; :class:`SelfPlayLeagueCallback` adds a snapshot every few
+  iterations.
+- :class:`RLlibPlayer`: a module from a checkpoint as a bot (the player kind
+  ``rllib:CHECKPOINT`` of ``jiu eval``).
+
+This module imports ray; nothing else in ``jiu_env`` does.
+"""
+
+import functools
+import os
+import random
+
+import gymnasium as gym
+import numpy as np
+import torch
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.callbacks.callbacks import RLlibCallback
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
+from ray.rllib.core.rl_module.torch import TorchRLModule
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+from .. import kernel as K
+from ..bots.base import Bot
+from ..env import AGENTS
+from ..state import COLOUR, explain_illegal, game_info, position_state
+from ..nets import SpatialActionHead, ValueHead, conv_trunk, orthogonal_init
+from ..notation import action_to_str
+from ..observation import NUM_PLANES, observe
+from ..vocab import COLOUR_NAMES
+from ..rules import Rules
+
+LEARNER = "learner"
+RANDOM = "random"
+ENV_OPTIONS = ("rules", "illegal")  # other env_config keys are single rules (board_size=8, ...)
+_SEED_MAX = 2**31 - 1
+
+
+# ---------------------------------------------------------------------- env
+class JiuMultiAgentEnv(MultiAgentEnv):
+    """Jiu as a turn-based RLlib ``MultiAgentEnv`` (agents ``"white"`` and ``"black"``).
+
+    ``env_config`` (a dict, all optional): ``rules`` (a profile name,
+    :class:`~jiu_env.rules.Rules` or dict, default ``"competitive"``),
+    ``illegal`` (``"raise"``, the default: an illegal action raises a
+    ``ValueError`` saying why; ``"lose"``: it ends the game, the offender gets
+    -1 and the other agent 0) and single rules such as ``board_size=8`` or
+    ``max_battle_turns=200``.
+
+    ``reset(seed=None, options=None)`` takes the AEC env's options:
+    ``{"start": "battle"}`` (a random placement from the env's seeded
+    generator) or ``{"board": B, "to_move": "black"}``.
+
+    RLlib's env checker (``disable_env_checking=False``) steps a *random,
+    unmasked* action, which is illegal almost always: configs built by
+    :func:`ppo_self_play_config` turn the checker off, and so should yours
+    (``config.environment(disable_env_checking=True)``).
+    """
+
+    metadata = {"render_modes": ["ansi"], "name": "jiu_rllib_v0"}
+
+    def __init__(self, config=None):
+        super().__init__()
+        config = dict(config or {})
+        illegal = config.pop("illegal", "raise")
+        if illegal not in ("raise", "lose"):
+            raise ValueError(f"illegal must be 'raise' or 'lose', not {illegal!r}")
+        self.illegal = illegal
+        self.rules = Rules.make(config.pop("rules", "competitive"), **config)
+        n = self.rules.board_size
+        self.board_size = n
+        self.num_actions = self.rules.num_actions
+        self.agents = self.possible_agents = list(AGENTS)
+        obs_space = gym.spaces.Dict({
+            "observations": gym.spaces.Box(0.0, 1.0, (n, n, NUM_PLANES), np.float32),
+            "action_mask": gym.spaces.Box(0, 1, (self.num_actions,), np.int8),
+        })
+        self.observation_spaces = {a: obs_space for a in AGENTS}
+        self.action_spaces = {a: gym.spaces.Discrete(self.num_actions) for a in AGENTS}
+        self.state = self.rules.new_state()
+        self._rng = np.random.default_rng()
+        self._over = True
+
+    def reset(self, *, seed=None, options=None):
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        options = {} if options is None else dict(options)
+        unknown = sorted(map(str, set(options) - {"start", "board", "to_move"}))
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {unknown}; valid: ['start', 'board', 'to_move']")
+        if "board" in options:
+            if options.get("start", "battle") != "battle":
+                raise ValueError("reset option 'board' starts the battle phase; it cannot go with start='placement'")
+            self.state = position_state(self.rules, options["board"], options.get("to_move", "black"))
+        else:
+            if "to_move" in options:
+                raise ValueError("reset option 'to_move' needs a 'board'")
+            start = options.get("start", "placement")
+            if start not in ("placement", "battle"):
+                raise ValueError(f"reset option 'start' must be 'placement' or 'battle', not {start!r}")
+            self.state = self.rules.new_state()
+            if start == "battle":
+                K.random_placement(self.state, int(self._rng.integers(_SEED_MAX)))
+        if self.state[K.H_PHASE] == K.PH_OVER:
+            raise ValueError("the given position is already decided: there is no decision to make")
+        self._over = False
+        agent = self.to_move
+        return {agent: self._observe(agent)}, {agent: game_info(self.state)}
+
+    def step(self, action_dict):
+        if self._over:
+            raise RuntimeError("the game is over: call reset() before step()")
+        agent = self.to_move
+        if set(action_dict) != {agent}:
+            raise ValueError(f"it is {agent}'s decision: action_dict must hold exactly {agent!r}, "
+                             f"not {sorted(map(str, action_dict))}")
+        a = _as_action(action_dict[agent], self.num_actions)
+        s = self.state
+        if not K.is_legal(s, a):
+            if self.illegal == "raise":
+                raise ValueError(
+                    f"illegal action {a} ({action_to_str(a, self.board_size)}) for {agent}: {explain_illegal(s, a)}. "
+                    "Mask actions with obs['action_mask'] (JiuMaskedModule does); RLlib's env checker plays "
+                    "unmasked samples, so build configs with config.environment(disable_env_checking=True)")
+            return self._finish({agent: -1.0, _other(agent): 0.0}, truncated=False,
+                                extra={"illegal_action": agent})
+        K.apply_action(s, a)
+        if s[K.H_PHASE] == K.PH_OVER:
+            w, b = K.returns(s)
+            return self._finish({"white": float(w), "black": float(b)}, truncated=bool(s[K.H_TRUNC]))
+        nxt = self.to_move
+        return ({nxt: self._observe(nxt)}, {agent: 0.0}, {"__all__": False}, {"__all__": False},
+                {nxt: game_info(s)})
+
+    def render(self):
+        from ..render import render_ansi
+
+        return render_ansi(self.state)
+
+    @property
+    def to_move(self):
+        """The agent that decides next (the last one to decide once the game is over)."""
+        return COLOUR_NAMES[int(self.state[K.H_TO_MOVE])]
+
+    def _observe(self, agent):
+        n = self.board_size
+        obs = np.empty((n, n, NUM_PLANES), np.float32)
+        mask = np.empty(self.num_actions, np.int8)
+        observe(self.state, COLOUR[agent], agent == self.to_move and not self._over, obs, mask)
+        return {"observations": obs, "action_mask": mask}
+
+    def _finish(self, rewards, truncated, extra=None):
+        self._over = True
+        info = game_info(self.state)
+        info.update(extra or {})
+        obs = {a: self._observe(a) for a in AGENTS}
+        done = {a: not truncated for a in AGENTS}
+        trunc = {a: truncated for a in AGENTS}
+        done["__all__"] = not truncated
+        trunc["__all__"] = truncated
+        return obs, rewards, done, trunc, {a: dict(info) for a in AGENTS}
+
+
+def _other(agent):
+    return "black" if agent == "white" else "white"
+
+
+def _as_action(action, num_actions):
+    if isinstance(action, np.ndarray) and action.size == 1 and np.issubdtype(action.dtype, np.integer):
+        action = action.reshape(())[()]
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise TypeError(f"action must be an integer, not {type(action).__name__} ({action!r})")
+    a = int(action)
+    if not 0 <= a < num_actions:
+        raise ValueError(f"action {a} is out of range 0..{num_actions - 1}")
+    return a
+
+
+# ------------------------------------------------------------------ modules
+def _planes_and_mask(batch):
+    obs = batch[Columns.OBS]
+    if not isinstance(obs, dict) or "observations" not in obs or "action_mask" not in obs:
+        raise ValueError("Jiu modules need Dict observations {'observations': planes, 'action_mask': mask} "
+                         "(JiuMultiAgentEnv's observation space)")
+    return obs["observations"], obs["action_mask"]
+
+
+class JiuMaskedModule(TorchRLModule, ValueFunctionAPI):
+    """Action-masking actor-critic for Jiu: conv trunk, spatial policy head, pooled value head.
+
+    The network of :class:`jiu_env.sb3.JiuPolicy` (the same :mod:`jiu_env.nets`
+    blocks): ``model_config`` keys ``channels`` (32), ``layers`` (4) and
+    ``value_hidden`` (64).  The action logits follow docs/rules.md §7 (one 1x1
+    convolution plane per action kind, STOP from pooled features); illegal
+    actions get ``FLOAT_MIN``, so sampling and argmax only ever pick legal ones.
+    """
+
+    def setup(self):
+        cfg = dict(self.model_config or {})
+        space = self.observation_space
+        planes = space["observations"] if isinstance(space, gym.spaces.Dict) else space
+        n, n2, c_in = planes.shape
+        if n != n2 or self.action_space.n != K.num_actions(n):
+            raise ValueError(f"JiuMaskedModule needs (N, N, C) planes and Discrete(10*N*N + 1) actions, "
+                             f"got {planes.shape} and {self.action_space}")
+        channels = int(cfg.get("channels", 32))
+        self.channels = channels
+        self.trunk = orthogonal_init(conv_trunk(c_in, channels, int(cfg.get("layers", 4))), np.sqrt(2))
+        self.pi = orthogonal_init(SpatialActionHead(channels, n), 0.01)
+        self.vf = orthogonal_init(ValueHead(channels, n, int(cfg.get("value_hidden", 64))), 1.0)
+
+    def _features(self, batch):
+        planes, mask = _planes_and_mask(batch)
+        return self.trunk(planes.float().permute(0, 3, 1, 2)).flatten(1), mask
+
+    def _forward(self, batch, **kwargs):
+        emb, mask = self._features(batch)
+        logits = self.pi(emb).masked_fill(mask == 0, FLOAT_MIN)
+        return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: emb}
+
+    def compute_values(self, batch, embeddings=None):
+        if embeddings is None:
+            embeddings, _ = self._features(batch)
+        return self.vf(embeddings).squeeze(-1)
+
+
+class JiuRandomModule(TorchRLModule):
+    """Uniformly random among the legal actions (never trained: keep it out of ``policies_to_train``)."""
+
+    def setup(self):
+        self._dummy = torch.nn.Parameter(torch.zeros(1), requires_grad=False)
+
+    def _forward(self, batch, **kwargs):
+        _, mask = _planes_and_mask(batch)
+        logits = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device).masked_fill(mask == 0, FLOAT_MIN)
+        return {Columns.ACTION_DIST_INPUTS: logits}
+
+    def _forward_train(self, batch, **kwargs):
+        raise NotImplementedError("JiuRandomModule is not trainable; leave it out of policies_to_train")
+
+
+# ---------------------------------------------------------------- self-play
+class LeagueMapping:
+    """Agent-to-module mapping: in every episode one colour is the learner, the other an opponent.
+
+    The learner's colour follows the episode id; the opponent is the learner
+    itself with probability ``self_prob`` (both colours learn), else the newest
+    module of ``league`` (snapshots, and ``"random"``) with probability
+    ``latest_prob``, else one drawn uniformly from ``league``.  With an empty
+    league the learner always plays itself.
+    """
+
+    def __init__(self, league=(), latest_prob=0.5, self_prob=0.2, learner=LEARNER):
+        self.league = list(league)
+        self.latest_prob = float(latest_prob)
+        self.self_prob = float(self_prob)
+        self.learner = learner
+
+    def __call__(self, agent_id, episode, **kwargs):
+        learner_colour = AGENTS[hash(episode.id_) % 2]
+        if agent_id == learner_colour or not self.league:
+            return self.learner
+        rng = random.Random(hash((episode.id_, "opponent")))
+        if rng.random() < self.self_prob:
+            return self.learner
+        if rng.random() < self.latest_prob:
+            return self.league[-1]
+        return rng.choice(self.league)
+
+
+class SelfPlayLeagueCallback(RLlibCallback):
+    """Every ``snapshot_every`` iterations, add a frozen copy of the learner to the league.
+
+    A snapshot is a new module ``"league_K"`` (same spec, the learner's
+    current weights, never trained); the agent-to-module mapping is replaced by
+    a :class:`LeagueMapping` over the ``max_snapshots`` newest snapshots plus
+    ``"random"``.  It also logs the learner's win rate (``learner_win_rate``
+    in the env runners' results) and the league size (``league_size``).
+    """
+
+    def __init__(self, snapshot_every=5, max_snapshots=8, latest_prob=0.5, self_prob=0.2):
+        super().__init__()
+        self.snapshot_every = int(snapshot_every)
+        self.max_snapshots = int(max_snapshots)
+        self.latest_prob = float(latest_prob)
+        self.self_prob = float(self_prob)
+        self.snapshots = []
+
+    def on_episode_end(self, *, episode, metrics_logger=None, **kwargs):
+        for agent in AGENTS:
+            if episode.module_for(agent) == LEARNER:
+                rewards = episode.get_rewards().get(agent)
+                if rewards is not None and len(rewards) and metrics_logger is not None:
+                    metrics_logger.log_value("learner_win_rate", float(rewards[-1] > 0), reduce="mean", window=100)
+
+    def on_train_result(self, *, algorithm, metrics_logger=None, result, **kwargs):
+        if self.snapshot_every > 0 and algorithm.iteration % self.snapshot_every == 0:
+            self.add_snapshot(algorithm)
+        result["league_size"] = len(self.snapshots) + 1
+
+    def add_snapshot(self, algorithm):
+        """Freeze the learner's current weights as a new league module; returns its id."""
+        module_id = f"league_{algorithm.iteration}"
+        learner_module = algorithm.get_module(LEARNER)
+        self.snapshots.append(module_id)
+        league = [RANDOM] + self.snapshots[-self.max_snapshots:]
+        algorithm.add_module(module_id=module_id, module_spec=RLModuleSpec.from_module(learner_module),
+                             new_agent_to_module_mapping_fn=LeagueMapping(league, self.latest_prob, self.self_prob),
+                             new_should_module_be_updated=[LEARNER])
+        algorithm.set_state({"learner_group": {"learner": {"rl_module": {module_id: learner_module.get_state()}}}})
+        algorithm.env_runner_group.sync_weights(policies=[module_id], from_worker_or_learner_group=algorithm.learner_group,
+                                                inference_only=True)
+        return module_id
+
+
+def ppo_self_play_config(board_size=8, rules="competitive", snapshot_every=5, max_snapshots=8, latest_prob=0.5,
+                         self_prob=0.2, channels=32, layers=4, value_hidden=64, env_options=None, **rule_options):
+    """A ready ``PPOConfig``: the learner plays both colours against itself, its snapshots and random.
+
+    ``board_size``, ``rules`` and ``rule_options`` (``max_battle_turns=200``...)
+    go to :class:`JiuMultiAgentEnv`'s ``env_config`` (plus ``env_options``);
+    ``channels``, ``layers`` and ``value_hidden`` size :class:`JiuMaskedModule`.
+    The learner plays itself in a share ``self_prob`` of its games; the league
+    of opponents starts with ``"random"`` (:class:`JiuRandomModule`) and grows
+    through :class:`SelfPlayLeagueCallback` every ``snapshot_every`` iterations.
+    RLlib's env checker is off (it would step unmasked random actions).
+    Tune the rest as usual: ``config.training(lr=..., train_batch_size_per_learner=...)``,
+    ``config.env_runners(num_env_runners=...)``.
+    """
+    env_config = dict(rules=rules, board_size=board_size, **rule_options, **(env_options or {}))
+    model_config = dict(channels=channels, layers=layers, value_hidden=value_hidden)
+    return (
+        PPOConfig()
+        .environment(JiuMultiAgentEnv, env_config=env_config, disable_env_checking=True)
+        .framework("torch")
+        .multi_agent(policies={LEARNER, RANDOM}, policy_mapping_fn=LeagueMapping([RANDOM], latest_prob, self_prob),
+                     policies_to_train=[LEARNER])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
+            LEARNER: RLModuleSpec(module_class=JiuMaskedModule, model_config=model_config),
+            RANDOM: RLModuleSpec(module_class=JiuRandomModule),
+        }))
+        .callbacks(functools.partial(SelfPlayLeagueCallback, snapshot_every=snapshot_every,
+                                     max_snapshots=max_snapshots, latest_prob=latest_prob, self_prob=self_prob))
+        .training(lr=3e-4, gamma=0.99, lambda_=0.95, entropy_coeff=0.01, num_epochs=4,
+                  train_batch_size_per_learner=4000, minibatch_size=500)
+    )
+
+
+# ------------------------------------------------------------------ players
+def module_path(path, module_id=LEARNER):
+    """The RLModule directory inside an Algorithm checkpoint (or ``path`` itself when it is one)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"RLlib checkpoint {path!r} not found")
+    for sub in (os.path.join("learner_group", "learner", "rl_module", module_id), module_id, ""):
+        candidate = os.path.join(path, sub) if sub else path
+        if os.path.isfile(os.path.join(candidate, "module_state.pt")) or any(
+                f.startswith("module_state") for f in _listdir(candidate)):
+            return candidate
+    raise FileNotFoundError(f"{path!r} holds no RLModule {module_id!r} (expected an Algorithm checkpoint "
+                            f"with learner_group/learner/rl_module/{module_id}, or an RLModule checkpoint)")
+
+
+def _listdir(path):
+    return os.listdir(path) if os.path.isdir(path) else []
+
+
+_MODULE_CACHE = {}
+
+
+def load_module(path, module_id=LEARNER):
+    """The RLModule saved in ``path`` (an Algorithm or RLModule checkpoint), cached per process."""
+    mpath = os.path.abspath(module_path(path, module_id))
+    if mpath not in _MODULE_CACHE:
+        module = RLModule.from_checkpoint(mpath)
+        module.eval()
+        _MODULE_CACHE[mpath] = module
+    return _MODULE_CACHE[mpath]
+
+
+class RLlibPlayer(Bot):
+    """An RLlib RLModule as a bot (``rllib:CHECKPOINT``; ``rllib:CHECKPOINT:module=ID`` picks a module).
+
+    The module sees the egocentric planes and action mask of the side to move,
+    as in :class:`JiuMultiAgentEnv`; ``deterministic=True`` plays the masked
+    argmax, otherwise it samples the masked softmax with the bot's seeded
+    generator.
+    """
+
+    name = "rllib"
+    PARAMS = {"path": "Algorithm or RLModule checkpoint directory", "module": "module id (default learner)",
+              "deterministic": "greedy actions (default true)"}
+
+    def __init__(self, path, seed=None, module=LEARNER, deterministic=True):
+        self.path = os.fspath(path)
+        self.module_id = module
+        self.deterministic = deterministic not in (False, "false", "False", "0", 0)
+        self.module = load_module(self.path, module)
+        super().__init__(seed=seed)
+
+    def version_key(self):
+        from ..players import file_hash as _file_hash
+
+        mdir = module_path(self.path, self.module_id)
+        files = sorted(f for f in _listdir(mdir) if f.startswith("module_state"))
+        return "+".join(_file_hash(os.path.join(mdir, f)) for f in files)
+
+    def _choose(self, state):
+        n = int(state[K.H_N])
+        obs = np.empty((n, n, NUM_PLANES), np.float32)
+        mask = np.empty(K.num_actions(n), np.int8)
+        observe(state, int(state[K.H_TO_MOVE]), True, obs, mask)
+        with torch.no_grad():
+            out = self.module.forward_inference({Columns.OBS: {
+                "observations": torch.from_numpy(obs)[None], "action_mask": torch.from_numpy(mask)[None]}})
+        logits = out[Columns.ACTION_DIST_INPUTS][0].double().numpy()
+        logits = np.where(mask > 0, logits, -np.inf)
+        if self.deterministic:
+            return int(np.argmax(logits))
+        p = np.exp(logits - logits.max())
+        return int(self.rng.choice(p.size, p=p / p.sum()))
+
+
+def rllib_player(arg, seed):
+    """Factory of the ``rllib:`` player kind: ``PATH`` or ``PATH:module=ID,deterministic=false``."""
+    path, _, params = arg.partition(":")
+    kwargs = {}
+    for item in filter(None, params.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq or key.strip() not in ("module", "deterministic"):
+            raise ValueError(f"rllib:{arg}: unknown parameter {item!r} (module=ID, deterministic=true|false)")
+        kwargs[key.strip()] = value.strip()
+    return RLlibPlayer(path, seed=seed, **kwargs)
+
+
+__all__ = ["JiuMultiAgentEnv", "JiuMaskedModule", "JiuRandomModule", "LeagueMapping", "SelfPlayLeagueCallback",
+           "ppo_self_play_config", "RLlibPlayer", "load_module", "module_path", "rllib_player"]

@@ -1,0 +1,73 @@
+"""The torch building blocks of the Jiu policy networks, shared by :mod:`jiu_env.sb3` and
+:mod:`jiu_env.integrations.rllib` (needs torch; nothing else in ``jiu_env`` imports it).
+
+- :func:`conv_trunk`: 3x3 convolutions with ReLU over the ``(B, C, N, N)`` planes.
+- :class:`SpatialActionHead`: the logits of the flat action space ``10*N*N + 1``
+  (docs/rules.md §7) from a feature map, one 1x1-convolution plane per action kind
+  and a STOP logit from pooled features, so a move learnt on one point
+  generalises to every point.
+- :class:`ValueHead`: a state value from mean- and max-pooled features.
+"""
+
+import torch
+from torch import nn
+
+
+def conv_trunk(in_channels, channels=32, layers=4):
+    """``layers`` 3x3 convolutions with ``channels`` filters, ReLU and zero padding (the edge stays visible)."""
+    convs = []
+    c = in_channels
+    for _ in range(layers):
+        convs += [nn.Conv2d(c, channels, 3, padding=1), nn.ReLU()]
+        c = channels
+    return nn.Sequential(*convs)
+
+
+class SpatialActionHead(nn.Module):
+    """Logits of the flat action space from a ``(B, C*N*N)`` feature map.
+
+    A 1x1 convolution gives 10 planes, ordered POINT, STEP up/right/down/left,
+    JUMP up/right/down/left, LIFT, so that flattening ``(B, 10, N, N)`` yields
+    index ``kind * P + p`` exactly as in docs/rules.md §7; STOP (index ``10P``) is
+    a linear function of the pooled features.
+    """
+
+    def __init__(self, channels, board_size):
+        super().__init__()
+        self.channels = channels
+        self.board_size = board_size
+        self.conv = nn.Conv2d(channels, 10, 1)
+        self.stop = nn.Linear(channels, 1)
+
+    def forward(self, latent):
+        n = self.board_size
+        x = latent.view(-1, self.channels, n, n)
+        return torch.cat([self.conv(x).flatten(1), self.stop(x.mean((2, 3)))], 1)
+
+
+class ValueHead(nn.Module):
+    """State value from mean- and max-pooled features of a ``(B, C*N*N)`` feature map."""
+
+    def __init__(self, channels, board_size, hidden=64):
+        super().__init__()
+        self.channels = channels
+        self.board_size = board_size
+        self.mlp = nn.Sequential(nn.Linear(2 * channels, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+
+    def forward(self, latent):
+        n = self.board_size
+        x = latent.view(-1, self.channels, n, n)
+        return self.mlp(torch.cat([x.mean((2, 3)), x.amax((2, 3))], 1))
+
+
+def orthogonal_init(module, gain):
+    """Orthogonal weights with ``gain`` and zero biases for every conv / linear layer of ``module``."""
+    for m in module.modules():
+        if isinstance(m, (nn.Linear, nn.Conv2d)):
+            nn.init.orthogonal_(m.weight, gain=gain)
+            if m.bias is not None:
+                m.bias.data.fill_(0.0)
+    return module
+
+
+__all__ = ["conv_trunk", "SpatialActionHead", "ValueHead", "orthogonal_init"]

@@ -1,0 +1,281 @@
+"""The one player registry: a spec string or an object in, a player out.
+
+Every place that takes a player uses :func:`make_player`:
+:func:`jiu_env.bots.make_bot`, the envs' ``opponent=``, :func:`jiu_env.play_game`,
+tournaments and ``jiu eval`` / ``jiu play``.
+
+=================================  ===================================================
+spec or object                     player
+=================================  ===================================================
+``random``, ``alphabeta:depth=2``  a built-in bot (:data:`jiu_env.bots.REGISTRY`)
+``alphazero:PATH``                 an AlphaZero-style checkpoint (also
+                                   ``alphazero:checkpoint=PATH,sims=N``; ``az:PATH``
+                                   is the old spelling and warns)
+``sb3:PATH``                       a trained MaskablePPO model file (needs ``sb3-contrib``)
+``rllib:PATH``                     an RLlib checkpoint's ``learner`` module (needs ``ray[rllib]``)
+``module:Class``                   a user class, built as ``Class(seed=...)``
+``module:Class:key=v,...``         the same with keyword parameters
+``path/to/file.py:Class``          a user class from a Python file
+``mix:P:SPEC``                     SPEC with probability P of a random action per decision
+``phases:PLACE+BATTLE``            PLACE plays the placement phase, BATTLE the battle
+a :class:`~jiu_env.bots.Bot`       itself (anything with ``step`` and ``restart``)
+an SB3 model                       its masked policy, sampled (:class:`jiu_env.sb3.ModelPlayer`)
+a callable ``f(state) -> action``  wrapped as a player
+=================================  ===================================================
+
+A player follows the bot protocol of :mod:`jiu_env.bots.base`: it is built
+with a ``seed`` keyword, ``step(state)`` returns a legal action for the side
+to move of a kernel state (never modifying it) and ``restart(seed=None)``
+forgets the previous game.  New kinds of players are added with
+:func:`register_player_kind`; a new built-in bot is one module plus one line
+in :data:`jiu_env.bots.REGISTRY`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+import warnings
+from typing import Any, Callable
+
+from .bots import REGISTRY, bot_class, parse_spec
+
+#: prefix -> (factory(argument, seed) -> player, one-line description)
+PLAYER_KINDS: dict[str, tuple[Callable[[str, int | None], Any], str]] = {}
+
+
+def register_player_kind(prefix: str, factory: Callable[[str, int | None], Any], description: str = "") -> None:
+    """Make ``prefix:ARG`` specs build players with ``factory(ARG, seed)``.
+
+    This is the hook for new kinds of players (model formats and the like).
+    A prefix may not shadow a built-in bot name.
+    """
+    if not isinstance(prefix, str) or not prefix or ":" in prefix:
+        raise ValueError(f"bad player kind prefix {prefix!r}")
+    if prefix in REGISTRY:
+        raise ValueError(f"{prefix!r} is already the name of a built-in bot")
+    PLAYER_KINDS[prefix] = (factory, description)
+
+
+def make_player(spec: Any, seed: int | None = None, **overrides: Any) -> Any:
+    """Build the player named by ``spec`` (see the module doc) with ``seed``.
+
+    ``overrides`` are keyword parameters of a built-in bot (they win over the
+    spec's own).  Unknown names and parameters raise ValueError naming them.
+    """
+    if not isinstance(spec, str):
+        if overrides:
+            raise TypeError("parameters can only be given with a built-in bot spec string")
+        return _from_object(spec, seed)
+    if not spec.strip():
+        raise ValueError(f"a player spec is a non-empty string like 'random' or 'sb3:model.zip', not {spec!r}")
+    spec = spec.strip()
+    prefix, sep, rest = spec.partition(":")
+    if prefix in REGISTRY:
+        if prefix == "alphazero" and rest.strip() and "=" not in rest:
+            return _alphazero(rest.strip(), seed, **overrides)
+        return _builtin(spec, seed, overrides)
+    if overrides:
+        raise TypeError(f"parameters {sorted(overrides)} can only be given with a built-in bot, not {spec!r}")
+    if prefix in PLAYER_KINDS:
+        if not rest.strip():
+            raise ValueError(f"player spec {spec!r}: {prefix}: needs an argument ({PLAYER_KINDS[prefix][1]})")
+        return PLAYER_KINDS[prefix][0](rest.strip(), seed)
+    if sep and rest and "=" not in rest.split(":")[0]:
+        return _user_class(prefix, rest, seed)
+    kinds = ", ".join(sorted(REGISTRY)) + "; " + ", ".join(f"{k}:ARG" for k in sorted(PLAYER_KINDS))
+    raise ValueError(f"unknown player {spec!r} (unknown bot or player kind): use a built-in bot ({kinds}) or module:Class")
+
+
+def _builtin(spec: str, seed: int | None, overrides: dict) -> Any:
+    name, params = parse_spec(spec)
+    cls = bot_class(name)
+    params.update(overrides)
+    allowed = getattr(cls, "PARAMS", {})
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        listing = ", ".join(f"{k} ({v})" for k, v in allowed.items()) or "none"
+        raise ValueError(f"unknown parameter(s) {', '.join(unknown)} for bot {name!r}; it takes: {listing}")
+    return cls(seed=seed, **params)
+
+
+class CallablePlayer:
+    """A plain policy ``f(state) -> action`` as a player.
+
+    ``restart(seed)`` is forwarded to ``f.restart`` when ``f`` has one (a
+    callable object with its own generator), so seeded games stay seeded.
+    """
+
+    def __init__(self, fn: Callable[[Any], int], name: str | None = None):
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", type(fn).__name__)
+        self.seed = None
+
+    def restart(self, seed: int | None = None) -> None:
+        restart = getattr(self.fn, "restart", None)
+        if callable(restart):
+            restart(seed=seed)
+
+    def step(self, state: Any) -> int:
+        return self.fn(state)
+
+    def __repr__(self) -> str:
+        return f"CallablePlayer({self.name})"
+
+
+def _from_object(obj: Any, seed: int | None) -> Any:
+    if hasattr(obj, "predict") and hasattr(obj, "policy"):
+        from .sb3 import ModelPlayer
+
+        return ModelPlayer(obj, deterministic=False, seed=seed)
+    if callable(getattr(obj, "step", None)) and callable(getattr(obj, "restart", None)):
+        return obj
+    if callable(obj):
+        return CallablePlayer(obj)
+    raise TypeError(f"a player is a spec string, a Bot, an SB3 model or a callable state -> action, "
+                    f"not {type(obj).__name__}")
+
+
+def check_player(player: Any, spec: str = "player") -> Any:
+    """Raise TypeError unless ``player`` follows the bot protocol."""
+    for attr in ("step", "restart"):
+        if not callable(getattr(player, attr, None)):
+            raise TypeError(f"{spec}: {type(player).__name__} does not follow the bot protocol "
+                            f"(no {attr}() method; subclass jiu_env.bots.Bot)")
+    return player
+
+
+def file_hash(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    """A short content hash of a file (12 hex digits)."""
+    h = hashlib.sha1()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()[:12]
+
+
+def player_version(player: Any) -> str:
+    """A short hash that changes when the player's code (or model file) changes.
+
+    A player may define ``version_key()``; otherwise it is the hash of the
+    source file of its class (``""`` when there is none).  The tournament uses
+    it so that games stored by an older version of a bot are not reused.
+    """
+    key = getattr(player, "version_key", None)
+    if callable(key):
+        return str(key())
+    try:
+        src = inspect.getsourcefile(type(player))
+    except TypeError:
+        src = None
+    return file_hash(src) if src and os.path.isfile(src) else ""
+
+
+# ------------------------------------------------------------- user classes
+def _import_module(name: str) -> Any:
+    if name.endswith(".py"):
+        path = os.path.abspath(name)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"player module file {name!r} not found")
+        mod_name = "jiu_user_" + os.path.splitext(os.path.basename(path))[0]
+        if mod_name in sys.modules and getattr(sys.modules[mod_name], "__file__", None) == path:
+            return sys.modules[mod_name]
+        spec = importlib.util.spec_from_file_location(mod_name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[mod_name] = mod
+        spec.loader.exec_module(mod)
+        return mod
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        raise ValueError(f"player module {name!r} cannot be imported ({e}); "
+                         "is it on PYTHONPATH, or give a path ending in .py") from None
+
+
+def _user_class(module: str, rest: str, seed: int | None) -> Any:
+    cls_name, _, params_text = rest.partition(":")
+    mod = _import_module(module)
+    cls = getattr(mod, cls_name, None)
+    if cls is None or not callable(cls):
+        raise ValueError(f"{module!r} has no class {cls_name!r}")
+    params = parse_spec("x:" + params_text)[1] if params_text.strip() else {}
+    try:
+        player = cls(seed=seed, **params)
+    except TypeError as e:
+        raise TypeError(f"{module}:{cls_name} must accept seed=... and its keyword parameters: {e}") from None
+    return check_player(player, f"{module}:{cls_name}")
+
+
+# ------------------------------------------------------------ player kinds
+def _alphazero(path: str, seed: int | None, **params: Any) -> Any:
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"AlphaZero checkpoint {path!r} not found")
+    return _builtin("alphazero", seed, {"checkpoint": path, **params})
+
+
+def _az_factory(arg: str, seed: int | None) -> Any:
+    warnings.warn("the player spec 'az:PATH' is deprecated; use 'alphazero:PATH'", DeprecationWarning, stacklevel=3)
+    return _alphazero(arg, seed)
+
+
+def _sb3_factory(arg: str, seed: int | None) -> Any:
+    path = arg if arg.endswith(".zip") or os.path.isfile(arg) else arg + ".zip"
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"sb3 model file {arg!r} not found")
+    try:
+        import sb3_contrib  # noqa: F401  (a clear error before torch is loaded)
+
+        from .sb3 import ModelPlayer
+    except ImportError as e:
+        raise ImportError(f"sb3:{arg} needs sb3-contrib and torch ({e}); install the 'train' extra: "
+                          "pip install torch, then pip install 'jiu-env[train]'") from None
+
+    return ModelPlayer.load(arg, seed=seed)
+
+
+def _phases_factory(arg: str, seed: int | None) -> Any:
+    from .bots.composite import PhasePlayer
+
+    placement, sep, battle = arg.partition("+")
+    if not sep or not placement.strip() or not battle.strip():
+        raise ValueError(f"phases:{arg}: expected phases:PLACEMENT_SPEC+BATTLE_SPEC, e.g. phases:random+sb3:model.zip")
+    return PhasePlayer(placement.strip(), battle.strip(), seed=seed)
+
+
+def _mix_factory(arg: str, seed: int | None) -> Any:
+    from .bots.composite import MixPlayer
+
+    p, sep, spec = arg.partition(":")
+    if not sep or not spec.strip():
+        raise ValueError(f"mix:{arg}: expected mix:P:SPEC, e.g. mix:0.5:greedy")
+    try:
+        prob = float(p)
+    except ValueError:
+        raise ValueError(f"mix:{arg}: {p!r} is not a probability") from None
+    return MixPlayer(prob, spec.strip(), seed=seed)
+
+
+register_player_kind("mix", _mix_factory, "a handicapped player, e.g. mix:0.5:greedy (half its decisions random)")
+register_player_kind("phases", _phases_factory,
+                     "one player places, another fights the battle, e.g. phases:random+sb3:model.zip")
+register_player_kind("sb3", _sb3_factory, "a MaskablePPO model file, e.g. sb3:models/ppo.zip")
+register_player_kind("az", _az_factory, "deprecated spelling of alphazero:PATH")
+
+
+def _rllib_factory(arg: str, seed: int | None) -> Any:
+    try:
+        from .integrations.rllib import rllib_player
+    except ImportError as e:
+        raise ImportError(f"rllib:{arg} needs ray[rllib] and torch ({e}); install the 'rllib' extra: "
+                          "pip install torch, then pip install 'jiu-env[rllib]'") from None
+    return rllib_player(arg, seed)
+
+
+register_player_kind("rllib", _rllib_factory, "an RLlib checkpoint (Algorithm or RLModule), e.g. rllib:checkpoints/jiu")
+
+__all__ = ["make_player", "register_player_kind", "check_player", "player_version", "file_hash", "PLAYER_KINDS",
+           "CallablePlayer"]

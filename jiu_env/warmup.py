@@ -1,0 +1,183 @@
+"""Warm numba's on-disk cache: compile the kernel and the bots once per machine.
+
+Every numba function of ``jiu_env`` is declared ``@njit(cache=True)``: the
+first process that calls it compiles it and writes the machine code next to
+the source (``__pycache__``, or ``NUMBA_CACHE_DIR`` when set); every later
+process with the same source files loads it in a fraction of the time.
+:func:`warm_up` plays one short game of each bot against ``random`` so that
+everything the bots call is compiled (or loaded) before the real work starts.
+Run it once when building an image or preparing a cluster node
+(``jiu warm``); ``jiu eval`` does it in the parent process before it starts
+its workers, so that the workers load instead of each compiling on its own.
+"""
+
+import sys
+import time
+from dataclasses import dataclass, field
+
+DEFAULT_BOTS = ("random", "greedy", "pattern", "alphabeta:depth=1", "mcts:sims=20")
+DEFAULT_BOARD_SIZES = (8,)
+# rough wall time of a first compile of the default bots on one core (measured: docs/scaling_ray.md)
+COLD_SECONDS = 70
+
+
+@dataclass
+class WarmupReport:
+    """What :func:`warm_up` did: numba functions compiled now, loaded from the cache, and the time taken."""
+
+    bots: list
+    board_sizes: list
+    seconds: float = 0.0
+    compiled: list = field(default_factory=list)
+    loaded: list = field(default_factory=list)
+    cache_dirs: list = field(default_factory=list)
+    skipped: dict = field(default_factory=dict)
+
+    def text(self):
+        where = ", ".join(self.cache_dirs) or "no cache directory (caching off?)"
+        lines = [f"numba warm in {self.seconds:.1f}s: {len(self.compiled)} functions compiled, "
+                 f"{len(self.loaded)} loaded from the cache ({', '.join(self.bots)}; "
+                 f"board size {', '.join(map(str, self.board_sizes))})",
+                 f"cache: {where}"]
+        for spec, why in self.skipped.items():
+            lines.append(f"skipped {spec}: {why}")
+        return "\n".join(lines)
+
+
+def numba_functions():
+    """``[(qualified name, dispatcher)]`` for every numba function of the imported ``jiu_env`` modules."""
+    from numba.core.dispatcher import Dispatcher
+
+    out = []
+    for name, mod in sorted(sys.modules.items()):
+        if mod is None or not (name == "jiu_env" or name.startswith("jiu_env.")):
+            continue
+        for attr, obj in sorted(vars(mod).items()):
+            if isinstance(obj, Dispatcher) and getattr(obj.py_func, "__module__", None) == name:
+                out.append((f"{name}.{attr}", obj))
+    return out
+
+
+def _cached_entries(disp):
+    """Number of signatures in ``disp``'s on-disk cache index that match its current source (None: unknown)."""
+    try:
+        return len(disp._cache._cache_file._load_index())
+    except Exception:  # no cache (cache=False) or a numba without these internals
+        return None
+
+
+def cache_is_warm(modules=("jiu_env.kernel",)):
+    """True if each of these modules has its numba functions in the on-disk cache.
+
+    A module counts as cached when at least one of its functions has a cache
+    entry that matches the current source (a module's helpers compile
+    together with its entry points).  ``None`` when it cannot be told (no
+    numba functions found, or a numba version with other internals).
+    """
+    by_module = {}
+    for name, d in numba_functions():
+        mod = name.rpartition(".")[0]
+        if mod in modules:
+            by_module.setdefault(mod, []).append(_cached_entries(d))
+    if not by_module:
+        return None
+    if any(c is None for counts in by_module.values() for c in counts):
+        return None
+    return all(any(c > 0 for c in counts) for counts in by_module.values())
+
+
+def _counts(functions):
+    return {n: (sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values())) for n, d in functions}
+
+
+def builtin_specs(spec):
+    """The built-in bot specs a player spec plays with (``mix:0.5:greedy`` -> ``["greedy"]``)."""
+    from .bots import REGISTRY
+
+    spec = spec.strip()
+    prefix, _, rest = spec.partition(":")
+    if prefix in REGISTRY:
+        return [spec]
+    if prefix == "mix":
+        return builtin_specs(rest.partition(":")[2])
+    if prefix == "phases":
+        a, _, b = rest.partition("+")
+        return builtin_specs(a) + builtin_specs(b)
+    return []
+
+
+def _rules_for(rules, n):
+    from .rules import Rules
+
+    base = Rules.make(rules)
+    if n is None or n == base.board_size:
+        return base
+    try:
+        return base.replace(board_size=int(n))
+    except (TypeError, ValueError):  # options that do not fit this size: play on the given rules
+        return base
+
+
+def warm_up(bots=None, board_sizes=DEFAULT_BOARD_SIZES, rules="competitive", note=None):
+    """Compile (or load from numba's cache) everything the given bots use; return a :class:`WarmupReport`.
+
+    ``bots``: player specs (default :data:`DEFAULT_BOTS`); each plays one game
+    against ``random`` on every board size of ``board_sizes`` (``None``: the
+    board size of ``rules``).  Numba compiles per argument type, not per board
+    size, so a small board compiles everything a large one uses, quicker.
+    ``note``: a callable that receives one line of text before the work starts
+    (``jiu eval`` shows it instead of an ETA).  Bots that cannot be built here
+    (a missing optional package) are skipped and listed in the report.
+    """
+    from .players import make_player
+    from .evaluation.tournament import run_game
+
+    bots = list(DEFAULT_BOTS if bots is None else bots)
+    if board_sizes is None or isinstance(board_sizes, int):
+        board_sizes = [board_sizes]
+    report = WarmupReport(bots=[], board_sizes=[])
+    players = []
+    modules = {"jiu_env.kernel"}
+    for spec in bots:
+        try:
+            p = make_player(spec, seed=0)  # imports the bot's modules
+            modules.add(type(p).__module__)
+        except (ImportError, ValueError, TypeError, OSError) as e:
+            report.skipped[spec] = str(e)
+            continue
+        players.append(spec)
+        report.bots.append(spec)
+    functions = numba_functions()
+    warm = cache_is_warm(modules)
+    if note is not None:
+        if warm:
+            note("warming up numba (loading the compiled cache)...")
+        else:
+            note(f"warming up numba (first run compiles, ~{COLD_SECONDS} s)...")
+    before = _counts(functions)
+    t0 = time.perf_counter()
+    for n in board_sizes:
+        r = _rules_for(rules, n)
+        report.board_sizes.append(r.board_size)
+        for spec in players:
+            try:
+                run_game(r, make_player(spec, seed=0), make_player("random", seed=1), seed=0)
+            except Exception as e:  # e.g. a network trained for another board size: warm it where it plays
+                report.skipped[f"{spec} on {r.board_size}x{r.board_size}"] = f"{type(e).__name__}: {e}"
+    report.seconds = time.perf_counter() - t0
+    functions = numba_functions()  # bots may import more modules while they play
+    after = _counts(functions)
+    for name, d in functions:
+        h0, m0 = before.get(name, (0, 0))
+        h1, m1 = after[name]
+        if m1 > m0:
+            report.compiled.append(name)
+        elif h1 > h0:
+            report.loaded.append(name)
+        path = getattr(getattr(d, "_cache", None), "cache_path", None)
+        if path and path not in report.cache_dirs:
+            report.cache_dirs.append(path)
+    return report
+
+
+__all__ = ["warm_up", "WarmupReport", "numba_functions", "cache_is_warm", "builtin_specs", "DEFAULT_BOTS"]

@@ -1,0 +1,169 @@
+"""The Ray backend of the tournament: same games as the local backend on a real multi-node cluster
+(started inside the test on loopback addresses), resume, model files shipped to the workers, and
+clear errors for bad arguments."""
+
+import json
+import sys
+
+import pytest
+
+from jiu_env.cli import main
+from jiu_env.evaluation import TournamentConfig, run_tournament, schedule
+from jiu_env.evaluation.backends import FileCache, init_ray, rewrite_spec, spec_files
+from jiu_env.players import make_player, player_version
+from jiu_env.evaluation.tournament import play_task, read_games
+
+RULES8 = {"profile": "competitive", "board_size": 8, "max_battle_turns": 120}
+
+PLAYER_FILE = '''
+from jiu_env.bots import Bot
+from jiu_env.bots.base import legal_actions
+
+
+class Lowest(Bot):
+    """Plays the legal action with the smallest index."""
+
+    def _choose(self, state):
+        return int(legal_actions(state).min())
+'''
+
+
+def _comparable(line):
+    """A result line without its timing fields (decision times differ from run to run)."""
+    return {k: v for k, v in line.items() if k != "time"}
+
+
+def _by_id(path):
+    return {ln["id"]: _comparable(ln) for ln in read_games(path)}
+
+
+@pytest.fixture(scope="module")
+def cluster(request):
+    """A head and one worker node on 127.0.0.1, one CPU each; the driver connects to it."""
+    ray = pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    if ray.is_initialized():
+        ray.shutdown()
+    c = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 1, "node_ip_address": "127.0.0.1", "include_dashboard": False})
+
+    def stop():
+        if ray.is_initialized():
+            ray.shutdown()
+        c.shutdown()
+
+    request.addfinalizer(stop)
+    c.add_node(num_cpus=1, node_ip_address="127.0.0.1")
+    c.wait_for_nodes()
+    return c
+
+
+def test_ray_cluster_games_match_local_and_resume(cluster, tmp_path):
+    cfg = TournamentConfig(players=["random", "greedy", "pattern"], games=2, seed=3, rules=RULES8,
+                           random_opening=2)
+    local = run_tournament(cfg, out_dir=tmp_path / "local", workers=1, write_reports=False)
+    remote = run_tournament(cfg, out_dir=tmp_path / "ray", backend="ray", address=cluster.address,
+                            write_reports=False)
+    assert local.new_games == remote.new_games == 6
+    a, b = _by_id(tmp_path / "local" / "games.jsonl"), _by_id(tmp_path / "ray" / "games.jsonl")
+    assert sorted(a) == sorted(b) and a == b  # same ids, actions, records and results
+    assert remote.summary["pairs"] == local.summary["pairs"]
+    # the same line format: every line has the same keys, the record included
+    raw = read_games(tmp_path / "ray" / "games.jsonl")
+    assert {tuple(sorted(ln)) for ln in raw} == {tuple(sorted(ln)) for ln in read_games(tmp_path / "local" / "games.jsonl")}
+
+    # resume with the ray backend: cut the last two games (and leave a line cut short)
+    path = tmp_path / "ray" / "games.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-2]) + lines[-2][:40])
+    again = run_tournament(cfg, out_dir=tmp_path / "ray", backend="ray", address=cluster.address,
+                           write_reports=False)
+    assert again.new_games == 2
+    assert _by_id(path) == a
+    assert run_tournament(cfg, out_dir=tmp_path / "ray", backend="ray", address=cluster.address,
+                          write_reports=False).new_games == 0
+
+
+def test_ray_worker_plays_from_shipped_files(cluster, tmp_path):
+    """A player file is read in the parent and sent through the object store: the worker does not need
+    the original path (it is gone by the time the worker plays)."""
+    import ray
+
+    from jiu_env.evaluation.backends import GameWorker
+
+    if not ray.is_initialized():
+        init_ray(cluster.address)
+    src = tmp_path / "lowest_player.py"
+    src.write_text(PLAYER_FILE)
+    spec = f"{src}:Lowest"
+    cfg = TournamentConfig(players=[f"low={spec}", "greedy"], games=2, seed=5, rules=RULES8)
+    versions = {p.spec: player_version(make_player(p.spec, seed=0)) for p in cfg.players}
+    tasks = schedule(cfg, versions)
+    expected = [play_task(t) for t in tasks]
+    files = spec_files([spec])
+    assert files == {str(src): str(src)}
+    shipped = {tok: (ray.put(open(path, "rb").read()), "lowest_player.py") for tok, path in files.items()}
+    actor = ray.remote(num_cpus=1)(GameWorker).remote(shipped)
+    src.rename(tmp_path / "moved.py")
+    got = ray.get([actor.play.remote(t) for t in tasks])
+    ray.get(actor.close.remote())
+    ray.kill(actor)
+    assert [_comparable(x) for x in got] == [_comparable(x) for x in expected]
+    assert got[0]["white_spec"] == spec  # the line names the original spec, not the worker's copy
+
+
+def test_rewrite_spec_finds_file_tokens():
+    seen = []
+
+    def fn(token):
+        seen.append(token)
+        return "<" + token + ">"
+
+    assert rewrite_spec("sb3:models/a.zip", fn) == "sb3:<models/a.zip>"
+    assert rewrite_spec("az:net.pt", fn) == "az:<net.pt>"
+    assert rewrite_spec("alphazero:checkpoint=net.pt,sims=50", fn) == "alphazero:checkpoint=<net.pt>,sims=<50>"
+    assert rewrite_spec("mix:0.5:sb3:m.zip", fn) == "mix:0.5:sb3:<m.zip>"
+    assert rewrite_spec("phases:random+sb3:m.zip", fn) == "phases:random+sb3:<m.zip>"
+    assert rewrite_spec("dir/p.py:Cls:depth=2", fn) == "<dir/p.py>:Cls:depth=2"
+    assert rewrite_spec("greedy", fn) == "greedy"
+    assert rewrite_spec("mypkg.mod:Cls", fn) == "mypkg.mod:Cls"
+    assert FileCache({}).local_spec("sb3:x.zip") == "sb3:x.zip"
+
+
+def test_sb3_path_without_zip_is_found(tmp_path):
+    (tmp_path / "m.zip").write_bytes(b"zip")
+    assert spec_files([f"sb3:{tmp_path / 'm'}", "random"]) == {str(tmp_path / "m"): str(tmp_path / "m.zip")}
+
+
+# ---------------------------------------------------------------- errors (no cluster needed)
+def test_bad_backend_arguments(tmp_path, capsys, monkeypatch):
+    cfg = TournamentConfig(players=["random", "b=random"], games=2, rules=RULES8)
+    with pytest.raises(ValueError, match="ray backend"):
+        run_tournament(cfg, workers=1, address="127.0.0.1:6379")
+    with pytest.raises(ValueError, match="backend must be one of"):
+        run_tournament(cfg, workers=1, backend="dask")
+    small = ["--rule", "board_size=6", "--games", "2", "--workers", "1", "--no-progress"]
+    assert main(["eval", "random", "b=random", "--address", "127.0.0.1:6379", *small]) == 2
+    assert "--address is the address of a Ray cluster: it needs --backend ray" in capsys.readouterr().err
+    # ray missing: the error names the extra to install
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ImportError, match=r"jiu-env\[ray\]"):
+        run_tournament(cfg, workers=1, backend="ray")
+    assert main(["eval", "random", "b=random", "--backend", "ray", *small]) == 2
+    assert "jiu-env[ray]" in capsys.readouterr().err
+
+
+def test_config_file_backend_setting(tmp_path, capsys, monkeypatch):
+    cfg = tmp_path / "t.toml"
+    cfg.write_text('games = 2\nbackend = "local"\nworkers = 1\n[rules]\nboard_size = 6\nmax_battle_turns = 60\n'
+                   '[[players]]\nspec = "random"\n[[players]]\nname = "b"\nspec = "random"\n')
+    from jiu_env.evaluation import load_config
+
+    loaded = load_config(cfg)
+    assert loaded.execution == {"backend": "local", "workers": 1}
+    assert "backend" not in json.dumps(loaded.to_dict())  # where the games run is not part of the results
+    assert main(["eval", "--config", str(cfg), "--no-progress"]) == 0
+    cfg.write_text(cfg.read_text().replace('backend = "local"', 'backend = "local"\naddress = "127.0.0.1:6379"'))
+    assert main(["eval", "--config", str(cfg), "--no-progress"]) == 2
+    assert "needs --backend ray" in capsys.readouterr().err
