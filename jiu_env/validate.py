@@ -17,7 +17,8 @@ import numbers
 import numpy as np
 from numba import njit
 
-from .vocab import (
+from .vocab import (  # noqa: I001
+    H_FLYER_MOVES, H_FORMATIONS, H_MIN_CHECK, H_SQ_RETURN, MIN_CHECK_TURN_END,
     A_STOP, BAN_BOTH, BAN_NAMES, BLACK, DEFAULT_HISTORY, DRAW, EMPTY, END_FEW_STONES, END_NO_MOVE,
     END_REASON_NAMES, END_REPETITION, END_TURN_LIMIT, H_BAN, H_BAN_NOW, H_CAP, H_CAPTURED, H_CHAIN, H_CHAIN_LEN,
     H_CHAIN_STOP, H_COUNT, H_DECISIONS, H_END_REASON, H_FLY, H_FLY_NOW, H_HIRR, H_HLEN, H_LAST_ACTION,
@@ -26,8 +27,9 @@ from .vocab import (
     PH_PLACEMENT, PHASE_NAMES, SUB_CAPTURE, SUB_CHAIN, SUB_DROP, SUB_MOVE, SUBPHASE_NAMES, WHITE,
 )
 
-#: Upper bound of ``max_battle_turns`` (as in :class:`jiu_env.rules.Rules`).
+#: Upper bounds of ``max_battle_turns`` and ``history_size`` (as in :class:`jiu_env.rules.Rules`).
 MAX_BATTLE_TURNS = 1_000_000
+MAX_HISTORY = 1_000_001
 #: Upper bound of the counters (turns, decisions, history length): far above any real game,
 #: far below int64 overflow.
 MAX_COUNTER = 1 << 48
@@ -87,10 +89,9 @@ def _layout_problem(s):
     maxt = s[H_MAXT]
     if maxt < 0 or maxt > MAX_BATTLE_TURNS:
         return SIZE_MAXT, maxt, 0
-    want = maxt + 1 if maxt > 0 else DEFAULT_HISTORY
     cap = s[H_CAP]
-    if cap < 1 or cap > want:  # search scratch copies keep a shorter ring (greedy's one slot)
-        return SIZE_CAP, cap, want
+    if cap < 1 or cap > MAX_HISTORY:  # history_size sets any size; search scratch copies keep one slot
+        return SIZE_CAP, cap, MAX_HISTORY
     if s.size != HDR + s[H_P] + cap:
         return SIZE_LEN, s.size, HDR + s[H_P] + cap
     return OK, 0, 0
@@ -104,12 +105,11 @@ def _layout_message(s, check, x, y):
     if check == SIZE_MAXT:
         return f"H_MAXT={x} (max_battle_turns) is not in 0..{MAX_BATTLE_TURNS}"
     if check == SIZE_CAP:
-        return (f"H_CAP={x} is not a history capacity in 1..{y} (new_state gives {y} for "
-                f"max_battle_turns={int(s[H_MAXT])})")
+        return f"H_CAP={x} is not a history capacity in 1..{y}"
     return f"its length {x} is not HDR + P + H_CAP = {y}"
 
 
-_RANGE_FIELDS = (H_FLY, H_BAN, H_MIN, H_CHAIN_STOP, H_REP, H_PHASE, H_SUB, H_TO_MOVE, H_FLY_NOW, H_BAN_NOW, H_TRUNC,
+_RANGE_FIELDS = (H_FLY, H_BAN, H_MIN, H_CHAIN_STOP, H_REP, H_FLYER_MOVES, H_MIN_CHECK, H_SQ_RETURN, H_FORMATIONS, H_PHASE, H_SUB, H_TO_MOVE, H_FLY_NOW, H_BAN_NOW, H_TRUNC,
                  H_CAPTURED, H_CHAIN, H_LIFT, H_ORIGIN, H_LAST_FROM, H_LAST_TO, H_LAST_ACTION, H_PLACED, H_CHAIN_LEN,
                  H_PENDING, H_TURNS, H_HLEN, H_HIRR, H_DECISIONS, H_REP_COUNT, H_WINNER, H_END_REASON)
 
@@ -147,6 +147,8 @@ def _field_range(s, f):
     if f == H_END_REASON:
         return 0, END_TURN_LIMIT
     if f == H_CHAIN_STOP or f == H_FLY_NOW or f == H_BAN_NOW or f == H_TRUNC or f == H_CAPTURED:
+        return 0, 1
+    if f == H_FLYER_MOVES or f == H_MIN_CHECK or f == H_SQ_RETURN or f == H_FORMATIONS:
         return 0, 1
     return 0, MAX_COUNTER
 
@@ -219,7 +221,9 @@ def state_problem(s):
     own = w if c == WHITE else b
     enemy = b if c == WHITE else w
     ms = max(s[H_MIN], 1)
-    if own < ms or enemy < ms:
+    # min_stones_check=turn_end: the enemy may fall below min_stones during a turn (chain, captures)
+    ms_enemy = 1 if s[H_MIN_CHECK] == MIN_CHECK_TURN_END and s[H_SUB] in (SUB_CHAIN, SUB_CAPTURE) else ms
+    if own < ms or enemy < ms_enemy:
         return FEW_STONES, w, b
     if w + b >= p:
         return FULL_BOARD, 0, 0
@@ -311,7 +315,9 @@ def _message(s, check, x, y, n, p):
         PLACE_FIELDM1: lambda: f"{_field(x)}={y} must be -1 in the placement phase",
         PLACED_BATTLE: lambda: f"H_PLACED={x} after the placement phase must be P={y}",
         FEW_STONES: lambda: (f"a battle in progress needs at least {max(int(s[H_MIN]), 1)} stones a side "
-                             f"(min_stones={int(s[H_MIN])}); white has {x}, black {y}"),
+                             f"(min_stones={int(s[H_MIN])}; with min_stones_check=turn_end the enemy of the "
+                             f"side to move may have fewer, but one, in a chain or capture); white has {x}, "
+                             f"black {y}"),
         FULL_BOARD: lambda: "a battle in progress needs an empty point; the board is full",
         NO_HISTORY: lambda: f"H_HLEN={x} in the battle phase must be >= 1 (the turn start is recorded)",
         TURN_LIMIT: lambda: f"H_TURNS={x} reached max_battle_turns={y} in a game in progress",
@@ -331,9 +337,8 @@ def _message(s, check, x, y, n, p):
 def validate_state(s, *, live=False):
     """Raise unless ``s`` is a kernel state the kernel can run on; return ``s``.
 
-    Checks the layout (type, length, board size, history capacity: at most
-    what :func:`~jiu_env.kernel.new_state` gives, at least 1 for the scratch
-    copies of the searches), every
+    Checks the layout (type, length, board size, history capacity 1..MAX_HISTORY:
+    ``history_size`` sets any size, the searches' scratch copies keep one slot), every
     header field against its range, the rules fields (as
     :class:`~jiu_env.rules.Rules` accepts them), the board (values 0/1/2,
     stone counts) and the consistency of the game status: placements made
