@@ -15,6 +15,7 @@ from .observation import NUM_PLANES, observe as _observe
 from .render import render_mode_frame
 from .vocab import COLOUR_NAMES, PHASE_NAMES, SUBPHASE_NAMES
 from .rules import Rules
+from .validate import thaw_dict
 from .state import (COLOUR, end_reason_name, explain_illegal, game_info,  # noqa: F401  (re-exported)
                     position_state, winner_name)
 
@@ -32,8 +33,31 @@ def env(render_mode=None, rules="competitive", **options):
     e = raw_env(render_mode=render_mode, rules=rules, **options)
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
     e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = ActionTypeWrapper(e)
     e = wrappers.OrderEnforcingWrapper(e)
     return e
+
+
+class ActionTypeWrapper(wrappers.BaseWrapper):
+    """Refuses an action that is not an integer (or ``None``) with a TypeError naming its type.
+
+    The standard wrappers would index the action mask with it (``True`` picks
+    a whole array) or assert without saying what is wrong.
+    """
+
+    def step(self, action):
+        if action is not None:
+            _action_int(action)
+        super().step(action)
+
+
+def _action_int(action):
+    """``action`` as an int; TypeError for bools, floats, strings, lists, arrays (0-d integer arrays aside)."""
+    if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+        return int(action)
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, numbers.Integral):
+        raise TypeError(f"action must be an int, not {type(action).__name__} ({action!r})")
+    return int(action)
 
 
 class raw_env(AECEnv):
@@ -81,6 +105,8 @@ class raw_env(AECEnv):
         return self.action_spaces[agent]
 
     def observe(self, agent):
+        if agent not in COLOUR:
+            raise ValueError(f"unknown agent {agent!r}; the agents are 'white' and 'black'")
         n = self.board_size
         obs = np.empty((n, n, NUM_PLANES), np.float32)
         mask = np.empty(self.rules.num_actions, np.int8)
@@ -99,9 +125,10 @@ class raw_env(AECEnv):
           placement drawn from the env's seeded generator;
         - ``{"start": "placement"}`` is the default, a new game.
         """
+        plan = self._reset_plan(options)  # checked before anything changes (the generator included)
         if seed is not None or self._np_random is None:
             self._np_random, self._np_random_seed = seeding.np_random(seed)
-        state = self._initial_state(options)
+        state = self._initial_state(plan)
         self.state = state
         self.agents = list(AGENTS)
         self._reset_bookkeeping()
@@ -112,11 +139,13 @@ class raw_env(AECEnv):
 
     def step(self, action):
         agent = self.agent_selection
+        if not self.agents:
+            raise RuntimeError("the game is over and every agent has stepped out (step(None) each); call reset()")
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
         a = self._check_action(action)
         self._cumulative_rewards[agent] = 0
-        K.apply_action(self.state, a)
+        K.apply_action_unchecked(self.state, a)  # _check_action checked the state and the action
         self._sync_after_action()
         self._accumulate_rewards()
         if self.render_mode == "human":
@@ -217,12 +246,7 @@ class raw_env(AECEnv):
         agent = self.agent_selection
         if action is None:
             raise TypeError(f"action None given to {agent!r}, whose game is still on; None is only for a finished agent")
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, numbers.Integral):
-            if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
-                action = int(action)
-            else:
-                raise TypeError(f"action must be an int, not {type(action).__name__} ({action!r})")
-        a = int(action)
+        a = _action_int(action)
         na = self.rules.num_actions
         if not 0 <= a < na:
             raise ValueError(f"action {a} is out of range 0..{na - 1}")
@@ -230,7 +254,8 @@ class raw_env(AECEnv):
             raise ValueError(f"illegal action {a} ({action_to_str(a, self.board_size)}) for {agent}: {explain_illegal(self.state, a)}")
         return a
 
-    def _initial_state(self, options):
+    def _reset_plan(self, options):
+        """The checked reset options: ``(start, position)`` with the position's state built (or None)."""
         if options is None:
             options = {}
         if not isinstance(options, dict):
@@ -240,14 +265,21 @@ class raw_env(AECEnv):
             # A warning, not an error: PettingZoo's api_test probes reset() with {"options": 1}.
             warnings.warn(f"ignoring unknown reset option(s) {unknown}; valid: {list(RESET_OPTIONS)}", stacklevel=3)
         start = options.get("start", "battle" if "board" in options else "placement")
-        if start not in ("placement", "battle"):
+        if not isinstance(start, str) or start not in ("placement", "battle"):
             raise ValueError(f"reset option 'start' must be 'placement' or 'battle', not {start!r}")
         if "board" in options and start != "battle":
             raise ValueError(f"reset option 'board' starts the battle phase; it cannot be combined with start={start!r}")
         if "to_move" in options and "board" not in options:
             raise ValueError("reset option 'to_move' needs a 'board'")
+        position = None
         if "board" in options:
-            return position_state(self.rules, options["board"], options.get("to_move", "black"))
+            position = position_state(self.rules, options["board"], options.get("to_move", "black"))
+        return start, position
+
+    def _initial_state(self, plan):
+        start, position = plan
+        if position is not None:
+            return position
         state = self.rules.new_state()
         if start == "battle":
             K.random_placement(state, int(self._np_random.integers(0, 2**31 - 1)))
@@ -260,4 +292,5 @@ class raw_env(AECEnv):
         return d
 
     def __setstate__(self, d):
-        self.__dict__.update(d)
+        # From a read-only buffer (Ray's object store) the arrays come back read-only: writable copies.
+        self.__dict__.update(thaw_dict(d))

@@ -9,9 +9,16 @@ A game state is a 1-D ``np.int64`` array laid out as
 Everything the rules need lives in that array, so a state is cloned with
 ``state.copy()``, stored in a batch as one row of a 2-D array, pickled, and
 passed to any ``@njit`` function.  The kernel knows nothing of PettingZoo or
-Gymnasium.  Functions whose name starts with ``_`` assume their input is legal;
-the checked entry points are :func:`is_legal` and :func:`legal_actions`.
+Gymnasium.  Functions whose name starts with ``_`` or ends with ``_unchecked``
+assume their input is valid; the checked entry points at the end of this
+module (:func:`apply_action`, :func:`legal_actions`, :func:`legal_mask`,
+:func:`is_legal`, the random play, :func:`pass_turn`, :func:`set_position`)
+validate the state (:func:`validate_state`) and their other arguments for
+Python callers, and compile to their unchecked twins inside ``@njit`` code.
 """
+
+import inspect
+import numbers
 
 import numpy as np
 from numba import njit
@@ -77,7 +84,7 @@ def diagonal_ends(n):
 
 
 @njit(cache=True)
-def set_position(s, board, to_move):
+def set_position_unchecked(s, board, to_move):
     """Start the battle phase from ``board`` (flat, length P) with ``to_move`` to decide.
 
     The state must be freshly created; positions are validated by the Python layer.
@@ -416,8 +423,8 @@ def _do_jump(s, p, d):
 
 
 @njit(cache=True)
-def apply_action(s, a):
-    """Apply a legal action (unchecked: call :func:`is_legal` first for untrusted input)."""
+def apply_action_unchecked(s, a):
+    """Apply a legal action to a valid state, unchecked (the fast path; :func:`apply_action` checks)."""
     s[H_LAST_ACTION] = a
     s[H_DECISIONS] += 1
     p_ = s[H_P]
@@ -554,8 +561,8 @@ def _move_actions(s, out):
 
 
 @njit(cache=True)
-def legal_actions(s, out):
-    """Write the legal actions into ``out`` (deterministic order); return how many."""
+def legal_actions_unchecked(s, out):
+    """Write the legal actions into ``out`` (deterministic order); return how many.  Unchecked."""
     ph = s[H_PHASE]
     if ph == PH_OVER:
         return 0
@@ -616,8 +623,8 @@ def _stop_allowed(s):
 
 
 @njit(cache=True)
-def is_legal(s, a):
-    """Is action ``a`` (any integer) legal in state ``s``?  Never modifies ``s``."""
+def is_legal_unchecked(s, a):
+    """Is action ``a`` (any integer) legal in the valid state ``s``?  Never modifies ``s``.  Unchecked."""
     ph = s[H_PHASE]
     p_ = s[H_P]
     if ph == PH_OVER or a < 0 or a > stop_action(p_):
@@ -663,14 +670,21 @@ def is_legal(s, a):
 
 
 @njit(cache=True)
-def legal_mask(s, mask):
-    """Fill ``mask`` (length 10P+1) with 1 for legal actions, 0 otherwise."""
+def legal_mask_unchecked(s, mask):
+    """Fill ``mask`` (length 10P+1) with 1 for legal actions, 0 otherwise.  Unchecked."""
     mask[:] = 0
     buf = np.empty(stop_action(s[H_P]) + 1, dtype=np.int64)
-    k = legal_actions(s, buf)
+    k = legal_actions_unchecked(s, buf)
     for i in range(k):
         mask[buf[i]] = 1
     return k
+
+
+@njit(cache=True)
+def has_legal_action(s):
+    """Does the side to move have a legal action?  (Unchecked; False once the game is over.)"""
+    buf = np.empty(stop_action(s[H_P]) + 1, dtype=np.int64)
+    return legal_actions_unchecked(s, buf) > 0
 
 
 # ------------------------------------------------------------------ results
@@ -727,12 +741,12 @@ def same_decision_point(a, b):
 
 # ------------------------------------------------------------- random play
 @njit(cache=True)
-def random_playout(s, buf):
+def random_playout_unchecked(s, buf):
     """Play uniformly random legal actions until the game ends; return decisions made."""
     k = 0
     while s[H_PHASE] != PH_OVER:
-        m = legal_actions(s, buf)
-        apply_action(s, buf[np.random.randint(m)])
+        m = legal_actions_unchecked(s, buf)
+        apply_action_unchecked(s, buf[np.random.randint(m)])
         k += 1
     return k
 
@@ -744,29 +758,29 @@ def seed_numba(seed):
 
 
 @njit(cache=True)
-def random_games(template, n_games, seed):
+def random_games_unchecked(template, n_games, seed):
     """Play ``n_games`` random full games from copies of ``template``; return total decisions."""
     np.random.seed(seed)
     buf = np.empty(stop_action(template[H_P]) + 1, dtype=np.int64)
     total = 0
     for _ in range(n_games):
         s = template.copy()
-        total += random_playout(s, buf)
+        total += random_playout_unchecked(s, buf)
     return total
 
 
 @njit(cache=True)
-def random_placement(s, seed):
+def random_placement_unchecked(s, seed):
     """Fill the board with seeded random placements (legal for the first two stones)."""
     np.random.seed(seed)
     buf = np.empty(stop_action(s[H_P]) + 1, dtype=np.int64)
     while s[H_PHASE] == PH_PLACEMENT:
-        m = legal_actions(s, buf)
-        apply_action(s, buf[np.random.randint(m)])
+        m = legal_actions_unchecked(s, buf)
+        apply_action_unchecked(s, buf[np.random.randint(m)])
 
 
 @njit(cache=True)
-def pass_turn(s):
+def pass_turn_unchecked(s):
     """Hand the turn to the other side without a move (irregular records only).
 
     Used to replay real game records that are not a legal game: in the move
@@ -784,3 +798,161 @@ def pass_turn(s):
         s[H_TO_MOVE] = 3 - s[H_TO_MOVE]
         s[H_HASH] ^= ZOBRIST_SIDE
         _begin_turn(s)
+
+
+# ------------------------------------------------------- checked entry points
+# The functions above trust their input.  The ones below are what Python code
+# calls: they check the state (validate.validate_state), the action and the
+# buffers, raise a ValueError / TypeError naming the problem and leave the
+# state untouched.  Inside @njit code a call of a checked function compiles
+# straight to its unchecked twin (numba's ``overload``), so the package's
+# numba callers (bots, batched runner) pay nothing for the checks.
+
+from numba.extending import overload  # noqa: E402
+
+from .validate import check_action_value, check_buffer, check_layout, validate_state  # noqa: E402,F401
+
+
+def _fast_in_numba(fast):
+    """Make numba compile calls of the decorated checked function as calls of the @njit ``fast``."""
+
+    def decorate(checked):
+        params = ", ".join(inspect.signature(fast.py_func).parameters)
+        ns = {"fast": fast}
+        exec(f"def typer({params}):\n    def impl({params}):\n        return fast({params})\n    return impl\n", ns)
+        overload(checked)(ns["typer"])
+        checked.unchecked = fast
+        return checked
+
+    return decorate
+
+
+def _writable(s):
+    if not s.flags.writeable:
+        raise ValueError("the state is read-only; apply actions to a copy (state.copy())")
+
+
+@_fast_in_numba(apply_action_unchecked)
+def apply_action(s, a):
+    """Apply action ``a`` to state ``s`` after checking both.
+
+    ValueError (naming the problem, e.g. why the action is illegal) or
+    TypeError, with ``s`` untouched, unless ``s`` is a valid state of a game in
+    progress (:func:`jiu_env.validate.validate_state`), writable, and ``a`` an
+    integer legal in it.  :func:`apply_action_unchecked` is the fast path for
+    code that has checked already; @njit code calling ``apply_action`` gets
+    the unchecked one.
+    """
+    validate_state(s, live=True)
+    a = check_action_value(a, num_actions(s[H_N]))
+    _writable(s)
+    if not is_legal_unchecked(s, a):
+        from .state import explain_illegal
+
+        raise ValueError(f"illegal action {a}: {explain_illegal(s, a)}")
+    apply_action_unchecked(s, a)
+
+
+@_fast_in_numba(legal_actions_unchecked)
+def legal_actions(s, out):
+    """Write the legal actions of state ``s`` into ``out`` (deterministic order); return how many.
+
+    ``out`` must be a writable 1-D int64 array of at least ``10 * P + 1``
+    entries (ValueError otherwise); ``s`` is validated first and never modified
+    (read-only states are fine).
+    """
+    n, p = check_layout(s)
+    check_buffer(out, num_actions(n), "out")
+    validate_state(s)
+    return legal_actions_unchecked(s, out)
+
+
+@_fast_in_numba(legal_mask_unchecked)
+def legal_mask(s, mask):
+    """Fill ``mask`` (a writable 1-D array of length ``10 * P + 1``) with 1 on the legal actions of ``s``, 0 elsewhere."""
+    n, p = check_layout(s)
+    check_buffer(mask, num_actions(n), "mask", (np.int8, np.uint8, np.bool_, np.int32, np.int64, np.float32,
+                                                 np.float64))
+    if mask.size != num_actions(n):
+        raise ValueError(f"mask has {mask.size} entries; this board has {num_actions(n)} actions")
+    validate_state(s)
+    return legal_mask_unchecked(s, mask)
+
+
+@_fast_in_numba(is_legal_unchecked)
+def is_legal(s, a):
+    """Is ``a`` a legal action in state ``s``?  Any integer may be asked (False when out of range).
+
+    ``s`` is validated first (ValueError for an invalid state; a finished game
+    has no legal action); a non-integer ``a`` is a TypeError.  Never modifies ``s``.
+    """
+    validate_state(s)
+    if isinstance(a, np.ndarray) and a.shape == () and np.issubdtype(a.dtype, np.integer):
+        a = a[()]
+    if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral):
+        raise TypeError(f"an action is an integer, not {type(a).__name__} ({a!r})")
+    a = int(a)
+    if not 0 <= a < num_actions(s[H_N]):
+        return False
+    return bool(is_legal_unchecked(s, a))
+
+
+@_fast_in_numba(random_playout_unchecked)
+def random_playout(s, buf):
+    """Play uniformly random legal actions (numba's generator, :func:`seed_numba`) until the game ends; return decisions made."""
+    n, p = check_layout(s)
+    check_buffer(buf, num_actions(n))
+    validate_state(s)
+    _writable(s)
+    return random_playout_unchecked(s, buf)
+
+
+@_fast_in_numba(random_games_unchecked)
+def random_games(template, n_games, seed):
+    """Play ``n_games`` random full games from copies of ``template``; return total decisions."""
+    validate_state(template)
+    if isinstance(n_games, (bool, np.bool_)) or not isinstance(n_games, numbers.Integral) or n_games < 0:
+        raise ValueError(f"n_games must be an int >= 0, not {n_games!r}")
+    return random_games_unchecked(template, int(n_games), _seed(seed))
+
+
+@_fast_in_numba(random_placement_unchecked)
+def random_placement(s, seed):
+    """Fill the board of a placement-phase state with seeded random placements."""
+    validate_state(s)
+    _writable(s)
+    return random_placement_unchecked(s, _seed(seed))
+
+
+@_fast_in_numba(pass_turn_unchecked)
+def pass_turn(s):
+    """Checked :func:`pass_turn_unchecked`: battle phase, move or capture sub-phase (irregular records only)."""
+    validate_state(s, live=True)
+    _writable(s)
+    if s[H_PHASE] != PH_BATTLE or s[H_SUB] not in (SUB_MOVE, SUB_CAPTURE):
+        raise ValueError("a turn can be passed only in the battle phase, in the move or capture sub-phase")
+    pass_turn_unchecked(s)
+
+
+@_fast_in_numba(set_position_unchecked)
+def set_position(s, board, to_move):
+    """Checked :func:`set_position_unchecked` (prefer :func:`jiu_env.state.position_state`, which explains problems)."""
+    n, p = check_layout(s)
+    _writable(s)
+    if s[H_PHASE] != PH_PLACEMENT or s[H_PLACED] != 0:
+        raise ValueError("set_position needs a fresh state (Rules.new_state())")
+    b = np.asarray(board)
+    if b.shape != (p,) or not np.issubdtype(b.dtype, np.integer) or b.min() < EMPTY or b.max() > BLACK:
+        raise ValueError(f"board must be {p} integers 0, 1 or 2 (flat)")
+    if to_move not in (WHITE, BLACK):
+        raise ValueError(f"to_move must be {WHITE} (white) or {BLACK} (black), not {to_move!r}")
+    t = s.copy()
+    set_position_unchecked(t, b.astype(np.int64), to_move)
+    validate_state(t)  # e.g. no empty point, or too few stones for min_stones
+    s[:] = t
+
+
+def _seed(seed):
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be an int in 0..2**32-1, not {seed!r}")
+    return int(seed)

@@ -23,6 +23,8 @@ integer of the action space still has a text that parses back to it.
 column); :func:`str_to_action` also accepts either case and surrounding spaces.
 """
 
+import numpy as np
+
 from .vocab import A_JUMP, A_LIFT, A_POINT, A_STEP, DC, DR, MAX_N, MIN_N, num_actions, stop_action
 
 ROWS = "abcdefghijklmnopqrst"
@@ -64,6 +66,8 @@ def action_to_str(action, board_size):
     n = board_size
     p_ = n * n
     try:
+        if isinstance(action, (bool, np.bool_)):
+            raise TypeError
         a = int(action)
     except (TypeError, ValueError):
         raise TypeError(f"action must be an int, not {type(action).__name__}") from None

@@ -39,6 +39,7 @@ import numpy as np
 from numba import njit
 
 from . import kernel as K
+from .validate import check_buffer, validate_state
 
 from .vocab import (NUM_PLANES, PL_CENTRE_ENDS, PL_CHAINING_STONE, PL_EMPTY, PL_ENEMY, PL_ENEMY_FLYING,  # noqa: E402
                     PL_IS_WHITE, PL_JUMP_BAN, PL_LAST_FROM, PL_LAST_TO, PL_LIFTED_STONE, PL_MOVE, PL_OWN,
@@ -47,8 +48,8 @@ from .vocab import (NUM_PLANES, PL_CENTRE_ENDS, PL_CHAINING_STONE, PL_EMPTY, PL_
 
 
 @njit(cache=True)
-def write_observation(s, me, out):
-    """Fill ``out`` (float32, shape (N, N, NUM_PLANES)) with the planes of colour ``me``."""
+def write_observation_unchecked(s, me, out):
+    """Fill ``out`` (float32, shape (N, N, NUM_PLANES)) with the planes of colour ``me``.  Unchecked."""
     n = s[K.H_N]
     p_ = s[K.H_P]
     out[:] = 0.0
@@ -109,10 +110,39 @@ def write_observation(s, me, out):
 
 
 @njit(cache=True)
-def observe(s, me, selected, obs, mask):
-    """Planes of ``me`` into ``obs`` and, when ``selected``, the legal mask into ``mask``."""
-    write_observation(s, me, obs)
+def observe_unchecked(s, me, selected, obs, mask):
+    """Planes of ``me`` into ``obs`` and, when ``selected``, the legal mask into ``mask``.  Unchecked."""
+    write_observation_unchecked(s, me, obs)
     if selected and s[K.H_PHASE] != K.PH_OVER and s[K.H_TO_MOVE] == me:
-        K.legal_mask(s, mask)
+        K.legal_mask_unchecked(s, mask)
     else:
         mask[:] = 0
+
+
+# Checked entry points for Python callers; @njit callers compile straight to the unchecked twins (as in the kernel).
+def _check_planes(s, me, out):
+    validate_state(s)
+    if isinstance(me, (bool, np.bool_)) or me not in (K.WHITE, K.BLACK):
+        raise ValueError(f"me must be {K.WHITE} (white) or {K.BLACK} (black), not {me!r}")
+    n = int(s[K.H_N])
+    if (not isinstance(out, np.ndarray) or out.shape != (n, n, NUM_PLANES)
+            or out.dtype not in (np.float32, np.float64) or not out.flags.writeable):
+        raise ValueError(f"out must be a writable float32 array of shape {(n, n, NUM_PLANES)}, not "
+                         f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
+
+
+@K._fast_in_numba(write_observation_unchecked)
+def write_observation(s, me, out):
+    """Fill ``out`` (writable float32, shape (N, N, NUM_PLANES)) with the planes of colour ``me`` (checked)."""
+    _check_planes(s, me, out)
+    write_observation_unchecked(s, me, out)
+
+
+@K._fast_in_numba(observe_unchecked)
+def observe(s, me, selected, obs, mask):
+    """Planes of ``me`` into ``obs`` and, when ``selected``, the legal mask into ``mask`` (checked)."""
+    _check_planes(s, me, obs)
+    check_buffer(mask, K.num_actions(int(s[K.H_N])), "mask", (np.int8, np.uint8, np.bool_))
+    if mask.size != K.num_actions(int(s[K.H_N])):
+        raise ValueError(f"mask has {mask.size} entries; this board has {K.num_actions(int(s[K.H_N]))} actions")
+    observe_unchecked(s, me, bool(selected), obs, mask)

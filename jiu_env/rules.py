@@ -234,6 +234,9 @@ def _validate(r):
 
 def rules_from_state(state):
     """Recover the :class:`Rules` (profile name aside) stored in a kernel state."""
+    from .validate import validate_state
+
+    validate_state(state)
     inv = {v: k for k, v in BAN_MODES.items()}
     maxt = int(state[K.H_MAXT])
     cap = int(state[K.H_CAP])

@@ -26,6 +26,7 @@ from .render import render_ansi, render_mode_frame
 from .vocab import COLOUR_NAMES, PHASE_NAMES
 from .players import CallablePlayer, make_player
 from .rules import Rules
+from .validate import thaw_dict
 
 COLOURS = {"white": K.WHITE, "black": K.BLACK}
 RESET_OPTIONS = ("start", "board", "to_move", "learner")
@@ -154,6 +155,7 @@ class JiuVsBotEnv(gymnasium.Env):
         self.opponent = self.opponents[0]
         self.opponent_name = self.opponent_names[0]
         self._done = True
+        self._error = False
         self._base = 0
         self._buf = np.empty(self.num_actions, np.int64)
         self._window = None
@@ -176,7 +178,8 @@ class JiuVsBotEnv(gymnasium.Env):
         position ``"board"`` (N x N of 0/1/2) with ``"to_move"`` (default
         ``"black"``) to start the battle phase from.
         """
-        super().reset(seed=seed)
+        # Every option is checked (and a given position built) before anything changes: a reset that
+        # raises here leaves the env, its game and its random generator as they were.
         options = {} if options is None else options
         if not isinstance(options, dict):
             raise TypeError(f"reset options must be a dict, not {type(options).__name__}")
@@ -184,29 +187,35 @@ class JiuVsBotEnv(gymnasium.Env):
         if unknown:
             raise ValueError(f"unknown reset option(s) {unknown}; valid: {list(RESET_OPTIONS)}")
         learner = options.get("learner", self.learner)
-        if learner not in ("white", "black", "random"):
+        if not isinstance(learner, str) or learner not in ("white", "black", "random"):
             raise ValueError(f"learner must be 'white', 'black' or 'random', not {learner!r}")
+        start = options.get("start", self.start)
+        if not isinstance(start, str) or start not in ("placement", "battle"):
+            raise ValueError(f"start must be 'placement' or 'battle', not {start!r}")
+        if "to_move" in options and "board" not in options:
+            raise ValueError("reset option 'to_move' needs a 'board'")
+        if "board" in options and options.get("start", "battle") != "battle":
+            raise ValueError("reset option 'board' starts the battle phase; it cannot go with start='placement'")
+        position = None
+        if "board" in options:
+            position = position_state(self.rules, options["board"], options.get("to_move", "black"))
+        super().reset(seed=seed)
+        self._done = True  # until the new game is ready: an opponent that fails leaves no half-made game
+        self._error = True
         if learner == "random":
             learner = "white" if self.np_random.integers(2) == 0 else "black"
         self.colour = COLOURS[learner]
         self.opponent = self._pick_opponent()
         self.opponent.restart(seed=int(self.np_random.integers(_SEED_MAX)))
-        start = options.get("start", self.start)
-        if "to_move" in options and "board" not in options:
-            raise ValueError("reset option 'to_move' needs a 'board'")
-        if "board" in options and options.get("start", "battle") != "battle":
-            raise ValueError("reset option 'board' starts the battle phase; it cannot go with start='placement'")
-        if "board" in options:
-            self.state = position_state(self.rules, options["board"], options.get("to_move", "black"))
+        if position is not None:
+            self.state = position
             self._set_base()
             self._play_opponent()
             if self.state[K.H_PHASE] == K.PH_OVER:
-                self._done = True
+                self._error = False
                 raise ValueError("the given position is decided before the learner has a decision: "
                                  + render_ansi(self.state).splitlines()[-2])
         else:
-            if start not in ("placement", "battle"):
-                raise ValueError(f"start must be 'placement' or 'battle', not {start!r}")
             for _ in range(100):  # a random start that ends before the learner moves is drawn again
                 self.state = self._new_game(start)
                 self._set_base()
@@ -214,19 +223,23 @@ class JiuVsBotEnv(gymnasium.Env):
                 if self.state[K.H_PHASE] != K.PH_OVER:
                     break
             else:
+                self._error = False
                 raise RuntimeError("100 random starts in a row ended before the learner had a decision")
         self._done = False
+        self._error = False
         if self.render_mode == "human":
             self.render()
         return self._obs(), self._info()
 
     def step(self, action):
         """Play the learner's decision, then the opponent's, until the learner decides again."""
+        if self._error:
+            raise RuntimeError("the episode ended with an error; call reset()")
         if self._done:
             raise RuntimeError("the episode is over: call reset() before step()")
         a = check_action(action, self.num_actions)
         s = self.state
-        if not K.is_legal(s, a):
+        if not K.is_legal(s, a):  # checks the state too (it may have been changed from outside)
             if self.illegal == "raise":
                 raise ValueError(f"illegal action {a} ({action_to_str(a, self.board_size)}) for the learner: "
                                  f"{explain_illegal(s, a)}")
@@ -236,8 +249,13 @@ class JiuVsBotEnv(gymnasium.Env):
                         outcome=-1.0)
             return self._obs(), -1.0, True, False, info
         before = self._potential()
-        K.apply_action(s, a)
-        self._play_opponent()
+        K.apply_action_unchecked(s, a)
+        try:
+            self._play_opponent()
+        except BaseException:
+            # The learner's move is made and the opponent's turn is half done: this game cannot go on.
+            self._done = self._error = True
+            raise
         reward = 0.0
         if self.capture_reward:
             reward += self.capture_reward * (self._potential() - before)
@@ -259,7 +277,7 @@ class JiuVsBotEnv(gymnasium.Env):
         """Boolean mask of the learner's legal actions (all False once the episode is over)."""
         mask = np.zeros(self.num_actions, np.int8)
         if not self._done:
-            K.legal_mask(self.state, mask)
+            K.legal_mask(self.state, mask)  # checks the state
         return mask.astype(bool)
 
     def render(self):
@@ -309,13 +327,18 @@ class JiuVsBotEnv(gymnasium.Env):
             self._apply_checked(s, a, "opponent")
 
     def _apply_checked(self, s, a, who):
+        name = getattr(self.opponent if who == "opponent" else self.placement, "name", who)
+        if isinstance(a, np.ndarray) and a.shape in ((), (1,)) and np.issubdtype(a.dtype, np.integer):
+            a = a.reshape(())[()]
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral):
+            raise RuntimeError(f"the {who} ({name}) returned {a!r} of type {type(a).__name__}, not an integer action")
         a = int(a)
-        if not K.is_legal(s, a):
-            name = getattr(self.opponent if who == "opponent" else self.placement, "name", who)
+        if not 0 <= a < self.num_actions:
+            raise RuntimeError(f"the {who} ({name}) chose the illegal action {a}: out of range 0..{self.num_actions - 1}")
+        if not K.is_legal_unchecked(s, a):
             raise RuntimeError(f"the {who} ({name}) chose the illegal action {a} "
-                               f"({action_to_str(a, self.board_size) if 0 <= a < self.num_actions else '?'}): "
-                               f"{explain_illegal(s, a) if 0 <= a < self.num_actions else 'out of range'}")
-        K.apply_action(s, a)
+                               f"({action_to_str(a, self.board_size)}): {explain_illegal(s, a)}")
+        K.apply_action_unchecked(s, a)
 
     def _material(self):
         s = self.state
@@ -370,6 +393,11 @@ class JiuVsBotEnv(gymnasium.Env):
         d = self.__dict__.copy()
         d["_window"] = None
         return d
+
+    def __setstate__(self, d):
+        # From a read-only buffer (Ray) the arrays come back read-only: give the env writable copies.
+        self.__dict__.update(thaw_dict(d))
+        self.__dict__.setdefault("_error", False)
 
 
 def _name_of(opponent):

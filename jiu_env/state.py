@@ -4,9 +4,12 @@ These helpers take and return kernel states (:mod:`jiu_env.kernel`) and know
 nothing of PettingZoo or Gymnasium.
 """
 
+import numbers
+
 import numpy as np
 
 from . import kernel as K
+from .validate import validate_state
 from .vocab import ACTION_KIND_NAMES, COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES, SUBPHASE_NAMES, WINNER_NAMES
 
 COLOUR = {"white": K.WHITE, "black": K.BLACK}
@@ -48,8 +51,14 @@ def position_state(rules, board, to_move="black"):
 
 def explain_illegal(s, a):
     """Why action ``a`` is illegal in state ``s`` (for error messages)."""
+    validate_state(s)
     p_ = int(s[K.H_P])
     ph = int(s[K.H_PHASE])
+    if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral):
+        return f"an action is an integer, not {type(a).__name__}"
+    a = int(a)
+    if not 0 <= a <= K.stop_action(p_):
+        return f"action {a} is out of range 0..{K.stop_action(p_)}"
     kind = ACTION_KIND_NAMES[K.action_kind(a, p_)]
     if ph == K.PH_OVER:
         return "the game is over"

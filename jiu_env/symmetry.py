@@ -31,11 +31,13 @@ is exact) but forgets the other earlier positions, so a later repetition of
 one of those is not detected in the transformed game.
 """
 
+import numbers
 from functools import lru_cache
 
 import numpy as np
 
 from . import kernel as K
+from .validate import validate_state
 from .vocab import PL_CENTRE_ENDS
 
 NAMES = ("identity", "rot90", "rot180", "rot270", "flip_lr", "flip_ud", "transpose", "anti_transpose")
@@ -139,12 +141,23 @@ def action_map(g, n):
 
 def transform_point(p, g, n):
     """Image of point ``p`` under symmetry ``g`` on an n x n board."""
-    return int(point_map(g, n)[p])
+    m = point_map(g, n)
+    return int(m[_index(p, m.size, "point")])
 
 
 def transform_action(a, g, n):
     """Image of action ``a`` (flat encoding) under symmetry ``g`` on an n x n board."""
-    return int(action_map(g, n)[a])
+    m = action_map(g, n)
+    return int(m[_index(a, m.size, "action")])
+
+
+def _index(i, size, what):
+    """``i`` as an int in ``0..size-1`` (no negative indexing from the end)."""
+    if isinstance(i, (bool, np.bool_)) or not isinstance(i, numbers.Integral):
+        raise TypeError(f"a {what} is an int, not {type(i).__name__} ({i!r})")
+    if not 0 <= i < size:
+        raise ValueError(f"{what} {i} is out of range 0..{size - 1}")
+    return int(i)
 
 
 @lru_cache(maxsize=None)
@@ -165,6 +178,7 @@ def symmetries_for(state):
     All 8 once the battle phase has started (or the game is over); only
     :func:`placement_symmetries` during the placement phase.
     """
+    validate_state(state)
     if state[K.H_PHASE] == K.PH_PLACEMENT:
         return placement_symmetries(int(state[K.H_N]))
     return ALL_SYMMETRIES
@@ -190,6 +204,7 @@ def transform_state(state, g):
     not modified.
     """
     g = _check(g)
+    validate_state(state)
     n = int(state[K.H_N])
     p_ = n * n
     pts, _, acts, _, _ = _tables(n)
@@ -251,6 +266,8 @@ def transform_observation(obs, g, channels_last=True):
     from .observation import NUM_PLANES
 
     obs = np.asarray(obs)
+    if obs.ndim < 3:
+        raise ValueError(f"observation planes have shape (..., N, N, C) or (..., C, N, N), not {obs.shape}")
     if channels_last:
         n, n2, c = obs.shape[-3:]
     else:

@@ -49,6 +49,7 @@ from . import kernel as K
 from .bots.greedy import greedy_action
 from .observation import NUM_PLANES, write_observation
 from .rules import Rules
+from .validate import state_problem, thaw_dict, validate_state
 
 # Opponent kinds understood by the numba step.  A new numba opponent gets a
 # number here and a branch in _opponent_action.
@@ -250,6 +251,16 @@ def _run_batch(mode, states, actions, template, cfg, learner, bufs, rng, obs, ma
 
 
 @njit(cache=True)
+def first_invalid(states):
+    """Index of the first row that is not a valid state of a game in progress (see validate_state), or -1."""
+    for i in range(states.shape[0]):
+        s = states[i]
+        if state_problem(s)[0] != 0 or s[K.H_PHASE] == K.PH_OVER or not K.has_legal_action(s):
+            return i
+    return -1
+
+
+@njit(cache=True)
 def first_illegal(states, actions):
     """Index of the first game whose action is illegal, or -1."""
     for i in range(states.shape[0]):
@@ -346,6 +357,10 @@ class BatchRunner:
         b = self.num_games
         obs = np.empty((b,) + self.obs_shape, dtype=np.float32)
         masks = np.empty((b, self.num_actions), dtype=np.int8)
+        validate_state(self.template)
+        if not self._states_fit():
+            # every slot starts anew: a replaced or read-only states array is simply made again
+            self.states = np.repeat(self.template[None, :], b, axis=0)
         self._run(MODE_RESET, obs=obs, masks=masks)
         self.games_done[:] = 0
         self.masks = masks
@@ -364,6 +379,7 @@ class BatchRunner:
         if acts.shape != (self.num_games,) or not np.issubdtype(acts.dtype, np.integer):
             raise ValueError(f"actions must be {self.num_games} integers, got shape {acts.shape} dtype {acts.dtype}")
         acts = acts.astype(np.int64, copy=False)
+        self._check_states()
         bad = first_illegal(self.states, acts)
         if bad >= 0:
             from .notation import action_to_str
@@ -382,6 +398,28 @@ class BatchRunner:
         self.masks = masks
         return obs, masks, rewards, terms, truncs
 
+    def _states_fit(self):
+        st = self.states
+        return (isinstance(st, np.ndarray) and st.dtype == np.int64 and st.shape == (self.num_games, self.template.size)
+                and st.flags.c_contiguous and st.flags.writeable)
+
+    def _check_states(self):
+        """The game states must be sound before numba runs on them (they are a public attribute)."""
+        st = self.states
+        if not self._states_fit():
+            raise ValueError(f"runner.states must be a writable C-contiguous int64 array of shape "
+                             f"{(self.num_games, self.template.size)}; reset() makes a new one")
+        bad = first_invalid(st)
+        if bad >= 0:
+            validate_state(st[bad], live=True)
+            raise ValueError(f"game {bad}: not a valid state of a game in progress")  # pragma: no cover
+        validate_state(self.template)
+
+    def __setstate__(self, d):
+        # From a read-only buffer (Ray's object store) the arrays come back read-only; the numba step writes
+        # into them, so the runner takes writable copies of its own.
+        self.__dict__.update(thaw_dict(d))
+
     def play_random(self, num_decisions):
         """Make ``num_decisions`` uniformly random decisions in every game (no observations), resetting finished games.
 
@@ -389,6 +427,10 @@ class BatchRunner:
         the runner's raw speed (used by the benchmark); call :meth:`reset`
         before stepping again.
         """
+        if isinstance(num_decisions, (bool, np.bool_)) or not isinstance(num_decisions, (int, np.integer)) \
+                or num_decisions < 0:
+            raise ValueError(f"num_decisions must be an int >= 0, not {num_decisions!r}")
+        self._check_states()
         self.masks = None
         return int(self._run(MODE_PLAY, n_decisions=int(num_decisions)))
 
@@ -481,6 +523,9 @@ class JiuVectorEnv(VectorEnv):
 
     def close_extras(self, **kwargs):
         self._masks = None
+
+    def __setstate__(self, d):
+        self.__dict__.update(thaw_dict(d))  # writable arrays after a read-only unpickling (see BatchRunner)
 
     def __repr__(self):
         return f"JiuVectorEnv(num_envs={self.num_envs}, opponent={self.runner.opponent!r}, learner={self.runner.learner_mode!r})"

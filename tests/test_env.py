@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from pettingzoo.utils import wrappers
 
+from jiu_env.env import ActionTypeWrapper
+
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # pettingzoo.test imports its bundled classic envs
     from pettingzoo.test import api_test, render_test, seed_test
@@ -126,7 +128,7 @@ def test_metadata_and_wrappers():
     while hasattr(w, "env"):
         chain.append(type(w))
         w = w.env
-    assert chain == [wrappers.OrderEnforcingWrapper, wrappers.AssertOutOfBoundsWrapper,
+    assert chain == [wrappers.OrderEnforcingWrapper, ActionTypeWrapper, wrappers.AssertOutOfBoundsWrapper,
                      wrappers.TerminateIllegalWrapper]
     assert isinstance(w, jiu_env.raw_env) and e.unwrapped is w
     assert e.possible_agents == ["white", "black"]
@@ -562,10 +564,25 @@ def test_wrapped_env_illegal_action_terminates_with_offender_minus_one():
 def test_wrapped_env_out_of_space_action_fails_the_assertion():
     e = jiu_env.env(board_size=6)
     e.reset(seed=0)
-    for bad in (-1, 361, 1.5, "a0"):
+    for bad in (-1, 361):
         with pytest.raises(AssertionError):
             e.step(bad)
     assert e.unwrapped.phase == "placement" and e.unwrapped.state[K.H_DECISIONS] == 0
+
+
+@pytest.mark.parametrize("bad", [True, False, np.bool_(True), 1.5, "a0", np.array([1, 2]), [3], None])
+def test_wrapped_env_names_a_wrong_action_type(bad):
+    """The mask lookup of TerminateIllegalWrapper must not see a bool or an array (numpy's "truth value" message)."""
+    e = jiu_env.env(board_size=6)
+    e.reset(seed=0)
+    before = e.unwrapped.state.copy()
+    with pytest.raises((TypeError, AssertionError)) as info:
+        e.step(bad)
+    if bad is not None:
+        assert info.type is TypeError and "action must be an int" in str(info.value)
+        assert type(bad).__name__ in str(info.value)
+    assert np.array_equal(e.unwrapped.state, before)
+    e.step(int(np.flatnonzero(e.observe("white")["action_mask"])[0]))  # still playable
 
 
 # ------------------------------------------------------ bad rules options

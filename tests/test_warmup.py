@@ -22,8 +22,8 @@ CHECK = textwrap.dedent("""
     warm_before = cache_is_warm(("jiu_env.kernel", "jiu_env.bots.greedy"))
     rep = jiu_env.warm_up(["random", "greedy"], board_sizes=[6])
     index = {n: os.path.exists(d._cache._cache_file._index_path)
-             for n, d in numba_functions() if n in ("jiu_env.kernel.apply_action", "jiu_env.bots.greedy.greedy_action")}
-    hits = sum(K.apply_action.stats.cache_hits.values())
+             for n, d in numba_functions() if n in ("jiu_env.kernel.apply_action_unchecked", "jiu_env.bots.greedy.greedy_action")}
+    hits = sum(K.apply_action_unchecked.stats.cache_hits.values())
     print(json.dumps({"warm_before": warm_before, "compiled": rep.compiled, "loaded": rep.loaded,
                       "index": index, "hits": hits}))
 """)
@@ -46,7 +46,7 @@ def test_jiu_warm_leaves_a_cache_the_next_process_loads():
     got = json.loads(r.stdout.strip().splitlines()[-1])
     assert got["warm_before"] is True
     assert got["compiled"] == []  # everything came from the cache
-    assert "jiu_env.kernel.apply_action" in got["loaded"] and "jiu_env.bots.greedy.greedy_action" in got["loaded"]
+    assert "jiu_env.kernel.apply_action_unchecked" in got["loaded"] and "jiu_env.bots.greedy.greedy_action" in got["loaded"]
     assert got["hits"] >= 1
     assert all(got["index"].values()) and len(got["index"]) == 2
 
@@ -67,4 +67,4 @@ def test_builtin_specs_and_function_listing():
     assert builtin_specs("phases:random+alphabeta:depth=1") == ["random", "alphabeta:depth=1"]
     assert builtin_specs("sb3:model.zip") == [] and builtin_specs("pkg.mod:Cls") == []
     names = [n for n, _ in numba_functions()]
-    assert "jiu_env.kernel.apply_action" in names
+    assert "jiu_env.kernel.apply_action_unchecked" in names

@@ -46,7 +46,7 @@ import numpy as np
 from numba import njit, objmode
 
 from .. import kernel as K
-from .base import Bot, legal_actions
+from .base import MAX_SECONDS, Bot, check_param, legal_actions
 from .evaluation_fn import action_gain, evaluate
 
 HDR = K.HDR
@@ -403,7 +403,7 @@ class AlphaBetaBot(Bot):
     name = "alphabeta"
     PARAMS = {
         "depth": "maximum search depth in turns (default 3 when no time is given, else unlimited)",
-        "time": "seconds per decision (iterative deepening stops at the deadline)",
+        "time": "seconds per decision, > 0 and <= 86400 (iterative deepening stops at the deadline)",
         "place_depth": "depth cap in the placement phase (default 2)",
         "cap_width": "capture choices searched below the root, most damaging first (default 8; 0 = all)",
         "drop_width": "fly drops searched below the root, best-ordered first (default 12; 0 = all)",
@@ -416,14 +416,12 @@ class AlphaBetaBot(Bot):
             depth = 3
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 64):
             raise ValueError(f"alphabeta depth must be an int in 1..64, not {depth!r}")
-        if time is not None and (isinstance(time, bool) or not isinstance(time, (int, float)) or not time > 0):
-            raise ValueError(f"alphabeta time must be a positive number of seconds, not {time!r}")
+        if time is not None:
+            time = check_param("alphabeta", "time", time, 0, MAX_SECONDS, lo_open=True)
         if isinstance(place_depth, bool) or not isinstance(place_depth, int) or not 1 <= place_depth <= 64:
             raise ValueError(f"alphabeta place_depth must be an int in 1..64, not {place_depth!r}")
-        if isinstance(cap_width, bool) or not isinstance(cap_width, int) or cap_width < 0:
-            raise ValueError(f"alphabeta cap_width must be an int >= 0, not {cap_width!r}")
-        if isinstance(drop_width, bool) or not isinstance(drop_width, int) or drop_width < 0:
-            raise ValueError(f"alphabeta drop_width must be an int >= 0, not {drop_width!r}")
+        cap_width = check_param("alphabeta", "cap_width", cap_width, 0, 1 << 30, integer=True)
+        drop_width = check_param("alphabeta", "drop_width", drop_width, 0, 1 << 30, integer=True)
         if isinstance(tt_bits, bool) or not isinstance(tt_bits, int) or not 10 <= tt_bits <= 26:
             raise ValueError(f"alphabeta tt_bits must be an int in 10..26, not {tt_bits!r}")
         self.depth = depth

@@ -43,7 +43,7 @@ from numba import njit
 
 from .. import kernel as K
 from ..observation import NUM_PLANES, write_observation
-from .base import Bot, legal_actions
+from .base import MAX_SIMS, Bot, check_param, legal_actions
 from .greedy import greedy_action
 
 CHECKPOINT_FORMAT = "jiu_env.alphazero/1"
@@ -488,8 +488,10 @@ class AlphaZeroBot(Bot):
     }
 
     def __init__(self, seed=None, checkpoint=None, sims=200, c=3.5, temperature=0.0, battle=None, threads=1):
-        if int(sims) < 1:
-            raise ValueError(f"sims must be >= 1, not {sims!r}")
+        sims = check_param("alphazero", "sims", sims, 1, MAX_SIMS, integer=True)
+        c = check_param("alphazero", "c", c, 0, 1e6)
+        temperature = check_param("alphazero", "temperature", temperature, 0, 1e6)
+        threads = check_param("alphazero", "threads", threads, 0, 1024, integer=True)
         import torch
 
         if threads:

@@ -7,21 +7,53 @@ fly drop and each square-capture choice.  Bots never modify the state they are
 given and know nothing of the env wrappers.
 """
 
+import math
+import numbers
+
 import numpy as np
 
 from .. import kernel as K
+from ..validate import check_layout, thaw_dict, validate_state
 
 
 def check_state(state):
-    """Raise a clear error unless ``state`` is a live kernel state."""
+    """Raise a clear error unless ``state`` is a valid kernel state of a game in progress.
+
+    TypeError for anything but a 1-D np.int64 array, ValueError "the game is
+    over" for a finished game, and :class:`~jiu_env.validate.InvalidStateError`
+    (a ValueError naming the field) for any header field out of range or
+    inconsistent with the board and the rules (:func:`jiu_env.validate.validate_state`).
+    """
     if not isinstance(state, np.ndarray) or state.dtype != np.int64 or state.ndim != 1:
         raise TypeError("a bot needs a kernel state: a 1-D np.int64 array (env.unwrapped.state)")
-    if state.size < K.HDR or not K.MIN_N <= state[K.H_N] <= K.MAX_N or state[K.H_P] != state[K.H_N] ** 2:
-        raise ValueError("not a kernel state: bad header (use Rules.new_state() or env.unwrapped.state)")
-    if state.size != K.HDR + state[K.H_P] + state[K.H_CAP]:
-        raise ValueError("not a kernel state: its length does not match its header")
+    check_layout(state)
     if state[K.H_PHASE] == K.PH_OVER:
         raise ValueError("the game is over: there is no decision to make")
+    validate_state(state, live=True)
+
+
+#: Upper bounds of the budgets a bot accepts: far beyond any useful setting, yet a step always returns.
+MAX_SECONDS = 86_400.0  # time per decision: one day
+MAX_SIMS = 100_000_000  # simulations per decision
+MAX_NODES = 100_000_000  # MCTS tree capacity (about 25 bytes a node, twice with reuse)
+
+
+def check_param(bot, name, value, lo, hi, integer=False, lo_open=False):
+    """``value`` checked as the bot parameter ``name``: a finite int (``integer``) or number in ``lo..hi``.
+
+    ValueError naming the bot and the parameter otherwise (bools, strings, nan
+    and infinities included).  ``lo_open`` excludes ``lo`` itself.
+    """
+    kind = "an int" if integer else "a number"
+    ok = not isinstance(value, (bool, np.bool_)) and isinstance(value, numbers.Integral if integer else numbers.Real)
+    if ok:
+        v = float(value)
+        ok = math.isfinite(v) and (v > lo if lo_open else v >= lo) and v <= hi
+    if not ok:
+        fmt = (lambda x: f"{int(x)}") if integer else (lambda x: f"{x:g}")
+        rng = f"{'>' if lo_open else '>='} {fmt(lo)} and <= {fmt(hi)}"
+        raise ValueError(f"{bot} {name} must be {kind} {rng}, not {value!r}")
+    return int(value) if integer else float(value)
 
 
 class Bot:
@@ -40,8 +72,10 @@ class Bot:
         self.rng = np.random.default_rng(self.seed)
 
     def step(self, state):
-        """One legal action for the side to move in ``state`` (never modifies it)."""
+        """One legal action for the side to move in ``state`` (never modifies it; read-only arrays are fine)."""
         check_state(state)
+        if not state.flags.writeable:
+            state = state.copy()  # the numba searches are compiled for writable arrays
         a = int(self._choose(state))
         return a
 
@@ -57,9 +91,15 @@ class Bot:
     def __repr__(self):
         return f"{type(self).__name__}(seed={self.seed!r})"
 
+    def __setstate__(self, d):
+        # Unpickled from a read-only buffer (Ray's object store), arrays come back read-only:
+        # the bot's tables and trees get writable copies of their own.
+        self.__dict__.update(thaw_dict(d))
+
 
 def legal_actions(state):
     """The legal actions of ``state`` in kernel order (an int64 array)."""
+    validate_state(state)
     buf = np.empty(K.num_actions(int(state[K.H_N])), np.int64)
-    k = K.legal_actions(state, buf)
+    k = K.legal_actions_unchecked(state, buf)
     return buf[:k]

@@ -47,7 +47,7 @@ import numpy as np
 from numba import njit, objmode
 
 from .. import kernel as K
-from .base import Bot, legal_actions
+from .base import MAX_NODES, MAX_SECONDS, MAX_SIMS, Bot, check_param, legal_actions
 from .evaluation_fn import QDC, QDR, SIDE_MASK, action_gain, centre_ring, evaluate
 
 HDR = K.HDR
@@ -403,33 +403,30 @@ class MCTSBot(Bot):
 
     name = "mcts"
     PARAMS = {
-        "sims": "simulations per decision (default 1000 when no time is given)",
-        "time": "seconds per decision",
-        "c": "UCB exploration constant (default sqrt(2))",
-        "rollout_cap": "battle decisions played out from a leaf before evaluating (default 0: evaluate the leaf)",
-        "max_nodes": "tree capacity in nodes (default 1,000,000)",
+        "sims": "simulations per decision, 1..1e8 (default 1000 when no time is given)",
+        "time": "seconds per decision, > 0 and <= 86400",
+        "c": "UCB exploration constant, 0..1e6 (default sqrt(2))",
+        "rollout_cap": "battle decisions played out from a leaf before evaluating, 0..1e6 (default 0: evaluate the leaf)",
+        "max_nodes": "tree capacity in nodes, 1000..1e8 (default 1,000,000)",
         "reuse": "keep the subtree of the played moves between decisions (default true)",
         "place_rollout": "placement leaves by random fill judged on squares + location (Shen et al. 2021) "
                          "instead of the formation evaluation (default false)",
-        "widen": "progressive widening: N visits open the 1 + widen*sqrt(N) best-ordered children (default 2; 0 = all)",
+        "widen": "progressive widening: N visits open the 1 + widen*sqrt(N) best-ordered children, 0..1e6 "
+                 "(default 2; 0 = all)",
     }
 
     def __init__(self, seed=None, sims=None, time=None, c=math.sqrt(2.0), rollout_cap=0,
                  max_nodes=1_000_000, reuse=True, widen=2.0, place_rollout=False):
         if sims is None and time is None:
             sims = 1000
-        if sims is not None and (isinstance(sims, bool) or not isinstance(sims, int) or sims < 1):
-            raise ValueError(f"mcts sims must be an int >= 1, not {sims!r}")
-        if time is not None and (isinstance(time, bool) or not isinstance(time, (int, float)) or not time > 0):
-            raise ValueError(f"mcts time must be a positive number of seconds, not {time!r}")
-        if isinstance(c, bool) or not isinstance(c, (int, float)) or not c >= 0:
-            raise ValueError(f"mcts c must be a number >= 0, not {c!r}")
-        if isinstance(rollout_cap, bool) or not isinstance(rollout_cap, int) or rollout_cap < 0:
-            raise ValueError(f"mcts rollout_cap must be an int >= 0, not {rollout_cap!r}")
-        if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1000:
-            raise ValueError(f"mcts max_nodes must be an int >= 1000, not {max_nodes!r}")
-        if isinstance(widen, bool) or not isinstance(widen, (int, float)) or not widen >= 0:
-            raise ValueError(f"mcts widen must be a number >= 0, not {widen!r}")
+        if sims is not None:
+            sims = check_param("mcts", "sims", sims, 1, MAX_SIMS, integer=True)
+        if time is not None:
+            time = check_param("mcts", "time", time, 0, MAX_SECONDS, lo_open=True)
+        c = check_param("mcts", "c", c, 0, 1e6)
+        rollout_cap = check_param("mcts", "rollout_cap", rollout_cap, 0, 1_000_000, integer=True)
+        max_nodes = check_param("mcts", "max_nodes", max_nodes, 1000, MAX_NODES, integer=True)
+        widen = check_param("mcts", "widen", widen, 0, 1e6)
         if not isinstance(place_rollout, bool):
             raise ValueError(f"mcts place_rollout must be true or false, not {place_rollout!r}")
         if not isinstance(reuse, bool):

@@ -1,0 +1,443 @@
+"""Checks for kernel states, action buffers and live objects that come from outside.
+
+The numba kernel (:mod:`jiu_env.kernel`) trusts its input: a header field out
+of range makes it read or write outside the array (a crash, not an
+exception), loop forever or return nonsense.  Everything that takes a state
+from a caller (the checked kernel entry points, every bot's ``step``, the
+envs) runs :func:`validate_state` once at that boundary; the kernel's inner
+loops and the bots' searches stay unchecked and fast.
+
+This module depends only on the vocabulary, so the kernel can use it.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from numba import njit
+
+from .vocab import (  # noqa: I001
+    H_FLYER_MOVES, H_FORMATIONS, H_MIN_CHECK, H_SQ_RETURN, MIN_CHECK_TURN_END,
+    A_STOP, BAN_BOTH, BAN_NAMES, BLACK, DEFAULT_HISTORY, DRAW, EMPTY, END_FEW_STONES, END_NO_MOVE,
+    END_REASON_NAMES, END_REPETITION, END_TURN_LIMIT, H_BAN, H_BAN_NOW, H_CAP, H_CAPTURED, H_CHAIN, H_CHAIN_LEN,
+    H_CHAIN_STOP, H_COUNT, H_DECISIONS, H_END_REASON, H_FLY, H_FLY_NOW, H_HIRR, H_HLEN, H_LAST_ACTION,
+    H_LAST_FROM, H_LAST_TO, H_LIFT, H_MAXT, H_MIN, H_N, H_ORIGIN, H_P, H_PENDING, H_PHASE, H_PLACED, H_REP,
+    H_REP_COUNT, H_SUB, H_TO_MOVE, H_TRUNC, H_TURNS, H_WINNER, HDR, MAX_N, MIN_N, PH_BATTLE, PH_OVER,
+    PH_PLACEMENT, PHASE_NAMES, SUB_CAPTURE, SUB_CHAIN, SUB_DROP, SUB_MOVE, SUBPHASE_NAMES, WHITE,
+)
+
+#: Upper bounds of ``max_battle_turns`` and ``history_size`` (as in :class:`jiu_env.rules.Rules`).
+MAX_BATTLE_TURNS = 1_000_000
+MAX_HISTORY = 1_000_001
+#: Upper bound of the counters (turns, decisions, history length): far above any real game,
+#: far below int64 overflow.
+MAX_COUNTER = 1 << 48
+
+_FIELD_NAMES = {v: k for k, v in globals().items() if k.startswith("H_") and isinstance(v, int)}
+_FIELD_NAMES[H_COUNT + WHITE] = "H_COUNT+WHITE"
+_FIELD_NAMES[H_COUNT + BLACK] = "H_COUNT+BLACK"
+
+
+# The checks of validate_state run in numba (a few microseconds: they guard every bot decision);
+# each failed check returns its number and two values, and Python words the message.
+# Only reads inside [0, HDR + P) after check_layout has vouched for the length.
+(OK, RANGE, BOARD, COUNT, OVER_NO_REASON, TRUNC_REASON, WINNER_REASON, LIVE_RESULT, PLACED_PHASE, PLACED_STONES,
+ PLACE_TURN, PLACE_FIELD0, PLACE_FIELDM1, PLACED_BATTLE, FEW_STONES, FULL_BOARD, NO_HISTORY, TURN_LIMIT, FLY_NOW,
+ SUB_FIELD0, SUB_FIELDM1, MOVE_FIELD, CHAIN_STONE, CHAIN_PROGRESS, LIFT_STONE, LIFT_ORIGIN, LIFT_FLY, PENDING,
+ HIRR, NO_ACTION, SIZE_N, SIZE_P, SIZE_MAXT, SIZE_CAP, SIZE_LEN) = range(35)
+
+
+class InvalidStateError(ValueError):
+    """A kernel state that the kernel cannot safely run on; the message names the first problem."""
+
+
+def _fail(msg):
+    raise InvalidStateError(f"not a valid kernel state: {msg}")
+
+
+def _check_array(s):
+    if not isinstance(s, np.ndarray):
+        raise TypeError(f"a kernel state is a 1-D np.int64 array (Rules.new_state(), env.unwrapped.state), "
+                        f"not {type(s).__name__}")
+    if s.dtype != np.int64 or s.ndim != 1:
+        raise TypeError(f"a kernel state is a 1-D np.int64 array, not a {s.ndim}-D {s.dtype} array")
+
+
+def check_layout(s):
+    """Type, length and the size fields of the header (what every other check relies on).
+
+    Returns ``(n, p)``.  Cheap: no board scan.
+    """
+    _check_array(s)
+    if s.size < HDR:
+        _fail(f"{s.size} values are fewer than the {HDR} header fields")
+    check, x, y = _layout_problem(s)
+    if check != OK:
+        _fail(_layout_message(s, check, int(x), int(y)))
+    n = int(s[H_N])
+    return n, n * n
+
+
+@njit(cache=True)
+def _layout_problem(s):
+    n = s[H_N]
+    if n < MIN_N or n > MAX_N:
+        return SIZE_N, n, 0
+    if s[H_P] != n * n:
+        return SIZE_P, s[H_P], n
+    maxt = s[H_MAXT]
+    if maxt < 0 or maxt > MAX_BATTLE_TURNS:
+        return SIZE_MAXT, maxt, 0
+    cap = s[H_CAP]
+    if cap < 1 or cap > MAX_HISTORY:  # history_size sets any size; search scratch copies keep one slot
+        return SIZE_CAP, cap, MAX_HISTORY
+    if s.size != HDR + s[H_P] + cap:
+        return SIZE_LEN, s.size, HDR + s[H_P] + cap
+    return OK, 0, 0
+
+
+def _layout_message(s, check, x, y):
+    if check == SIZE_N:
+        return f"H_N={x} is not a board size in {MIN_N}..{MAX_N}"
+    if check == SIZE_P:
+        return f"H_P={x} is not {y}*{y}={y * y}"
+    if check == SIZE_MAXT:
+        return f"H_MAXT={x} (max_battle_turns) is not in 0..{MAX_BATTLE_TURNS}"
+    if check == SIZE_CAP:
+        return f"H_CAP={x} is not a history capacity in 1..{y}"
+    return f"its length {x} is not HDR + P + H_CAP = {y}"
+
+
+_RANGE_FIELDS = (H_FLY, H_BAN, H_MIN, H_CHAIN_STOP, H_REP, H_FLYER_MOVES, H_MIN_CHECK, H_SQ_RETURN, H_FORMATIONS, H_PHASE, H_SUB, H_TO_MOVE, H_FLY_NOW, H_BAN_NOW, H_TRUNC,
+                 H_CAPTURED, H_CHAIN, H_LIFT, H_ORIGIN, H_LAST_FROM, H_LAST_TO, H_LAST_ACTION, H_PLACED, H_CHAIN_LEN,
+                 H_PENDING, H_TURNS, H_HLEN, H_HIRR, H_DECISIONS, H_REP_COUNT, H_WINNER, H_END_REASON)
+
+
+@njit(cache=True)
+def _field_range(s, f):
+    """Allowed (lo, hi) of header field ``f`` on its own; a hole at 1 for H_REP is checked apart."""
+    p = s[H_P]
+    if f == H_FLY:
+        return 0, p
+    if f == H_BAN:
+        return 0, BAN_BOTH
+    if f == H_MIN:
+        return 0, p // 2
+    if f == H_REP:
+        return 0, MAX_COUNTER
+    if f == H_PHASE:
+        return PH_PLACEMENT, PH_OVER
+    if f == H_SUB:
+        return SUB_MOVE, SUB_CAPTURE
+    if f == H_TO_MOVE:
+        return WHITE, BLACK
+    if f == H_CHAIN or f == H_LIFT or f == H_ORIGIN or f == H_LAST_FROM or f == H_LAST_TO:
+        return -1, p - 1
+    if f == H_LAST_ACTION:
+        return -1, A_STOP * p
+    if f == H_PLACED or f == H_CHAIN_LEN:
+        return 0, p
+    if f == H_PENDING:
+        return 0, 4
+    if f == H_TURNS and s[H_MAXT] > 0:
+        return 0, s[H_MAXT]
+    if f == H_WINNER:
+        return 0, DRAW
+    if f == H_END_REASON:
+        return 0, END_TURN_LIMIT
+    if f == H_CHAIN_STOP or f == H_FLY_NOW or f == H_BAN_NOW or f == H_TRUNC or f == H_CAPTURED:
+        return 0, 1
+    if f == H_FLYER_MOVES or f == H_MIN_CHECK or f == H_SQ_RETURN or f == H_FORMATIONS:
+        return 0, 1
+    return 0, MAX_COUNTER
+
+
+@njit(cache=True)
+def state_problem(s):
+    """(check, x, y): the first failed check of a state of at least HDR values, or (OK, 0, 0)."""
+    check, x, y = _layout_problem(s)
+    if check != OK:
+        return check, x, y
+    p = s[H_P]
+    for f in _RANGE_FIELDS:
+        lo, hi = _field_range(s, f)
+        if s[f] < lo or s[f] > hi or (f == H_REP and s[f] == 1):
+            return RANGE, f, s[f]
+    if s[H_HIRR] > s[H_HLEN]:
+        return HIRR, s[H_HIRR], s[H_HLEN]
+    w = 0
+    b = 0
+    for q in range(p):
+        v = s[HDR + q]
+        if v == WHITE:
+            w += 1
+        elif v == BLACK:
+            b += 1
+        elif v != EMPTY:
+            return BOARD, q, v
+    if s[H_COUNT + WHITE] != w:
+        return COUNT, WHITE, w
+    if s[H_COUNT + BLACK] != b:
+        return COUNT, BLACK, b
+    ph = s[H_PHASE]
+    er = s[H_END_REASON]
+    win = s[H_WINNER]
+    c = s[H_TO_MOVE]
+    placed = s[H_PLACED]
+    if ph == PH_OVER:
+        if er == 0:
+            return OVER_NO_REASON, 0, 0
+        if (er == END_TURN_LIMIT) != (s[H_TRUNC] == 1):
+            return TRUNC_REASON, s[H_TRUNC], er
+        if er == END_TURN_LIMIT:
+            ok = win == 0
+        elif er == END_REPETITION:
+            ok = win == DRAW
+        else:
+            ok = win == WHITE or win == BLACK
+        if not ok:
+            return WINNER_REASON, win, er
+    elif er != 0 or win != 0 or s[H_TRUNC] != 0:
+        return LIVE_RESULT, 0, 0
+    if ph == PH_PLACEMENT:
+        if placed >= p:
+            return PLACED_PHASE, placed, p
+        if w + b != placed:
+            return PLACED_STONES, placed, w + b
+        if c != (WHITE if placed % 2 == 0 else BLACK):
+            return PLACE_TURN, c, placed
+        for f in (H_SUB, H_CHAIN_LEN, H_PENDING, H_FLY_NOW, H_BAN_NOW, H_TURNS, H_HLEN):
+            if s[f] != 0:
+                return PLACE_FIELD0, f, s[f]
+        for f in (H_CHAIN, H_LIFT, H_ORIGIN):
+            if s[f] != -1:
+                return PLACE_FIELDM1, f, s[f]
+        return OK, 0, 0
+    if placed != p:
+        return PLACED_BATTLE, placed, p
+    if ph == PH_OVER:
+        return OK, 0, 0
+    own = w if c == WHITE else b
+    enemy = b if c == WHITE else w
+    ms = max(s[H_MIN], 1)
+    # min_stones_check=turn_end: the enemy may fall below min_stones during a turn (chain, captures)
+    ms_enemy = 1 if s[H_MIN_CHECK] == MIN_CHECK_TURN_END and s[H_SUB] in (SUB_CHAIN, SUB_CAPTURE) else ms
+    if own < ms or enemy < ms_enemy:
+        return FEW_STONES, w, b
+    if w + b >= p:
+        return FULL_BOARD, 0, 0
+    if s[H_MAXT] > 0 and s[H_TURNS] >= s[H_MAXT]:
+        return TURN_LIMIT, s[H_TURNS], s[H_MAXT]
+    fly = s[H_FLY]
+    flying = 1 if fly > 0 and own <= fly else 0
+    if s[H_FLY_NOW] != flying:
+        return FLY_NOW, s[H_FLY_NOW], own
+    sub = s[H_SUB]
+    if sub != SUB_CAPTURE and s[H_PENDING] != 0:
+        return SUB_FIELD0, H_PENDING, s[H_PENDING]
+    if sub != SUB_CHAIN and s[H_CHAIN] != -1:
+        return SUB_FIELDM1, H_CHAIN, s[H_CHAIN]
+    if sub != SUB_DROP and s[H_LIFT] != -1:
+        return SUB_FIELDM1, H_LIFT, s[H_LIFT]
+    if sub == SUB_MOVE:
+        if s[H_ORIGIN] != -1:
+            return SUB_FIELDM1, H_ORIGIN, s[H_ORIGIN]
+        if s[H_CHAIN_LEN] != 0:
+            return SUB_FIELD0, H_CHAIN_LEN, s[H_CHAIN_LEN]
+    elif sub == SUB_CHAIN:
+        q = s[H_CHAIN]
+        if q < 0 or s[HDR + q] != c:
+            return CHAIN_STONE, q, 0
+        if s[H_CHAIN_LEN] < 1 or s[H_ORIGIN] < 0:
+            return CHAIN_PROGRESS, s[H_CHAIN_LEN], s[H_ORIGIN]
+    elif sub == SUB_DROP:
+        q = s[H_LIFT]
+        if q < 0 or s[HDR + q] != c:
+            return LIFT_STONE, q, 0
+        if s[H_ORIGIN] != q:
+            return LIFT_ORIGIN, s[H_ORIGIN], q
+        if s[H_FLY_NOW] != 1:
+            return LIFT_FLY, 0, 0
+    else:
+        k = s[H_PENDING]
+        if k < 1 or k > enemy:
+            return PENDING, k, enemy
+    return OK, 0, 0
+
+
+def _field(f):
+    return _FIELD_NAMES.get(f, f"header slot {f}")
+
+
+def _range_text(s, f, v, n, p):
+    name = _field(f)
+    if f == H_BAN:
+        return f"{name}={v} is not a single-jump ban mode (0..{BAN_BOTH}: {', '.join(BAN_NAMES)})"
+    if f == H_PHASE:
+        return f"{name}={v} is not a phase (0..2: {', '.join(PHASE_NAMES)})"
+    if f == H_SUB:
+        return f"{name}={v} is not a sub-phase (0..3: {', '.join(SUBPHASE_NAMES)})"
+    if f == H_TO_MOVE:
+        return f"{name}={v} is not a colour ({WHITE} white, {BLACK} black)"
+    if f in (H_CHAIN, H_LIFT, H_ORIGIN, H_LAST_FROM, H_LAST_TO):
+        return f"{name}={v} is not a point of the {n}x{n} board (0..{p - 1}) nor -1"
+    if f == H_LAST_ACTION:
+        return f"{name}={v} is not an action of the {n}x{n} board (0..{A_STOP * p}) nor -1"
+    if f == H_WINNER:
+        return f"{name}={v} is not 0 (none), {WHITE} white, {BLACK} black or {DRAW} draw"
+    if f == H_END_REASON:
+        return f"{name}={v} is not an end reason (0..{END_TURN_LIMIT}: {', '.join(END_REASON_NAMES)})"
+    if f == H_REP:
+        return f"{name}={v} (repetition_draw) is not 0 (off) nor in 2..{MAX_COUNTER}"
+    lo, hi = _field_range(s, f)
+    what = {H_FLY: " (fly_threshold)", H_MIN: " (min_stones)", H_TURNS: f" (max_battle_turns={int(s[H_MAXT])})"}
+    return f"{name}={v}{what.get(f, '')} is not in {lo}..{hi}"
+
+
+def _message(s, check, x, y, n, p):
+    sub = SUBPHASE_NAMES[int(s[H_SUB])] if 0 <= s[H_SUB] < len(SUBPHASE_NAMES) else "?"
+    colour = {WHITE: "white", BLACK: "black"}
+    return {
+        RANGE: lambda: _range_text(s, x, y, n, p),
+        HIRR: lambda: f"H_HIRR={x} is past the history length H_HLEN={y}",
+        BOARD: lambda: f"board value {y} at point {x} (row {x // n}, col {x % n}) is not 0, 1 or 2",
+        COUNT: lambda: f"{_field(H_COUNT + x)}={int(s[H_COUNT + x])} but the board has {y} {colour[x]} stones",
+        OVER_NO_REASON: lambda: "H_PHASE is over but H_END_REASON=0 (none)",
+        TRUNC_REASON: lambda: f"H_TRUNC={x} does not fit H_END_REASON={y} ({END_REASON_NAMES[y]})",
+        WINNER_REASON: lambda: f"H_WINNER={x} does not fit H_END_REASON={y} ({END_REASON_NAMES[y]})",
+        LIVE_RESULT: lambda: (f"a game in progress has H_WINNER={int(s[H_WINNER])}, H_END_REASON="
+                              f"{int(s[H_END_REASON])}, H_TRUNC={int(s[H_TRUNC])} (all must be 0)"),
+        PLACED_PHASE: lambda: f"H_PLACED={x} in the placement phase must be below P={y}",
+        PLACED_STONES: lambda: f"H_PLACED={x} but the board holds {y} stones in the placement phase",
+        PLACE_TURN: lambda: f"H_TO_MOVE={x} after {y} placements must be {WHITE if y % 2 == 0 else BLACK}",
+        PLACE_FIELD0: lambda: f"{_field(x)}={y} must be 0 in the placement phase",
+        PLACE_FIELDM1: lambda: f"{_field(x)}={y} must be -1 in the placement phase",
+        PLACED_BATTLE: lambda: f"H_PLACED={x} after the placement phase must be P={y}",
+        FEW_STONES: lambda: (f"a battle in progress needs at least {max(int(s[H_MIN]), 1)} stones a side "
+                             f"(min_stones={int(s[H_MIN])}; with min_stones_check=turn_end the enemy of the "
+                             f"side to move may have fewer, but one, in a chain or capture); white has {x}, "
+                             f"black {y}"),
+        FULL_BOARD: lambda: "a battle in progress needs an empty point; the board is full",
+        NO_HISTORY: lambda: f"H_HLEN={x} in the battle phase must be >= 1 (the turn start is recorded)",
+        TURN_LIMIT: lambda: f"H_TURNS={x} reached max_battle_turns={y} in a game in progress",
+        FLY_NOW: lambda: f"H_FLY_NOW={x} does not fit {y} own stones and fly_threshold={int(s[H_FLY])}",
+        SUB_FIELD0: lambda: f"{_field(x)}={y} must be 0 in the {sub} sub-phase",
+        SUB_FIELDM1: lambda: f"{_field(x)}={y} must be -1 in the {sub} sub-phase",
+        CHAIN_STONE: lambda: f"H_CHAIN={x} must be a point holding a stone of the side to move in the chain sub-phase",
+        CHAIN_PROGRESS: lambda: f"the chain sub-phase needs H_CHAIN_LEN >= 1 and an H_ORIGIN point (have {x}, {y})",
+        LIFT_STONE: lambda: f"H_LIFT={x} must be a point holding a stone of the side to move in the drop sub-phase",
+        LIFT_ORIGIN: lambda: f"H_ORIGIN={x} must be the lifted stone's point {y} in the drop sub-phase",
+        LIFT_FLY: lambda: "H_FLY_NOW=0 in the drop sub-phase (only a flying side lifts a stone)",
+        PENDING: lambda: f"H_PENDING={x} in the capture sub-phase must be in 1..{min(4, y)} (the enemy has {y} stones)",
+        NO_ACTION: lambda: "the side to move has no legal action in a game in progress",
+    }[check]()
+
+
+def validate_state(s, *, live=False):
+    """Raise unless ``s`` is a kernel state the kernel can run on; return ``s``.
+
+    Checks the layout (type, length, board size, history capacity 1..MAX_HISTORY:
+    ``history_size`` sets any size, the searches' scratch copies keep one slot), every
+    header field against its range, the rules fields (as
+    :class:`~jiu_env.rules.Rules` accepts them), the board (values 0/1/2,
+    stone counts) and the consistency of the game status: placements made
+    against the phase and the side to move, the turn's sub-phase against its
+    fields (``SUB_DROP`` needs ``H_LIFT`` on an own stone, ``SUB_CHAIN``
+    needs ``H_CHAIN`` on an own stone, ``SUB_CAPTURE`` needs 1..enemy-stones
+    pending captures), the result fields against the phase, the history
+    indices, and that a game in progress has a legal action.  The Zobrist
+    hash ``H_HASH`` and the values in the hash ring are not checked (a wrong
+    hash misleads only repetition detection and search tables); the reserved
+    header slots are not read.
+
+    With ``live=True`` a finished game (``PH_OVER``) is refused too (a
+    ValueError "the game is over"): there is no decision to make.
+
+    Raises ``TypeError`` for something that is not a 1-D int64 array and
+    :class:`InvalidStateError` (a ``ValueError``) naming the first problem,
+    e.g. ``not a valid kernel state: H_LIFT=1000000000 is not a point of the
+    14x14 board (0..195) nor -1``.  Never modifies ``s``; read-only arrays are
+    fine.  Costs a few microseconds.
+    """
+    _check_array(s)
+    if s.size < HDR:
+        _fail(f"{s.size} values are fewer than the {HDR} header fields")
+    check, x, y = state_problem(s)
+    if check == OK and s[H_PHASE] != PH_OVER and _has_no_action(s):
+        check = NO_ACTION
+    if check != OK:
+        if check >= SIZE_N:
+            _fail(_layout_message(s, check, int(x), int(y)))
+        n = int(s[H_N])
+        _fail(_message(s, check, int(x), int(y), n, n * n))
+    if live and s[H_PHASE] == PH_OVER:
+        raise ValueError("the game is over: there is no decision to make")
+    return s
+
+
+_kernel_has_action = None
+
+
+def _has_no_action(s):
+    global _kernel_has_action
+    if _kernel_has_action is None:
+        from .kernel import has_legal_action  # the kernel imports this module: look it up on first use
+
+        _kernel_has_action = has_legal_action
+    return not _kernel_has_action(s)
+
+
+# ------------------------------------------------------------- actions, buffers
+def check_action_value(action, num_actions):
+    """``action`` as a Python int in ``0..num_actions-1``; TypeError / ValueError otherwise."""
+    if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
+        action = action.reshape(())[()]
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, numbers.Integral):
+        raise TypeError(f"an action is an integer, not {type(action).__name__} ({action!r})")
+    a = int(action)
+    if not 0 <= a < num_actions:
+        raise ValueError(f"action {a} is out of range 0..{num_actions - 1}")
+    return a
+
+
+def check_buffer(buf, length, name="buf", dtypes=(np.int64,)):
+    """``buf`` must be a writable 1-D array of one of ``dtypes`` with at least ``length`` entries."""
+    if not isinstance(buf, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, not {type(buf).__name__}")
+    if buf.ndim != 1 or buf.dtype not in dtypes:
+        want = " or ".join(np.dtype(d).name for d in dtypes)
+        raise ValueError(f"{name} must be a 1-D {want} array, not a {buf.ndim}-D {buf.dtype} array")
+    if buf.size < length:
+        raise ValueError(f"{name} has {buf.size} entries; this board needs {length} (10*P+1)")
+    if not buf.flags.writeable:
+        raise ValueError(f"{name} is read-only; the kernel writes into it")
+    return buf
+
+
+# ------------------------------------------------------------------ read-only
+def thaw(value):
+    """``value`` with every read-only numpy array in it (through tuples, lists, dicts) replaced by a writable copy.
+
+    Objects unpickled from a read-only buffer (Ray's object store hands out
+    read-only arrays) call this from ``__setstate__`` so that they can go on
+    playing; arrays that are writable already are kept as they are.
+    """
+    if isinstance(value, np.ndarray):
+        return value if value.flags.writeable else value.copy()
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(thaw(v) for v in value)
+    if isinstance(value, list):
+        return [thaw(v) for v in value]
+    if isinstance(value, dict):
+        return {k: thaw(v) for k, v in value.items()}
+    return value
+
+
+def thaw_dict(d):
+    """:func:`thaw` every value of an object's ``__dict__`` (for ``__setstate__``)."""
+    return {k: thaw(v) for k, v in d.items()}
+
+
+__all__ = ["validate_state", "state_problem", "check_layout", "InvalidStateError", "check_action_value", "check_buffer", "thaw",
+           "thaw_dict", "MAX_BATTLE_TURNS"]
