@@ -202,7 +202,7 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
                                      f"{choice!r} at decision {decisions}")
                 forfeit = {"colour": COLOUR_NAMES[side], "action": a if a is not None else -1}
                 break
-        K.apply_action(s, a)
+        K.apply_action_unchecked(s, a)  # checked just above (is_legal validates the state too)
         decisions += 1
         if actions is not None:
             actions.append(a)

@@ -143,7 +143,7 @@ class JiuMultiAgentEnv(MultiAgentEnv):
                     "unmasked samples, so build configs with config.environment(disable_env_checking=True)")
             return self._finish({agent: -1.0, _other(agent): 0.0}, truncated=False,
                                 extra={"illegal_action": agent})
-        K.apply_action(s, a)
+        K.apply_action_unchecked(s, a)  # is_legal above checked the state and the action
         if s[K.H_PHASE] == K.PH_OVER:
             w, b = K.returns(s)
             return self._finish({"white": float(w), "black": float(b)}, truncated=bool(s[K.H_TRUNC]))
