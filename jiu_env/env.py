@@ -11,7 +11,7 @@ from pettingzoo.utils import wrappers
 
 from . import kernel as K
 from .notation import action_to_str
-from .observation import NUM_PLANES, observe as _observe
+from .observation import NUM_PLANES, observe_unchecked as _observe
 from .render import render_mode_frame
 from .vocab import COLOUR_NAMES, PHASE_NAMES, SUBPHASE_NAMES
 from .rules import Rules
@@ -32,17 +32,19 @@ def env(render_mode=None, rules="competitive", **options):
     """
     e = raw_env(render_mode=render_mode, rules=rules, **options)
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    e = ActionTypeWrapper(e)
+    e = ActionTypeWrapper(e)  # AssertOutOfBoundsWrapper, with a clear error for non-integer actions
     e = wrappers.OrderEnforcingWrapper(e)
     return e
 
 
-class ActionTypeWrapper(wrappers.BaseWrapper):
-    """Refuses an action that is not an integer (or ``None``) with a TypeError naming its type.
+class ActionTypeWrapper(wrappers.AssertOutOfBoundsWrapper):
+    """PettingZoo's out-of-bounds assertion, after refusing an action that is not an integer
+    (or ``None``) with a TypeError naming its type.
 
     The standard wrappers would index the action mask with it (``True`` picks
-    a whole array) or assert without saying what is wrong.
+    a whole array) or assert without saying what is wrong.  It replaces
+    ``AssertOutOfBoundsWrapper`` in the chain rather than adding a layer: every
+    wrapper layer costs an attribute lookup on each access.
     """
 
     def step(self, action):

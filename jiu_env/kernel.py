@@ -236,7 +236,7 @@ def full_lines_at(s, q, colour):
 @njit(cache=True)
 def captures_at(s, q, colour):
     """Stones a ``colour`` move that rests on q may take: its squares, plus the full-line
-    captures when the ``formations`` option is on (RULES.md §8)."""
+    captures when the ``formations`` option is on (docs/rules.md §8)."""
     k = squares_at(s, q, colour)
     if s[H_FORMATIONS] == 1:
         k += LINE_CAPTURES * full_lines_at(s, q, colour)

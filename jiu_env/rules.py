@@ -109,7 +109,7 @@ class Rules:
 
     @property
     def repetition_exact(self):
-        """Does the history hold every turn start a repetition could go back to (RULES.md §5.2.3)?"""
+        """Does the history hold every turn start a repetition could go back to (docs/rules.md §5.2.3)?"""
         return self.max_battle_turns > 0 and self.history_capacity >= self.max_battle_turns + 1
 
     @property
@@ -118,7 +118,8 @@ class Rules:
 
     @property
     def num_actions(self):
-        return K.num_actions(self.board_size)
+        """Size of the flat action space, ``10 * N * N + 1`` (plain Python: no numba call per access)."""
+        return K.A_STOP * self.board_size * self.board_size + 1
 
     def kernel_args(self):
         """Positional arguments of :func:`jiu_env.kernel.new_state`."""

@@ -49,7 +49,7 @@ END_REASON_NAMES = ("none", "too_few_stones", "no_move", "repetition", "turn_lim
 BAN_NONE, BAN_VS_FLYER, BAN_FLYER, BAN_BOTH = 0, 1, 2, 3
 BAN_NAMES = ("none", "vs_flyer", "flyer", "both")
 
-# ------------------------------------------- options of other engines (RULES.md §9)
+# ------------------------------------------- options of other engines (docs/rules.md §9)
 #: flyer_moves: a flying-eligible side keeps its steps and jumps, or may only fly.
 FLYER_ALL, FLYER_FLY_ONLY = 0, 1
 FLYER_MOVES_NAMES = ("all", "fly_only")
@@ -166,7 +166,7 @@ H_REP_COUNT = 32  # occurrences of the current turn-start position
 H_LAST_FROM = 33  # origin of the last completed move, -1 if none
 H_LAST_TO = 34  # final point of the last completed move, -1 if none
 H_END_REASON = 35  # END_* once the game is over, else 0
-# Rules options of RULES.md §8-§9, written once when a state is created (0 = the default rule).
+# Rules options of docs/rules.md §8-§9, written once when a state is created (0 = the default rule).
 H_FLYER_MOVES = 36  # flyer_moves (FLYER_*)
 H_MIN_CHECK = 37  # min_stones_check (MIN_CHECK_*)
 H_SQ_RETURN = 38  # square_on_return (0/1)

@@ -1,5 +1,5 @@
 """Shared helpers: boards from text, envs from positions, state checks, and a
-plain-Python reference model of RULES.md that the random-game tests compare
+plain-Python reference model of docs/rules.md that the random-game tests compare
 the numba kernel against, decision by decision.
 
 Board text: one line per row, ``.`` empty, ``o`` White, ``x`` Black (the
@@ -124,7 +124,7 @@ _BANS = ("none", "vs_flyer", "flyer", "both")
 
 
 class RefGame:
-    """RULES.md §2-§5 written out directly in Python (slow, exact history, no hashing)."""
+    """docs/rules.md §2-§5 written out directly in Python (slow, exact history, no hashing)."""
 
     def __init__(self, rules):
         self.n = rules.board_size

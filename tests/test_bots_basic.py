@@ -197,7 +197,7 @@ OPTION_RULESETS = [
 
 @pytest.mark.parametrize("i", range(len(OPTION_RULESETS)))
 def test_walker_and_simple_bots_under_the_rules_options(i):
-    # every way to finish a turn, and legal untouched play of the simple bots, under RULES.md §8-§9 options
+    # every way to finish a turn, and legal untouched play of the simple bots, under docs/rules.md §8-§9 options
     kinds = set()
     bots = [make_bot(name, seed=i) for name in NAMES]
     for s in random_positions(OPTION_RULESETS[i], 70 + i, games=2, per_kind=3):

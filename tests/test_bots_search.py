@@ -491,7 +491,7 @@ def test_mcts_beats_random_six_of_six_on_8x8():
     assert _match(Rules.make("competitive", board_size=8), "mcts:sims=150", "random", 6, 200) == 6
 
 
-# ------------------------------------------------------- the rules options (RULES.md §8-§9)
+# ------------------------------------------------------- the rules options (docs/rules.md §8-§9)
 OPTION_RULES = {
     "fly_only": Rules.make("competitive", board_size=6, flyer_moves="fly_only"),
     "turn_end": Rules.make("competitive", board_size=6, min_stones_check="turn_end"),

@@ -1,7 +1,7 @@
 """Random full games with every invariant checked at every decision.
 
 Each game is played through the raw env with seeded random legal actions,
-alongside the plain-Python reference model of RULES.md (conftest.RefGame),
+alongside the plain-Python reference model of docs/rules.md (conftest.RefGame),
 and at every step:
 
 - env mask == kernel legal list (as sets) == {a : is_legal(a)} == reference;
@@ -206,7 +206,7 @@ def test_random_games_option_values(options):
         play_checked(options, 300 + seed, start="battle", clone_sample=16)
 
 
-# The options of RULES.md §8-§9, alone and together, from the three kinds of start.
+# The options of docs/rules.md §8-§9, alone and together, from the three kinds of start.
 RULE_OPTIONS = {
     "fly_only": dict(flyer_moves="fly_only"),
     "turn_end": dict(min_stones_check="turn_end"),

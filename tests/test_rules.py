@@ -1,4 +1,4 @@
-"""One or more tests per rule of RULES.md §1-§7, on hand-built positions.
+"""One or more tests per rule of docs/rules.md §1-§7, on hand-built positions.
 
 Positions are written as rows of ``.ox`` (see conftest); points in notation
 (``c2`` = row c = 2, column 2).  Unless a test is about them, flying, the
@@ -164,7 +164,7 @@ def test_step_in_each_direction(d, target):
     n = 6
     e = plain_env(STEP_BOARD)
     assert legal_str(e) == {"c2-b2", "c2-c3", "c2-d2", "c2-c1"}
-    a = n * n + d * n * n + pt("c2", n)  # RULES.md §7: STEP = P + d*P + p
+    a = n * n + d * n * n + pt("c2", n)  # docs/rules.md §7: STEP = P + d*P + p
     assert action_to_str(a, n) == f"c2-{target}"
     e.step(a)
     assert e.board.ravel()[pt(target, n)] == BLACK and e.board.ravel()[pt("c2", n)] == EMPTY
