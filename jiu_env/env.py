@@ -1,7 +1,10 @@
 """PettingZoo AEC environment over the numba kernel (agents ``"white"`` and ``"black"``)."""
 
+from __future__ import annotations
+
 import numbers
 import warnings
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -19,11 +22,12 @@ from .validate import thaw_dict
 from .state import (COLOUR, end_reason_name, explain_illegal, game_info,  # noqa: F401  (re-exported)
                     position_state, winner_name)
 
-AGENTS = ("white", "black")
-RESET_OPTIONS = ("board", "to_move", "start")
+AGENTS: tuple[str, ...] = ("white", "black")
+RESET_OPTIONS: tuple[str, ...] = ("board", "to_move", "start")
 
 
-def env(render_mode=None, rules="competitive", **options):
+def env(render_mode: str | None = None, rules: str | Rules | dict[str, Any] = "competitive",
+        **options: Any) -> AECEnv:
     """The Jiu AEC env with PettingZoo's standard classic-game wrappers.
 
     An illegal (masked-out) action ends the game: the offender gets -1, the
@@ -47,7 +51,7 @@ class ActionTypeWrapper(wrappers.AssertOutOfBoundsWrapper):
     wrapper layer costs an attribute lookup on each access.
     """
 
-    def step(self, action):
+    def step(self, action: Any) -> None:
         if action is not None:
             _action_int(action)
         super().step(action)
@@ -70,14 +74,15 @@ class raw_env(AECEnv):
     ``options`` override single rules (``board_size=8``...).
     """
 
-    metadata = {
+    metadata: dict[str, Any] = {
         "render_modes": ["human", "ansi", "rgb_array"],
         "name": "jiu_v0",
         "is_parallelizable": False,
         "render_fps": 4,
     }
 
-    def __init__(self, render_mode=None, rules="competitive", **options):
+    def __init__(self, render_mode: str | None = None, rules: str | Rules | dict[str, Any] = "competitive",
+                 **options: Any) -> None:
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}; choose one of {self.metadata['render_modes']} or None")
@@ -100,13 +105,13 @@ class raw_env(AECEnv):
         self._reset_bookkeeping()
 
     # ----------------------------------------------------------- PettingZoo
-    def observation_space(self, agent):
+    def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
 
-    def action_space(self, agent):
+    def action_space(self, agent: str) -> spaces.Space:
         return self.action_spaces[agent]
 
-    def observe(self, agent):
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
         if agent not in COLOUR:
             raise ValueError(f"unknown agent {agent!r}; the agents are 'white' and 'black'")
         n = self.board_size
@@ -115,7 +120,7 @@ class raw_env(AECEnv):
         _observe(self.state, COLOUR[agent], agent == self.agent_selection, obs, mask)
         return {"observation": obs, "action_mask": mask}
 
-    def reset(self, seed=None, options=None):
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game.
 
         ``options`` (all optional):
@@ -139,7 +144,7 @@ class raw_env(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    def step(self, action):
+    def step(self, action: Any) -> None:
         agent = self.agent_selection
         if not self.agents:
             raise RuntimeError("the game is over and every agent has stepped out (step(None) each); call reset()")
@@ -153,71 +158,71 @@ class raw_env(AECEnv):
         if self.render_mode == "human":
             self.render()
 
-    def render(self):
+    def render(self) -> Any:
         return render_mode_frame(self)
 
-    def close(self):
+    def close(self) -> None:
         if self._window is not None:
             self._window.close()
             self._window = None
 
     # --------------------------------------------------------- game access
     @property
-    def board(self):
+    def board(self) -> np.ndarray:
         """The board as an N x N int8 array (0 empty, 1 white, 2 black); a copy."""
         n = self.board_size
         return self.state[K.HDR:K.HDR + n * n].reshape(n, n).astype(np.int8)
 
     @property
-    def phase(self):
+    def phase(self) -> str:
         """``"placement"``, ``"battle"`` or ``"over"``."""
         return PHASE_NAMES[int(self.state[K.H_PHASE])]
 
     @property
-    def subphase(self):
+    def subphase(self) -> str | None:
         """Battle sub-phase ``"move"``, ``"chain"``, ``"drop"``, ``"capture"``; ``None`` otherwise."""
         if self.state[K.H_PHASE] != K.PH_BATTLE:
             return None
         return SUBPHASE_NAMES[int(self.state[K.H_SUB])]
 
     @property
-    def pending_captures(self):
+    def pending_captures(self) -> int:
         return int(self.state[K.H_PENDING])
 
     @property
-    def stone_counts(self):
+    def stone_counts(self) -> dict[str, int]:
         return {"white": int(self.state[K.H_COUNT + K.WHITE]), "black": int(self.state[K.H_COUNT + K.BLACK])}
 
     @property
-    def battle_turns(self):
+    def battle_turns(self) -> int:
         """Battle turns completed so far."""
         return int(self.state[K.H_TURNS])
 
     @property
-    def to_move(self):
+    def to_move(self) -> str | None:
         """Colour name of the side that decides next (``None`` once the game is over)."""
         if self.state[K.H_PHASE] == K.PH_OVER:
             return None
         return COLOUR_NAMES[int(self.state[K.H_TO_MOVE])]
 
     @property
-    def winner(self):
+    def winner(self) -> str | None:
         """``"white"``, ``"black"``, ``"draw"``, or ``None`` (game on, or stopped at the turn limit)."""
         w = int(self.state[K.H_WINNER])
         return {K.WHITE: "white", K.BLACK: "black", K.DRAW: "draw"}.get(w)
 
     @property
-    def last_action(self):
+    def last_action(self) -> int | None:
         a = int(self.state[K.H_LAST_ACTION])
         return None if a < 0 else a
 
-    def legal_actions(self):
+    def legal_actions(self) -> np.ndarray:
         """Sorted array of the legal actions of the side to move (empty once the game is over)."""
         buf = np.empty(self.rules.num_actions, np.int64)
         k = K.legal_actions(self.state, buf)
         return np.sort(buf[:k])
 
-    def action_to_str(self, action):
+    def action_to_str(self, action: int) -> str:
         return action_to_str(action, self.board_size)
 
     # ------------------------------------------------------------ internals
@@ -288,11 +293,11 @@ class raw_env(AECEnv):
         return state
 
     # -------------------------------------------------------- copy / pickle
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         d = self.__dict__.copy()
         d["_window"] = None
         return d
 
-    def __setstate__(self, d):
+    def __setstate__(self, d: dict[str, Any]) -> None:
         # From a read-only buffer (Ray's object store) the arrays come back read-only: writable copies.
         self.__dict__.update(thaw_dict(d))

@@ -17,8 +17,11 @@ validate the state (:func:`validate_state`) and their other arguments for
 Python callers, and compile to their unchecked twins inside ``@njit`` code.
 """
 
+from __future__ import annotations
+
 import inspect
 import numbers
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -833,7 +836,7 @@ def _writable(s):
 
 
 @_fast_in_numba(apply_action_unchecked)
-def apply_action(s, a):
+def apply_action(s: np.ndarray, a: int) -> None:
     """Apply action ``a`` to state ``s`` after checking both.
 
     ValueError (naming the problem, e.g. why the action is illegal) or
@@ -854,7 +857,7 @@ def apply_action(s, a):
 
 
 @_fast_in_numba(legal_actions_unchecked)
-def legal_actions(s, out):
+def legal_actions(s: np.ndarray, out: np.ndarray) -> int:
     """Write the legal actions of state ``s`` into ``out`` (deterministic order); return how many.
 
     ``out`` must be a writable 1-D int64 array of at least ``10 * P + 1``
@@ -868,7 +871,7 @@ def legal_actions(s, out):
 
 
 @_fast_in_numba(legal_mask_unchecked)
-def legal_mask(s, mask):
+def legal_mask(s: np.ndarray, mask: np.ndarray) -> int:
     """Fill ``mask`` (a writable 1-D array of length ``10 * P + 1``) with 1 on the legal actions of ``s``, 0 elsewhere."""
     n, p = check_layout(s)
     check_buffer(mask, num_actions(n), "mask", (np.int8, np.uint8, np.bool_, np.int32, np.int64, np.float32,
@@ -880,7 +883,7 @@ def legal_mask(s, mask):
 
 
 @_fast_in_numba(is_legal_unchecked)
-def is_legal(s, a):
+def is_legal(s: np.ndarray, a: Any) -> bool:
     """Is ``a`` a legal action in state ``s``?  Any integer may be asked (False when out of range).
 
     ``s`` is validated first (ValueError for an invalid state; a finished game
@@ -898,7 +901,7 @@ def is_legal(s, a):
 
 
 @_fast_in_numba(random_playout_unchecked)
-def random_playout(s, buf):
+def random_playout(s: np.ndarray, buf: np.ndarray) -> int:
     """Play uniformly random legal actions (numba's generator, :func:`seed_numba`) until the game ends; return decisions made."""
     n, p = check_layout(s)
     check_buffer(buf, num_actions(n))
@@ -908,7 +911,7 @@ def random_playout(s, buf):
 
 
 @_fast_in_numba(random_games_unchecked)
-def random_games(template, n_games, seed):
+def random_games(template: np.ndarray, n_games: int, seed: int) -> int:
     """Play ``n_games`` random full games from copies of ``template``; return total decisions."""
     validate_state(template)
     if isinstance(n_games, (bool, np.bool_)) or not isinstance(n_games, numbers.Integral) or n_games < 0:
@@ -917,7 +920,7 @@ def random_games(template, n_games, seed):
 
 
 @_fast_in_numba(random_placement_unchecked)
-def random_placement(s, seed):
+def random_placement(s: np.ndarray, seed: int) -> None:
     """Fill the board of a placement-phase state with seeded random placements."""
     validate_state(s)
     _writable(s)
@@ -925,7 +928,7 @@ def random_placement(s, seed):
 
 
 @_fast_in_numba(pass_turn_unchecked)
-def pass_turn(s):
+def pass_turn(s: np.ndarray) -> None:
     """Checked :func:`pass_turn_unchecked`: battle phase, move or capture sub-phase (irregular records only)."""
     validate_state(s, live=True)
     _writable(s)
@@ -935,7 +938,7 @@ def pass_turn(s):
 
 
 @_fast_in_numba(set_position_unchecked)
-def set_position(s, board, to_move):
+def set_position(s: np.ndarray, board: Any, to_move: int) -> None:
     """Checked :func:`set_position_unchecked` (prefer :func:`jiu_env.state.position_state`, which explains problems)."""
     n, p = check_layout(s)
     _writable(s)

@@ -23,13 +23,16 @@ integer of the action space still has a text that parses back to it.
 column); :func:`str_to_action` also accepts either case and surrounding spaces.
 """
 
+from __future__ import annotations
+
 import numpy as np
 
 from .vocab import A_JUMP, A_LIFT, A_POINT, A_STEP, DC, DR, MAX_N, MIN_N, num_actions, stop_action
 
-ROWS = "abcdefghijklmnopqrst"
-COLS = "0123456789ABCDEFGHIJ"
-DIRS = tuple(zip(DR.tolist(), DC.tolist()))  # (row, column) offset of direction d: up, right, down, left
+ROWS: str = "abcdefghijklmnopqrst"
+COLS: str = "0123456789ABCDEFGHIJ"
+# (row, column) offset of direction d: up, right, down, left
+DIRS: tuple[tuple[int, int], ...] = tuple(zip(DR.tolist(), DC.tolist()))
 
 
 def _check_size(board_size):
@@ -37,7 +40,7 @@ def _check_size(board_size):
         raise ValueError(f"board_size must be an int in {MIN_N}..{MAX_N}, not {board_size!r}")
 
 
-def point_to_str(p, board_size):
+def point_to_str(p: int, board_size: int) -> str:
     """Name of point index ``p`` on an ``board_size`` board, e.g. ``g6``."""
     _check_size(board_size)
     if not 0 <= p < board_size * board_size:
@@ -45,7 +48,7 @@ def point_to_str(p, board_size):
     return ROWS[p // board_size] + COLS[p % board_size]
 
 
-def str_to_point(text, board_size):
+def str_to_point(text: str, board_size: int) -> int:
     """Point index of a name like ``g6``; raises ValueError naming the problem."""
     _check_size(board_size)
     t = text.strip()
@@ -60,7 +63,7 @@ def str_to_point(text, board_size):
     return r * board_size + c
 
 
-def action_to_str(action, board_size):
+def action_to_str(action: int, board_size: int) -> str:
     """Canonical text of ``action`` (an int in ``[0, 10*N*N]``)."""
     _check_size(board_size)
     n = board_size
@@ -93,7 +96,7 @@ def action_to_str(action, board_size):
     return src + sep + ROWS[r] + COLS[c]
 
 
-def str_to_action(text, board_size):
+def str_to_action(text: str, board_size: int) -> int:
     """Action index of a notation string; raises ValueError naming the problem."""
     _check_size(board_size)
     if not isinstance(text, str):

@@ -35,6 +35,10 @@ The flying status of the side to move is the one fixed at the start of its
 turn; that of the other side is computed from its current stone count.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 from numba import njit
 
@@ -132,14 +136,14 @@ def _check_planes(s, me, out):
 
 
 @K._fast_in_numba(write_observation_unchecked)
-def write_observation(s, me, out):
+def write_observation(s: np.ndarray, me: int, out: np.ndarray) -> None:
     """Fill ``out`` (writable float32, shape (N, N, NUM_PLANES)) with the planes of colour ``me`` (checked)."""
     _check_planes(s, me, out)
     write_observation_unchecked(s, me, out)
 
 
 @K._fast_in_numba(observe_unchecked)
-def observe(s, me, selected, obs, mask):
+def observe(s: np.ndarray, me: int, selected: Any, obs: np.ndarray, mask: np.ndarray) -> None:
     """Planes of ``me`` into ``obs`` and, when ``selected``, the legal mask into ``mask`` (checked)."""
     _check_planes(s, me, obs)
     check_buffer(mask, K.num_actions(int(s[K.H_N])), "mask", (np.int8, np.uint8, np.bool_))

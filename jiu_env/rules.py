@@ -1,23 +1,26 @@
 """Rules configuration: the options and named profiles of docs/rules.md §6 and §10."""
 
+from __future__ import annotations
+
 from dataclasses import asdict, dataclass, fields
+from typing import Any
 
 import numpy as np
 
 from . import kernel as K
 
-BAN_MODES = {"none": K.BAN_NONE, "vs_flyer": K.BAN_VS_FLYER, "flyer": K.BAN_FLYER, "both": K.BAN_BOTH}
-FLYER_MOVES = {name: i for i, name in enumerate(K.FLYER_MOVES_NAMES)}
-MIN_STONES_CHECKS = {name: i for i, name in enumerate(K.MIN_CHECK_NAMES)}
+BAN_MODES: dict[str, int] = {"none": K.BAN_NONE, "vs_flyer": K.BAN_VS_FLYER, "flyer": K.BAN_FLYER, "both": K.BAN_BOTH}
+FLYER_MOVES: dict[str, int] = {name: i for i, name in enumerate(K.FLYER_MOVES_NAMES)}
+MIN_STONES_CHECKS: dict[str, int] = {name: i for i, name in enumerate(K.MIN_CHECK_NAMES)}
 
-PROFILES = ("competitive", "traditional", "ludii8", "jqchess8")
+PROFILES: tuple[str, ...] = ("competitive", "traditional", "ludii8", "jqchess8")
 
 #: Options added after the first record format, with their default.  :meth:`Rules.to_dict` lists
 #: them only where they differ from the profile's value, so records and configs written with the
 #: earlier profiles' rules are unchanged (and readers that predate these options still read them).
-LATER_OPTIONS = dict(flyer_moves="all", min_stones_check="decision", square_on_return=False, formations=False,
-                     history_size=0)
-MAX_HISTORY = 1_000_001
+LATER_OPTIONS: dict[str, Any] = dict(flyer_moves="all", min_stones_check="decision", square_on_return=False,
+                                     formations=False, history_size=0)
+MAX_HISTORY: int = 1_000_001
 
 
 @dataclass(frozen=True)
@@ -47,12 +50,12 @@ class Rules:
     history_size: int = 0
     profile: str = "competitive"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _validate(self)
 
     # ------------------------------------------------------------ building
     @classmethod
-    def make(cls, rules="competitive", **options):
+    def make(cls, rules: str | Rules | dict[str, Any] = "competitive", **options: Any) -> Rules:
         """Rules from a profile name (or a :class:`Rules`, or a dict of options) plus overrides.
 
         >>> Rules.make("competitive", board_size=8).fly_threshold
@@ -86,11 +89,11 @@ class Rules:
         merged["profile"] = prof
         return cls(**merged)
 
-    def replace(self, **options):
+    def replace(self, **options: Any) -> Rules:
         """A copy with some options changed (validated like :meth:`make`)."""
         return Rules.make(self, **options)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """The options as a dict (``Rules.make(d)`` rebuilds them); the options of
         :data:`LATER_OPTIONS` appear only where they differ from the profile's value."""
         d = asdict(self)
@@ -101,27 +104,27 @@ class Rules:
         return d
 
     @property
-    def history_capacity(self):
+    def history_capacity(self) -> int:
         """Turn-start hashes the repetition history holds (see ``history_size``)."""
         if self.history_size:
             return self.history_size
         return self.max_battle_turns + 1 if self.max_battle_turns else K.DEFAULT_HISTORY
 
     @property
-    def repetition_exact(self):
+    def repetition_exact(self) -> bool:
         """Does the history hold every turn start a repetition could go back to (docs/rules.md §5.2.3)?"""
         return self.max_battle_turns > 0 and self.history_capacity >= self.max_battle_turns + 1
 
     @property
-    def num_points(self):
+    def num_points(self) -> int:
         return self.board_size * self.board_size
 
     @property
-    def num_actions(self):
+    def num_actions(self) -> int:
         """Size of the flat action space, ``10 * N * N + 1`` (plain Python: no numba call per access)."""
         return K.A_STOP * self.board_size * self.board_size + 1
 
-    def kernel_args(self):
+    def kernel_args(self) -> tuple[Any, ...]:
         """Positional arguments of :func:`jiu_env.kernel.new_state`."""
         return (
             self.board_size,
@@ -138,7 +141,7 @@ class Rules:
             self.history_size,
         )
 
-    def new_state(self):
+    def new_state(self) -> np.ndarray:
         """A fresh kernel state at the start of the placement phase."""
         return K.new_state(*self.kernel_args())
 
@@ -187,7 +190,7 @@ def _check_choice(name, value, choices):
         raise ValueError(f"rules option {name!r} = {value!r}{kind} is not one of {', '.join(choices)}")
 
 
-def max_min_stones(board_size):
+def max_min_stones(board_size: int) -> int:
     """The largest ``min_stones`` that does not decide the game before the battle starts.
 
     After placement and the removal of the two diagonal-end stones each side
@@ -233,7 +236,7 @@ def _validate(r):
         raise ValueError(f"unknown rules profile {r.profile!r}; choose one of {', '.join(PROFILES)}")
 
 
-def rules_from_state(state):
+def rules_from_state(state: np.ndarray) -> Rules:
     """Recover the :class:`Rules` (profile name aside) stored in a kernel state."""
     from .validate import validate_state
 

@@ -12,7 +12,10 @@ torch is not needed here; SB3 models are wrapped by :mod:`jiu_env.sb3`, which
 is imported only when such a model is given as an opponent.
 """
 
+from __future__ import annotations
+
 import numbers
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -28,15 +31,15 @@ from .players import CallablePlayer, make_player
 from .rules import Rules
 from .validate import thaw_dict
 
-COLOURS = {"white": K.WHITE, "black": K.BLACK}
-RESET_OPTIONS = ("start", "board", "to_move", "learner")
+COLOURS: dict[str, int] = {"white": K.WHITE, "black": K.BLACK}
+RESET_OPTIONS: tuple[str, ...] = ("start", "board", "to_move", "learner")
 _SEED_MAX = 2**31 - 1
 
 
 CallableOpponent = CallablePlayer  # the former name of the registry's callable adapter
 
 
-def as_opponent(opponent, seed=None):
+def as_opponent(opponent: Any, seed: int | None = None) -> Any:
     """Turn ``opponent`` into a player with ``step(state) -> action`` and ``restart(seed)``.
 
     The one player registry, :func:`jiu_env.players.make_player`: a spec
@@ -56,7 +59,7 @@ def _check_finite(name, value):
         raise ValueError(f"{name} must be a finite number, not {value!r}")
 
 
-def check_action(action, num_actions):
+def check_action(action: Any, num_actions: int) -> int:
     """``action`` as a Python int; TypeError for non-integers, ValueError when out of range."""
     if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
         action = action.reshape(())[()]
@@ -123,10 +126,12 @@ class JiuVsBotEnv(gymnasium.Env):
     string or name).
     """
 
-    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 4}
 
-    def __init__(self, opponent="random", learner="random", rules="competitive", start="placement",
-                 placement="random", illegal="terminate", capture_reward=0.0, render_mode=None, **options):
+    def __init__(self, opponent: Any = "random", learner: str = "random",
+                 rules: str | Rules | dict[str, Any] = "competitive", start: str = "placement",
+                 placement: str = "random", illegal: str = "terminate", capture_reward: float = 0.0,
+                 render_mode: str | None = None, **options: Any) -> None:
         super().__init__()
         self.rules = Rules.make(rules, **options)
         if learner not in ("white", "black", "random"):
@@ -161,7 +166,7 @@ class JiuVsBotEnv(gymnasium.Env):
         self._window = None
 
     # ------------------------------------------------------------ opponents
-    def set_opponent(self, opponent):
+    def set_opponent(self, opponent: Any) -> None:
         """Replace the opponent (or list of opponents) from the next reset on."""
         items = list(opponent) if isinstance(opponent, (list, tuple)) else [opponent]
         if not items:
@@ -170,7 +175,8 @@ class JiuVsBotEnv(gymnasium.Env):
         self.opponent_names = [o if isinstance(o, str) else _name_of(b) for o, b in zip(items, self.opponents)]
 
     # ----------------------------------------------------------- gymnasium
-    def reset(self, *, seed=None, options=None):
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Start a new game; the opponent plays until the learner has a decision.
 
         ``options`` (all optional): ``"learner"`` (``"white"``/``"black"``,
@@ -231,7 +237,7 @@ class JiuVsBotEnv(gymnasium.Env):
             self.render()
         return self._obs(), self._info()
 
-    def step(self, action):
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play the learner's decision, then the opponent's, until the learner decides again."""
         if self._error:
             raise RuntimeError("the episode ended with an error; call reset()")
@@ -273,29 +279,29 @@ class JiuVsBotEnv(gymnasium.Env):
             self.render()
         return self._obs(), float(reward), terminated, truncated, info
 
-    def action_masks(self):
+    def action_masks(self) -> np.ndarray:
         """Boolean mask of the learner's legal actions (all False once the episode is over)."""
         mask = np.zeros(self.num_actions, np.int8)
         if not self._done:
             K.legal_mask(self.state, mask)  # checks the state
         return mask.astype(bool)
 
-    def render(self):
+    def render(self) -> Any:
         """ANSI text, an RGB array, or a pygame window, by ``render_mode``."""
         return render_mode_frame(self, f"\nlearner: {COLOUR_NAMES[self.colour]}")
 
-    def close(self):
+    def close(self) -> None:
         if self._window is not None:
             self._window.close()
             self._window = None
 
     # ------------------------------------------------------------ accessors
     @property
-    def learner_colour(self):
+    def learner_colour(self) -> str:
         """``"white"`` or ``"black"``: the learner's side in the current game."""
         return COLOUR_NAMES[self.colour]
 
-    def legal_actions(self):
+    def legal_actions(self) -> np.ndarray:
         """Sorted array of the learner's legal actions (empty once the episode is over)."""
         if self._done:
             return np.empty(0, np.int64)
@@ -389,12 +395,12 @@ class JiuVsBotEnv(gymnasium.Env):
             "opponent": str(self.opponent_name),
         }
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         d = self.__dict__.copy()
         d["_window"] = None
         return d
 
-    def __setstate__(self, d):
+    def __setstate__(self, d: dict[str, Any]) -> None:
         # From a read-only buffer (Ray) the arrays come back read-only: give the env writable copies.
         self.__dict__.update(thaw_dict(d))
         self.__dict__.setdefault("_error", False)
@@ -417,7 +423,8 @@ class JiuSelfPlayEnv(JiuVsBotEnv):
     typically a picklable :class:`jiu_env.sb3.PolicySnapshot`.
     """
 
-    def __init__(self, bootstrap="random", pool_size=8, latest_prob=0.5, **kwargs):
+    def __init__(self, bootstrap: Any = "random", pool_size: int = 8, latest_prob: float = 0.5,
+                 **kwargs: Any) -> None:
         if "opponent" in kwargs:
             raise TypeError("JiuSelfPlayEnv takes 'bootstrap' (the opponent until the first snapshot), not 'opponent'")
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
@@ -431,14 +438,14 @@ class JiuSelfPlayEnv(JiuVsBotEnv):
         self.latest_prob = float(latest_prob)
         self.snapshots = []
 
-    def add_snapshot(self, snapshot):
+    def add_snapshot(self, snapshot: Any) -> int:
         """Add a snapshot of the learner to the pool (the oldest is dropped when full)."""
         self.snapshots.append(as_opponent(snapshot))
         del self.snapshots[:-self.pool_size]
         return len(self.snapshots)
 
     @property
-    def num_snapshots(self):
+    def num_snapshots(self) -> int:
         return len(self.snapshots)
 
     def _pick_opponent(self):

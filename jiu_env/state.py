@@ -4,7 +4,10 @@ These helpers take and return kernel states (:mod:`jiu_env.kernel`) and know
 nothing of PettingZoo or Gymnasium.
 """
 
+from __future__ import annotations
+
 import numbers
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -12,10 +15,13 @@ from . import kernel as K
 from .validate import validate_state
 from .vocab import ACTION_KIND_NAMES, COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES, SUBPHASE_NAMES, WINNER_NAMES
 
-COLOUR = {"white": K.WHITE, "black": K.BLACK}
+if TYPE_CHECKING:
+    from .rules import Rules
+
+COLOUR: dict[str, int] = {"white": K.WHITE, "black": K.BLACK}
 
 
-def position_state(rules, board, to_move="black"):
+def position_state(rules: Rules, board: Any, to_move: str = "black") -> np.ndarray:
     """A kernel state in the battle phase from an N x N position; ValueError names any problem."""
     n = rules.board_size
     if to_move not in COLOUR:
@@ -49,7 +55,7 @@ def position_state(rules, board, to_move="black"):
     return s
 
 
-def explain_illegal(s, a):
+def explain_illegal(s: np.ndarray, a: Any) -> str:
     """Why action ``a`` is illegal in state ``s`` (for error messages)."""
     validate_state(s)
     p_ = int(s[K.H_P])
@@ -86,17 +92,17 @@ def explain_illegal(s, a):
     return f"the {sub} sub-phase allows {allowed}, and this one does not fit the board"
 
 
-def winner_name(s):
+def winner_name(s: np.ndarray) -> str:
     """``"white"``, ``"black"``, ``"draw"``, or ``"none"`` (game on, or stopped at the turn limit)."""
     return WINNER_NAMES[int(s[K.H_WINNER])]
 
 
-def end_reason_name(s):
+def end_reason_name(s: np.ndarray) -> str:
     """Why the game ended (``too_few_stones``, ``no_move``, ``repetition``, ``turn_limit``); ``"none"`` while on."""
     return END_REASON_NAMES[int(s[K.H_END_REASON])] if s[K.H_PHASE] == K.PH_OVER else "none"
 
 
-def game_info(s):
+def game_info(s: np.ndarray) -> dict[str, Any]:
     """The info dict of kernel state ``s`` (docs/env.md): the same keys always, ``"none"`` for "not applicable"."""
     ph = int(s[K.H_PHASE])
     return {

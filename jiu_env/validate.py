@@ -13,6 +13,7 @@ This module depends only on the vocabulary, so the kernel can use it.
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -28,11 +29,11 @@ from .vocab import (  # noqa: I001
 )
 
 #: Upper bounds of ``max_battle_turns`` and ``history_size`` (as in :class:`jiu_env.rules.Rules`).
-MAX_BATTLE_TURNS = 1_000_000
-MAX_HISTORY = 1_000_001
+MAX_BATTLE_TURNS: int = 1_000_000
+MAX_HISTORY: int = 1_000_001
 #: Upper bound of the counters (turns, decisions, history length): far above any real game,
 #: far below int64 overflow.
-MAX_COUNTER = 1 << 48
+MAX_COUNTER: int = 1 << 48
 
 _FIELD_NAMES = {v: k for k, v in globals().items() if k.startswith("H_") and isinstance(v, int)}
 _FIELD_NAMES[H_COUNT + WHITE] = "H_COUNT+WHITE"
@@ -64,7 +65,7 @@ def _check_array(s):
         raise TypeError(f"a kernel state is a 1-D np.int64 array, not a {s.ndim}-D {s.dtype} array")
 
 
-def check_layout(s):
+def check_layout(s: np.ndarray) -> tuple[int, int]:
     """Type, length and the size fields of the header (what every other check relies on).
 
     Returns ``(n, p)``.  Cheap: no board scan.
@@ -334,7 +335,7 @@ def _message(s, check, x, y, n, p):
     }[check]()
 
 
-def validate_state(s, *, live=False):
+def validate_state(s: np.ndarray, *, live: bool = False) -> np.ndarray:
     """Raise unless ``s`` is a kernel state the kernel can run on; return ``s``.
 
     Checks the layout (type, length, board size, history capacity 1..MAX_HISTORY:
@@ -389,7 +390,7 @@ def _has_no_action(s):
 
 
 # ------------------------------------------------------------- actions, buffers
-def check_action_value(action, num_actions):
+def check_action_value(action: Any, num_actions: int) -> int:
     """``action`` as a Python int in ``0..num_actions-1``; TypeError / ValueError otherwise."""
     if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
         action = action.reshape(())[()]
@@ -401,7 +402,7 @@ def check_action_value(action, num_actions):
     return a
 
 
-def check_buffer(buf, length, name="buf", dtypes=(np.int64,)):
+def check_buffer(buf: np.ndarray, length: int, name: str = "buf", dtypes: tuple[Any, ...] = (np.int64,)) -> np.ndarray:
     """``buf`` must be a writable 1-D array of one of ``dtypes`` with at least ``length`` entries."""
     if not isinstance(buf, np.ndarray):
         raise TypeError(f"{name} must be a numpy array, not {type(buf).__name__}")
@@ -416,7 +417,7 @@ def check_buffer(buf, length, name="buf", dtypes=(np.int64,)):
 
 
 # ------------------------------------------------------------------ read-only
-def thaw(value):
+def thaw(value: Any) -> Any:
     """``value`` with every read-only numpy array in it (through tuples, lists, dicts) replaced by a writable copy.
 
     Objects unpickled from a read-only buffer (Ray's object store hands out
@@ -434,7 +435,7 @@ def thaw(value):
     return value
 
 
-def thaw_dict(d):
+def thaw_dict(d: dict[str, Any]) -> dict[str, Any]:
     """:func:`thaw` every value of an object's ``__dict__`` (for ``__setstate__``)."""
     return {k: thaw(v) for k, v in d.items()}
 

@@ -38,6 +38,10 @@ stream, so the results do not depend on the number of threads or on how numba
 schedules them.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numba
 import numpy as np
 from gymnasium import spaces
@@ -54,13 +58,13 @@ from .validate import state_problem, thaw_dict, validate_state
 # Opponent kinds understood by the numba step.  A new numba opponent gets a
 # number here and a branch in _opponent_action.
 OPP_NONE, OPP_RANDOM, OPP_GREEDY = 0, 1, 2
-OPPONENTS = {None: OPP_NONE, "random": OPP_RANDOM, "greedy": OPP_GREEDY}
+OPPONENTS: dict[str | None, int] = {None: OPP_NONE, "random": OPP_RANDOM, "greedy": OPP_GREEDY}
 
 START_PLACEMENT, START_BATTLE = 0, 1
-STARTS = {"placement": START_PLACEMENT, "battle": START_BATTLE}
+STARTS: dict[str, int] = {"placement": START_PLACEMENT, "battle": START_BATTLE}
 
 LEARNER_RANDOM = 0  # learner colour drawn per game; otherwise K.WHITE / K.BLACK
-LEARNERS = {"white": K.WHITE, "black": K.BLACK, "random": LEARNER_RANDOM}
+LEARNERS: dict[str, int] = {"white": K.WHITE, "black": K.BLACK, "random": LEARNER_RANDOM}
 
 # SplitMix64 constants.
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
@@ -74,7 +78,7 @@ _S32 = np.uint64(32)
 
 
 # ---------------------------------------------------------------- random
-def derive_seeds(seed, n):
+def derive_seeds(seed: int | None, n: int) -> np.ndarray:
     """``n`` independent uint64 stream states derived from one seed (int or None)."""
     return np.random.SeedSequence(seed).generate_state(n, np.uint64)
 
@@ -283,8 +287,9 @@ class BatchRunner:
     1 is best on a machine whose cores are busy with other work).
     """
 
-    def __init__(self, num_games, rules="competitive", *, opponent=None, learner="random",
-                 start="placement", seed=None, threads=None, **options):
+    def __init__(self, num_games: int, rules: str | Rules | dict[str, Any] = "competitive", *,
+                 opponent: str | None = None, learner: str = "random", start: str = "placement",
+                 seed: int | list[int] | None = None, threads: int | None = None, **options: Any) -> None:
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive int, not {num_games!r}")
         if opponent not in OPPONENTS:
@@ -340,7 +345,7 @@ class BatchRunner:
         finally:
             numba.set_num_threads(old)
 
-    def seed(self, seed=None):
+    def seed(self, seed: int | list[int] | None = None) -> None:
         """Re-derive the per-game random streams: from ``seed`` (int), a sequence of ``num_games`` ints, or fresh entropy (``None``)."""
         if seed is not None and not isinstance(seed, (int, np.integer)):
             seeds = list(seed)
@@ -350,7 +355,7 @@ class BatchRunner:
         else:
             self.rng[:] = derive_seeds(None if seed is None else int(seed), self.num_games)
 
-    def reset(self, seed=None):
+    def reset(self, seed: int | list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Start a new game in every slot; return ``(obs, masks)``.  ``seed`` re-seeds first (see :meth:`seed`)."""
         if seed is not None:
             self.seed(seed)
@@ -366,7 +371,7 @@ class BatchRunner:
         self.masks = masks
         return obs, masks
 
-    def step(self, actions):
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Apply one action per game; return ``(obs, masks, rewards, terminations, truncations)``.
 
         ``actions`` must all be legal (ValueError names the first game where one
@@ -415,12 +420,12 @@ class BatchRunner:
             raise ValueError(f"game {bad}: not a valid state of a game in progress")  # pragma: no cover
         validate_state(self.template)
 
-    def __setstate__(self, d):
+    def __setstate__(self, d: dict[str, Any]) -> None:
         # From a read-only buffer (Ray's object store) the arrays come back read-only; the numba step writes
         # into them, so the runner takes writable copies of its own.
         self.__dict__.update(thaw_dict(d))
 
-    def play_random(self, num_decisions):
+    def play_random(self, num_decisions: int) -> int:
         """Make ``num_decisions`` uniformly random decisions in every game (no observations), resetting finished games.
 
         Returns the number of decisions made, the opponent's included.  This is
@@ -455,10 +460,11 @@ class JiuVectorEnv(VectorEnv):
     keyword options as in :func:`jiu_env.env`.
     """
 
-    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
-    def __init__(self, num_envs=8, rules="competitive", *, opponent="random", learner="random",
-                 start="placement", threads=None, **options):
+    def __init__(self, num_envs: int = 8, rules: str | Rules | dict[str, Any] = "competitive", *,
+                 opponent: str = "random", learner: str = "random", start: str = "placement",
+                 threads: int | None = None, **options: Any) -> None:
         if opponent is None:
             raise ValueError("JiuVectorEnv needs a built-in opponent ('random' or 'greedy'); use BatchRunner for self-play")
         self.runner = BatchRunner(num_envs, rules, opponent=opponent, learner=learner, start=start,
@@ -472,7 +478,8 @@ class JiuVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._masks = None
 
-    def reset(self, *, seed=None, options=None):
+    def reset(self, *, seed: int | list[int] | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         """Start a new game in every slot.  ``seed``: an int (per-game streams derived from it) or a list of ``num_envs`` ints."""
         if options:
             raise ValueError(f"JiuVectorEnv.reset takes no options (got {options!r}); set start/learner/opponent in the constructor")
@@ -489,7 +496,7 @@ class JiuVectorEnv(VectorEnv):
         self._masks = masks
         return obs, {}
 
-    def step(self, actions):
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One learner decision per game; the opponent replies inside the same call."""
         if self._masks is None:
             raise RuntimeError("call reset() before step()")
@@ -515,19 +522,19 @@ class JiuVectorEnv(VectorEnv):
             }
         return obs, rewards, terms, truncs, info
 
-    def action_masks(self):
+    def action_masks(self) -> np.ndarray:
         """Legal actions of the current decision of every game, ``(num_envs, A)`` bool."""
         if self._masks is None:
             raise RuntimeError("call reset() before action_masks()")
         return self._masks.astype(bool)
 
-    def close_extras(self, **kwargs):
+    def close_extras(self, **kwargs: Any) -> None:
         self._masks = None
 
-    def __setstate__(self, d):
+    def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(thaw_dict(d))  # writable arrays after a read-only unpickling (see BatchRunner)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"JiuVectorEnv(num_envs={self.num_envs}, opponent={self.runner.opponent!r}, learner={self.runner.learner_mode!r})"
 
 

@@ -18,7 +18,7 @@ import importlib
 from .base import Bot, check_state, legal_actions
 
 # name -> (module, class); modules are imported on first use.
-REGISTRY = {
+REGISTRY: dict[str, tuple[str, str]] = {
     "random": ("jiu_env.bots.random_bot", "RandomBot"),
     "greedy": ("jiu_env.bots.greedy", "GreedyBot"),
     "pattern": ("jiu_env.bots.pattern", "PatternBot"),

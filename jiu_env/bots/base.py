@@ -7,8 +7,11 @@ fly drop and each square-capture choice.  Bots never modify the state they are
 given and know nothing of the env wrappers.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
+from typing import Any, Callable
 
 import numpy as np
 
@@ -16,7 +19,7 @@ from .. import kernel as K
 from ..validate import check_layout, thaw_dict, validate_state
 
 
-def check_state(state):
+def check_state(state: np.ndarray) -> None:
     """Raise a clear error unless ``state`` is a valid kernel state of a game in progress.
 
     TypeError for anything but a 1-D np.int64 array, ValueError "the game is
@@ -33,12 +36,13 @@ def check_state(state):
 
 
 #: Upper bounds of the budgets a bot accepts: far beyond any useful setting, yet a step always returns.
-MAX_SECONDS = 86_400.0  # time per decision: one day
-MAX_SIMS = 100_000_000  # simulations per decision
-MAX_NODES = 100_000_000  # MCTS tree capacity (about 25 bytes a node, twice with reuse)
+MAX_SECONDS: float = 86_400.0  # time per decision: one day
+MAX_SIMS: int = 100_000_000  # simulations per decision
+MAX_NODES: int = 100_000_000  # MCTS tree capacity (about 25 bytes a node, twice with reuse)
 
 
-def check_param(bot, name, value, lo, hi, integer=False, lo_open=False):
+def check_param(bot: Any, name: str, value: Any, lo: float, hi: float, integer: bool = False,
+                lo_open: bool = False) -> int | float:
     """``value`` checked as the bot parameter ``name``: a finite int (``integer``) or number in ``lo..hi``.
 
     ValueError naming the bot and the parameter otherwise (bools, strings, nan
@@ -59,19 +63,19 @@ def check_param(bot, name, value, lo, hi, integer=False, lo_open=False):
 class Bot:
     """Base class: subclasses implement :meth:`_choose` (``state`` already checked)."""
 
-    name = "bot"
+    name: str = "bot"
 
-    def __init__(self, seed=None):
+    def __init__(self, seed: int | None = None) -> None:
         self.seed = seed
         self.restart()
 
-    def restart(self, seed=None):
+    def restart(self, seed: int | None = None) -> None:
         """Forget everything from the previous game; re-seed (with ``seed`` if given)."""
         if seed is not None:
             self.seed = seed
         self.rng = np.random.default_rng(self.seed)
 
-    def step(self, state):
+    def step(self, state: np.ndarray) -> int:
         """One legal action for the side to move in ``state`` (never modifies it; read-only arrays are fine)."""
         check_state(state)
         if not state.flags.writeable:
@@ -84,20 +88,20 @@ class Bot:
     def _choose(self, state):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def policy(self):
+    def policy(self) -> Callable[[Any], int]:
         """A PettingZoo-side policy: ``action = policy(env)`` for the agent to move in ``env``."""
         return lambda env: self.step(env.unwrapped.state)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{type(self).__name__}(seed={self.seed!r})"
 
-    def __setstate__(self, d):
+    def __setstate__(self, d: dict[str, Any]) -> None:
         # Unpickled from a read-only buffer (Ray's object store), arrays come back read-only:
         # the bot's tables and trees get writable copies of their own.
         self.__dict__.update(thaw_dict(d))
 
 
-def legal_actions(state):
+def legal_actions(state: np.ndarray) -> np.ndarray:
     """The legal actions of ``state`` in kernel order (an int64 array)."""
     validate_state(state)
     buf = np.empty(K.num_actions(int(state[K.H_N])), np.int64)

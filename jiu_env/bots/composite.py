@@ -7,6 +7,8 @@ inner spec may be anything a spec can name.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .. import kernel as K
@@ -28,10 +30,11 @@ class MixPlayer(Bot):
     each other, which an Elo fit can measure (a 100% score cannot).
     """
 
-    name = "mix"
-    PARAMS = {"p": "probability of a random action at each decision", "spec": "the player being handicapped"}
+    name: str = "mix"
+    PARAMS: dict[str, str] = {"p": "probability of a random action at each decision",
+                              "spec": "the player being handicapped"}
 
-    def __init__(self, p, spec, seed=None):
+    def __init__(self, p: float, spec: Any, seed: int | None = None) -> None:
         p = float(p)
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"mix: the random-move probability must be in 0..1, not {p}")
@@ -40,12 +43,12 @@ class MixPlayer(Bot):
         self.inner = make_player(spec, seed=seed)
         super().__init__(seed=seed)
 
-    def restart(self, seed=None):
+    def restart(self, seed: int | None = None) -> None:
         super().restart(seed)
         # the inner player gets its own stream, derived from this one's seed
         self.inner.restart(child_seed(self.seed, 1))
 
-    def version_key(self):
+    def version_key(self) -> str:
         return f"{player_version(self.inner)}+{_file_hash(__file__)}"
 
     def _choose(self, state):
@@ -63,22 +66,23 @@ class PhasePlayer(Bot):
     in its training, and it fights the battle itself.
     """
 
-    name = "phases"
-    PARAMS = {"placement": "the player of the placement phase", "battle": "the player of the battle phase"}
+    name: str = "phases"
+    PARAMS: dict[str, str] = {"placement": "the player of the placement phase",
+                              "battle": "the player of the battle phase"}
 
-    def __init__(self, placement, battle, seed=None):
+    def __init__(self, placement: Any, battle: Any, seed: int | None = None) -> None:
         self.placement_spec = placement
         self.battle_spec = battle
         self.placement = make_player(placement, seed=seed)
         self.battle = make_player(battle, seed=seed)
         super().__init__(seed=seed)
 
-    def restart(self, seed=None):
+    def restart(self, seed: int | None = None) -> None:
         super().restart(seed)
         for i, inner in enumerate((self.placement, self.battle)):
             inner.restart(child_seed(self.seed, 2 + i))
 
-    def version_key(self):
+    def version_key(self) -> str:
         return f"{player_version(self.placement)}+{player_version(self.battle)}+{_file_hash(__file__)}"
 
     def _choose(self, state):

@@ -22,21 +22,25 @@ information matrix at the optimum: normal approximation) or from a seeded
 parametric bootstrap over the games of every pair (:func:`bootstrap_elo`).
 """
 
+from __future__ import annotations
+
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any, Iterable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-ELO_PER_NAT = 400.0 / math.log(10.0)  # Elo points per natural-log unit of the logistic model
+ELO_PER_NAT: float = 400.0 / math.log(10.0)  # Elo points per natural-log unit of the logistic model
 
 
-def expected_score(diff):
+def expected_score(diff: ArrayLike) -> float | np.ndarray:
     """Expected score of a player rated ``diff`` Elo above its opponent."""
     return 1.0 / (1.0 + 10.0 ** (-np.asarray(diff, dtype=float) / 400.0))
 
 
-def elo_diff(score):
+def elo_diff(score: ArrayLike) -> float | np.ndarray:
     """Elo difference that gives expected ``score`` (0 < score < 1): 0.75 -> 190.85."""
     s = np.asarray(score, dtype=float)
     if np.any((s <= 0) | (s >= 1)):
@@ -48,7 +52,7 @@ def elo_diff(score):
 class EloFit:
     """Result of :func:`fit_elo` (ratings, standard errors and intervals in Elo)."""
 
-    names: list
+    names: list[str]
     ratings: np.ndarray
     se: np.ndarray
     lower: np.ndarray
@@ -59,7 +63,7 @@ class EloFit:
     prior_draws: float
     iterations: int = 0
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         """JSON-able ``{name: {"elo", "se", "lower", "upper"}}`` plus the fit settings."""
         return {
             "anchor": self.anchor,
@@ -72,7 +76,7 @@ class EloFit:
             },
         }
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> float:
         return float(self.ratings[self.names.index(name)])
 
 
@@ -154,7 +158,8 @@ def _ml_ratings(score, n_games, anchor_idx, max_iter=200):
     return theta, h, it
 
 
-def fit_elo(names, wins, draws=None, anchor="mean", prior_draws=2.0, confidence=0.95):
+def fit_elo(names: Iterable[str], wins: ArrayLike, draws: ArrayLike | None = None, anchor: str = "mean",
+            prior_draws: float = 2.0, confidence: float = 0.95) -> EloFit:
     """Fit Elo ratings to a tournament.
 
     ``wins[i, j]``: games player ``i`` won against player ``j`` (either
@@ -200,7 +205,8 @@ def fit_elo(names, wins, draws=None, anchor="mean", prior_draws=2.0, confidence=
                   float(prior_draws), it)
 
 
-def bootstrap_elo(names, wins, draws=None, anchor="mean", prior_draws=2.0, confidence=0.95, samples=500, seed=0):
+def bootstrap_elo(names: Iterable[str], wins: ArrayLike, draws: ArrayLike | None = None, anchor: str = "mean",
+                  prior_draws: float = 2.0, confidence: float = 0.95, samples: int = 500, seed: int = 0) -> EloFit:
     """Like :func:`fit_elo` but with percentile intervals from a seeded parametric bootstrap.
 
     Each sample redraws every pair's games (same number) from the pair's

@@ -18,6 +18,8 @@ only if its players' specs and code versions, rules, seed and opening
 setting are those of the current configuration.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import math
@@ -25,6 +27,7 @@ import os
 import warnings
 import zlib
 from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -33,13 +36,13 @@ from ..rules import Rules
 from ..game import play_game
 from ..players import make_player, player_version
 
-GAMES_FILE = "games.jsonl"
-CONFIG_FILE = "tournament.json"
-STALE_FILE = "games.stale.jsonl"
-MODES = ("round_robin", "gauntlet")
+GAMES_FILE: str = "games.jsonl"
+CONFIG_FILE: str = "tournament.json"
+STALE_FILE: str = "games.stale.jsonl"
+MODES: tuple[str, ...] = ("round_robin", "gauntlet")
 # settings of a config file that say where the games run, not which games: kept out of
 # the tournament's definition (and its results), in ``TournamentConfig.execution``
-EXECUTION_KEYS = ("backend", "address", "workers")
+EXECUTION_KEYS: tuple[str, ...] = ("backend", "address", "workers")
 
 
 @dataclass
@@ -61,12 +64,12 @@ class TournamentConfig:
     of the Elo fit, e.g. a reference player that loses every game.
     """
 
-    players: list
+    players: list[Player]
     games: int = 2
-    rules: dict = field(default_factory=lambda: Rules.make("competitive").to_dict())
+    rules: dict[str, Any] = field(default_factory=lambda: Rules.make("competitive").to_dict())
     seed: int = 0
     mode: str = "round_robin"
-    challengers: list = field(default_factory=list)
+    challengers: list[str] = field(default_factory=list)
     random_opening: int = 0
     anchor: str = "auto"
     prior_draws: float = 2.0
@@ -74,9 +77,9 @@ class TournamentConfig:
     bootstrap_samples: int = 500
     confidence: float = 0.95
     title: str = "Jiu tournament"
-    unrated: list = field(default_factory=list)
+    unrated: list[str] = field(default_factory=list)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if isinstance(self.players, (str, bytes, dict, Player)) or not isinstance(self.players, (list, tuple)):
             raise TypeError(f"players must be a list of player specs (e.g. ['random', 'greedy']), "
                             f"not {type(self.players).__name__} {self.players!r}")
@@ -137,16 +140,16 @@ class TournamentConfig:
         self.prior_draws, self.confidence = float(self.prior_draws), float(self.confidence)
 
     @property
-    def names(self):
+    def names(self) -> list[str]:
         return [p.name for p in self.players]
 
-    def spec_of(self, name):
+    def spec_of(self, name: str) -> str:
         return next(p.spec for p in self.players if p.name == name)
 
-    def rules_obj(self):
+    def rules_obj(self) -> Rules:
         return Rules.make(self.rules)
 
-    def anchor_name(self):
+    def anchor_name(self) -> str:
         """The rating anchor actually used: a player name or ``"mean"``."""
         if self.anchor != "auto":
             return self.anchor
@@ -155,11 +158,11 @@ class TournamentConfig:
                 return p.name
         return "mean"
 
-    def rated_names(self):
+    def rated_names(self) -> list[str]:
         """The players in the Elo fit."""
         return [n for n in self.names if n not in self.unrated]
 
-    def pairs(self):
+    def pairs(self) -> list[tuple[str, str]]:
         """The pairs that meet, in schedule order."""
         names = self.names
         if self.mode == "round_robin":
@@ -171,13 +174,13 @@ class TournamentConfig:
                     out.append((c, other))
         return out
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["players"] = [asdict(p) for p in self.players]
         return d
 
     @classmethod
-    def from_dict(cls, d):
+    def from_dict(cls, d: dict[str, Any]) -> TournamentConfig:
         """A config from a dict (e.g. a parsed TOML/JSON file); unknown keys are errors.
 
         ``backend``, ``address`` and ``workers`` (where the games run) go to
@@ -244,7 +247,7 @@ def _player_from(p):
     raise TypeError(f"a player is a spec string, a dict or a Player, not {type(p).__name__}")
 
 
-def load_config(path):
+def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
     """A :class:`TournamentConfig` from a TOML or JSON file."""
     with open(path, "rb") as f:
         raw = f.read()
@@ -268,7 +271,7 @@ class GameTask:
     """One scheduled game."""
 
     id: str
-    pair: tuple
+    pair: tuple[str, str]
     game: int
     white: str
     black: str
@@ -277,12 +280,12 @@ class GameTask:
     seed: int
     white_seed: int
     black_seed: int
-    rules: dict
+    rules: dict[str, Any]
     random_opening: int
     white_version: str = ""
     black_version: str = ""
 
-    def fingerprint(self):
+    def fingerprint(self) -> str:
         """Hash of everything that decides the game: specs, player code versions, rules, seeds, opening."""
         key = json.dumps([self.white_spec, self.black_spec, self.white_version, self.black_version, self.rules,
                           self.seed, self.white_seed, self.black_seed, self.random_opening], sort_keys=True)
@@ -297,7 +300,7 @@ def _seed_of(*parts):
     return int(np.random.SeedSequence([int(x) for x in parts]).generate_state(1, np.uint32)[0])
 
 
-def schedule(config, versions=None):
+def schedule(config: TournamentConfig, versions: dict[str, str] | None = None) -> list[GameTask]:
     """The list of :class:`GameTask` of a tournament (deterministic).
 
     ``versions`` maps a spec to its player's code version (see
@@ -323,7 +326,8 @@ def schedule(config, versions=None):
 
 
 # ------------------------------------------------------------------ one game
-def run_game(rules, white, black, seed=0, random_opening=0, players=None):
+def run_game(rules: str | Rules | dict[str, Any], white: Any, black: Any, seed: int = 0, random_opening: int = 0,
+             players: Any = None) -> dict[str, Any]:
     """Play one tournament game (the one game loop, :func:`jiu_env.game.play_game`); return a result dict.
 
     ``random_opening`` placements are drawn at random (seeded by ``seed``)
@@ -365,7 +369,7 @@ def _warm_up(spec, rules):
     run_game(rules, make_player(spec, seed=0), make_player("random", seed=0), seed=0)
 
 
-def play_task(task, build_specs=None):
+def play_task(task: GameTask, build_specs: dict[str, str] | None = None) -> dict[str, Any]:
     """Play a :class:`GameTask` (in any process); return its JSON-able result line.
 
     ``build_specs`` maps a task's spec to the spec the player is built from
@@ -420,7 +424,7 @@ def _scan_games(path):
             yield i + 1, raw, obj, None
 
 
-def read_games(path):
+def read_games(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The result lines stored in a ``games.jsonl``.
 
     Lines that are not JSON objects with a game id (a cut-off last line, a
@@ -541,7 +545,7 @@ def _check_workers(workers):
         raise ValueError(f"workers must be an int >= 1 (or None for all cores), not {workers!r}")
 
 
-def default_workers():
+def default_workers() -> int:
     """All cores this process may use."""
     try:
         return len(os.sched_getaffinity(0))
@@ -554,14 +558,16 @@ class TournamentResult:
     """Games and summary of a finished tournament (see :func:`summarise`)."""
 
     config: TournamentConfig
-    games: list
-    summary: dict
+    games: list[dict[str, Any]]
+    summary: dict[str, Any]
     new_games: int = 0
-    out_dir: str = None
+    out_dir: str | None = None
 
 
-def run_tournament(config, out_dir=None, workers=None, resume=True, progress=None, write_reports=True, command=None,
-                   log=None, backend=None, address=None, warm=True):
+def run_tournament(config: TournamentConfig, out_dir: str | None = None, workers: int | None = None,
+                   resume: bool = True, progress: Any = None, write_reports: bool = True, command: str | None = None,
+                   log: Callable[[str], Any] | None = None, backend: str | None = None, address: str | None = None,
+                   warm: bool = True) -> TournamentResult:
     """Play the tournament (or its missing games) and summarise it.
 
     ``workers``: worker processes (default: all cores; 1 plays in this
@@ -723,7 +729,7 @@ def _tally(d, score):
         d["draws"] += 1
 
 
-def summarise(config, games):
+def summarise(config: TournamentConfig, games: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Aggregate result lines: per pair and per colour W/D/L, lengths, decision times, Elo.
 
     Pair figures are from the pair's first player's point of view.  Draws
@@ -805,7 +811,7 @@ def summarise(config, games):
     return summary
 
 
-def rate(config, wins, draws):
+def rate(config: TournamentConfig, wins: Any, draws: Any) -> dict[str, Any] | None:
     """Elo fit of the tournament's win/draw matrices as a JSON-able dict (``None`` when impossible)."""
     from .elo import bootstrap_elo, fit_elo
 
@@ -829,7 +835,7 @@ def rate(config, wins, draws):
     return fit.as_dict()
 
 
-def scores_text(scores, width=70):
+def scores_text(scores: dict[str, Any], width: int = 70) -> str:
     """A compact running score line: ``ab2 7.5/10  random 1/10 ...`` (best first)."""
     parts = []
     for n, (pts, g) in sorted(scores.items(), key=lambda kv: (-(kv[1][0] / kv[1][1]) if kv[1][1] else 0.0, kv[0])):
@@ -839,7 +845,7 @@ def scores_text(scores, width=70):
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def eta_text(seconds):
+def eta_text(seconds: float | None) -> str:
     if seconds is None or not math.isfinite(seconds):
         return "?"
     seconds = int(seconds)

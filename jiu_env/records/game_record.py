@@ -1,9 +1,12 @@
 """JSON game records (format ``jiu-record``): :class:`GameRecord`, results, start positions."""
 
+from __future__ import annotations
+
 import json
 import math
 import os
 from dataclasses import dataclass, field
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -11,23 +14,23 @@ from .. import kernel as K
 from ..state import position_state
 from ..notation import action_to_str, str_to_action
 from ..rules import Rules
-from .errors import RecordError
+from .errors import Irregularity, RecordError
 from .replay import check_passes, play, walk
 
-FORMAT = "jiu-record"
-VERSION = 1
+FORMAT: str = "jiu-record"
+VERSION: int = 1
 
 from ..vocab import COLOUR_NAMES as _COLOURS, END_REASON_NAMES, WINNER_NAMES as _WINNERS
 
 # The names as records use them (records have no "none" entries: an unfinished game has winner None).
-WINNER_NAMES = {K.WHITE: _WINNERS[K.WHITE], K.BLACK: _WINNERS[K.BLACK], K.DRAW: _WINNERS[K.DRAW]}
-END_REASONS = ("",) + END_REASON_NAMES[1:]
-COLOUR_NAMES = {K.WHITE: _COLOURS[K.WHITE], K.BLACK: _COLOURS[K.BLACK]}
-RESULT_KEYS = ("over", "winner", "end_reason", "returns", "battle_turns", "decisions")
+WINNER_NAMES: dict[int, str] = {K.WHITE: _WINNERS[K.WHITE], K.BLACK: _WINNERS[K.BLACK], K.DRAW: _WINNERS[K.DRAW]}
+END_REASONS: tuple[str, ...] = ("",) + END_REASON_NAMES[1:]
+COLOUR_NAMES: dict[int, str] = {K.WHITE: _COLOURS[K.WHITE], K.BLACK: _COLOURS[K.BLACK]}
+RESULT_KEYS: tuple[str, ...] = ("over", "winner", "end_reason", "returns", "battle_turns", "decisions")
 
 
 # ------------------------------------------------------------------ results
-def result_of(state):
+def result_of(state: np.ndarray) -> dict[str, Any]:
     """The result fields of a kernel state (finished or not) as a JSON-able dict."""
     over = bool(state[K.H_PHASE] == K.PH_OVER)
     w, b = K.returns(state)
@@ -41,7 +44,7 @@ def result_of(state):
     }
 
 
-def result_text(result):
+def result_text(result: dict[str, Any] | None) -> str:
     """One line for a result dict: ``white wins (too_few_stones) after 212 battle turns``."""
     if not result or not result.get("over"):
         return "unfinished"
@@ -62,7 +65,7 @@ def _same(key, stored, got):
     return stored == got
 
 
-def compare_result(stored, got):
+def compare_result(stored: Any, got: dict[str, Any]) -> None:
     """Raise RecordError when a stored result dict disagrees with the replayed one."""
     if stored is None:
         return
@@ -88,18 +91,20 @@ class GameRecord:
     """
 
     rules: Rules
-    actions: list = field(default_factory=list)
-    start: dict = field(default_factory=lambda: {"from": "placement"})
-    players: dict = field(default_factory=lambda: {"white": None, "black": None})
-    seed: object = None
-    result: dict = None
-    meta: dict = field(default_factory=dict)
-    issues: list = field(default_factory=list)
-    passes: list = field(default_factory=list)
+    actions: list[int] = field(default_factory=list)
+    start: dict[str, Any] = field(default_factory=lambda: {"from": "placement"})
+    players: dict[str, Any] = field(default_factory=lambda: {"white": None, "black": None})
+    seed: Any = None
+    result: dict[str, Any] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    issues: list[Irregularity] = field(default_factory=list)
+    passes: list[int] = field(default_factory=list)
 
     # ------------------------------------------------------------ building
     @classmethod
-    def from_actions(cls, rules, actions, start=None, players=None, seed=None, meta=None, passes=None):
+    def from_actions(cls, rules: str | Rules | dict[str, Any], actions: Any, start: dict[str, Any] | None = None,
+                     players: dict[str, Any] | None = None, seed: Any = None, meta: dict[str, Any] | None = None,
+                     passes: Any = None) -> GameRecord:
         """A record of ``actions`` played from ``start``; checks every action and fills ``result``."""
         acts = list(actions)
         rec = cls(
@@ -114,7 +119,7 @@ class GameRecord:
         rec.result = result_of(rec.replay())
         return rec
 
-    def initial_state(self):
+    def initial_state(self) -> np.ndarray:
         """The kernel state the actions start from."""
         start = norm_start(self.start)
         if start["from"] == "placement":
@@ -124,14 +129,14 @@ class GameRecord:
         except ValueError as e:
             raise RecordError(f"bad start position: {e}") from None
 
-    def states(self):
+    def states(self) -> Iterator[np.ndarray]:
         """Iterate over the states: the initial one, then the state after each action (full copies)."""
         s = self.initial_state()
         yield s.copy()
         for _ in walk(s, self.actions, self.passes):
             yield s.copy()
 
-    def positions(self):
+    def positions(self) -> list[np.ndarray]:
         """The header and board of every state (initial, then after each action), as a list.
 
         Each item is ``state[:HDR + P]``: enough for rendering and for reading
@@ -145,7 +150,7 @@ class GameRecord:
             out.append(s[:m].copy())
         return out
 
-    def replay(self, check_result=False):
+    def replay(self, check_result: bool = False) -> np.ndarray:
         """The final state after all actions; RecordError on an illegal action.
 
         With ``check_result`` the stored ``result`` must agree with the replay.
@@ -155,13 +160,13 @@ class GameRecord:
             compare_result(self.result, result_of(s))
         return s
 
-    def moves(self):
+    def moves(self) -> list[str]:
         """The actions in the notation of :mod:`jiu_env.notation`."""
         n = self.rules.board_size
         return [action_to_str(a, n) for a in self.actions]
 
     # ---------------------------------------------------------------- JSON
-    def to_dict(self, moves=True):
+    def to_dict(self, moves: bool = True) -> dict[str, Any]:
         """The JSON-able dict of the documented format (``moves`` adds readable notation)."""
         d = {
             "format": FORMAT,
@@ -184,7 +189,7 @@ class GameRecord:
         return d
 
     @classmethod
-    def from_dict(cls, d, check=True):
+    def from_dict(cls, d: dict[str, Any], check: bool = True) -> GameRecord:
         """A record from its dict; with ``check`` it is replayed and its result compared."""
         if not isinstance(d, dict):
             raise RecordError(f"a record is a JSON object, not {type(d).__name__}")
@@ -245,12 +250,12 @@ class GameRecord:
             rec.result = result_of(final)
         return rec
 
-    def to_json(self, moves=True, indent=None):
+    def to_json(self, moves: bool = True, indent: int | None = None) -> str:
         """The record as JSON text (see :meth:`to_dict`)."""
         return json.dumps(self.to_dict(moves=moves), indent=indent, ensure_ascii=False)
 
     @classmethod
-    def from_json(cls, text, check=True):
+    def from_json(cls, text: str, check: bool = True) -> GameRecord:
         """A record from JSON text (see :meth:`from_dict`); a leading UTF-8 BOM is ignored."""
         if isinstance(text, (bytes, bytearray)):
             text = text.decode("utf-8")
@@ -260,7 +265,7 @@ class GameRecord:
             raise RecordError(f"not valid JSON: {e}") from None
         return cls.from_dict(d, check=check)
 
-    def save(self, path):
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the record: ``.txt`` / ``.jiu`` get the competition notation, ``.csv`` the
         jiuchess CSV line, anything else JSON."""
         path = os.fspath(path)
@@ -286,7 +291,7 @@ def _parse_move(m, n):
         return None
 
 
-def norm_start(start):
+def norm_start(start: dict[str, Any] | None) -> dict[str, Any]:
     """The canonical ``start`` dict; RecordError on anything else (board values must be 0, 1 or 2)."""
     if start is None:
         return {"from": "placement"}
