@@ -29,7 +29,7 @@ from .render import render_ansi, render_mode_frame
 from .vocab import COLOUR_NAMES, PHASE_NAMES
 from .players import CallablePlayer, make_player
 from .rules import Rules
-from .validate import thaw_dict
+from .validate import check_action_value, thaw_dict
 
 COLOURS: dict[str, int] = {"white": K.WHITE, "black": K.BLACK}
 RESET_OPTIONS: tuple[str, ...] = ("start", "board", "to_move", "learner")
@@ -59,16 +59,7 @@ def _check_finite(name, value):
         raise ValueError(f"{name} must be a finite number, not {value!r}")
 
 
-def check_action(action: Any, num_actions: int) -> int:
-    """``action`` as a Python int; TypeError for non-integers, ValueError when out of range."""
-    if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
-        action = action.reshape(())[()]
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, numbers.Integral):
-        raise TypeError(f"action must be an integer, not {type(action).__name__} ({action!r})")
-    a = int(action)
-    if not 0 <= a < num_actions:
-        raise ValueError(f"action {a} is out of range 0..{num_actions - 1}")
-    return a
+check_action = check_action_value  # ``action`` as a Python int; TypeError / ValueError naming the problem
 
 
 class JiuVsBotEnv(gymnasium.Env):

@@ -18,14 +18,13 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from .vocab import (  # noqa: I001
-    H_FLYER_MOVES, H_FORMATIONS, H_MIN_CHECK, H_SQ_RETURN, MIN_CHECK_TURN_END,
-    A_STOP, BAN_BOTH, BAN_NAMES, BLACK, DEFAULT_HISTORY, DRAW, EMPTY, END_FEW_STONES, END_NO_MOVE,
-    END_REASON_NAMES, END_REPETITION, END_TURN_LIMIT, H_BAN, H_BAN_NOW, H_CAP, H_CAPTURED, H_CHAIN, H_CHAIN_LEN,
-    H_CHAIN_STOP, H_COUNT, H_DECISIONS, H_END_REASON, H_FLY, H_FLY_NOW, H_HIRR, H_HLEN, H_LAST_ACTION,
-    H_LAST_FROM, H_LAST_TO, H_LIFT, H_MAXT, H_MIN, H_N, H_ORIGIN, H_P, H_PENDING, H_PHASE, H_PLACED, H_REP,
-    H_REP_COUNT, H_SUB, H_TO_MOVE, H_TRUNC, H_TURNS, H_WINNER, HDR, MAX_N, MIN_N, PH_BATTLE, PH_OVER,
-    PH_PLACEMENT, PHASE_NAMES, SUB_CAPTURE, SUB_CHAIN, SUB_DROP, SUB_MOVE, SUBPHASE_NAMES, WHITE,
+from .vocab import (
+    A_STOP, BAN_BOTH, BAN_NAMES, BLACK, DRAW, EMPTY, END_REASON_NAMES, END_REPETITION, END_TURN_LIMIT, H_BAN,
+    H_BAN_NOW, H_CAP, H_CAPTURED, H_CHAIN, H_CHAIN_LEN, H_CHAIN_STOP, H_COUNT, H_DECISIONS, H_END_REASON, H_FLY,
+    H_FLY_NOW, H_FLYER_MOVES, H_FORMATIONS, H_HIRR, H_HLEN, H_LAST_ACTION, H_LAST_FROM, H_LAST_TO, H_LIFT, H_MAXT,
+    H_MIN, H_MIN_CHECK, H_N, H_ORIGIN, H_P, H_PENDING, H_PHASE, H_PLACED, H_REP, H_REP_COUNT, H_SQ_RETURN, H_SUB,
+    H_TO_MOVE, H_TRUNC, H_TURNS, H_WINNER, HDR, MAX_N, MIN_CHECK_TURN_END, MIN_N, PH_OVER, PH_PLACEMENT,
+    PHASE_NAMES, SUB_CAPTURE, SUB_CHAIN, SUB_DROP, SUB_MOVE, SUBPHASE_NAMES, WHITE,
 )
 
 #: Upper bounds of ``max_battle_turns`` and ``history_size`` (as in :class:`jiu_env.rules.Rules`).
@@ -395,7 +394,7 @@ def check_action_value(action: Any, num_actions: int) -> int:
     if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
         action = action.reshape(())[()]
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, numbers.Integral):
-        raise TypeError(f"an action is an integer, not {type(action).__name__} ({action!r})")
+        raise TypeError(f"action must be an integer, not {type(action).__name__} ({action!r})")
     a = int(action)
     if not 0 <= a < num_actions:
         raise ValueError(f"action {a} is out of range 0..{num_actions - 1}")

@@ -48,6 +48,7 @@ from ..notation import action_to_str
 from ..observation import NUM_PLANES, observe
 from ..vocab import COLOUR_NAMES
 from ..rules import Rules
+from ..validate import check_action_value
 
 LEARNER = "learner"
 RANDOM = "random"
@@ -186,13 +187,8 @@ def _other(agent):
 
 def _as_action(action, num_actions):
     if isinstance(action, np.ndarray) and action.size == 1 and np.issubdtype(action.dtype, np.integer):
-        action = action.reshape(())[()]
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-        raise TypeError(f"action must be an integer, not {type(action).__name__} ({action!r})")
-    a = int(action)
-    if not 0 <= a < num_actions:
-        raise ValueError(f"action {a} is out of range 0..{num_actions - 1}")
-    return a
+        action = action.reshape(())[()]  # RLlib may hand over a one-element array of any shape
+    return check_action_value(action, num_actions)
 
 
 # ------------------------------------------------------------------ modules

@@ -17,7 +17,7 @@ from ..rules import Rules
 from .errors import Reader, RecordError
 from .game_record import GameRecord, norm_start, result_of, result_text
 from .replay import turn_entries
-from .textimport import Move, play_battle, play_placements, rebuild_position
+from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
 
 RESULT_WORDS = {
     "white wins": "white", "black wins": "black", "draw": "draw", "undecided": None, "*": None,
@@ -168,15 +168,7 @@ def from_competition(text, rules="competitive", strict=True):
     _, ptoks = entries[0]
     if ptoks == [""]:
         ptoks = []
-    plist = []
-    for i, tok in enumerate(ptoks, start=1):
-        try:
-            plist.append(_parse_pt(tok, n))
-        except ValueError as e:
-            if strict:
-                raise RecordError(str(e), entry=0, item=i) from None
-            rd.note(f"{e}; skipped", 0, i)
-            plist.append(None)
+    plist = parse_placements(rd, ptoks, functools.partial(_parse_pt, n=n))
     state, actions, regular = play_placements(rd, plist, fmt)
     battle = entries[1:]
     if regular and len(actions) < p_ and battle:

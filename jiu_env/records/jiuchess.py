@@ -32,7 +32,7 @@ from ..rules import Rules
 from .errors import Reader, RecordError
 from .game_record import GameRecord, norm_start, result_of
 from .replay import turn_entries
-from .textimport import Move, play_battle, play_placements, rebuild_position
+from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
 
 LETTERS = "ABCDEFGHIJKLMNOPQRST"
 _PT = r"[WB]\([A-Za-z],\d+\)"
@@ -131,19 +131,7 @@ def from_jiuchess(text, rules="competitive", strict=True, game=None):
         s1, s2 = body, None
 
     # ---- Stage[1]: placements
-    plist = []
-    for i, tok in enumerate([t for t in s1.split(";") if t], start=1):
-        m = _PLACE.fullmatch(tok)
-        try:
-            if not m:
-                raise ValueError(f"{tok!r} is not a placement like W(G,7) or B(H,8)")
-            colour = K.WHITE if m.group(1) == "W" else K.BLACK
-            plist.append((_coord(m.group(2), m.group(3), n), colour))
-        except ValueError as e:
-            if strict:
-                raise RecordError(str(e), entry=0, item=i) from None
-            rd.note(f"{e}; skipped", 0, i)
-            plist.append(None)
+    plist = parse_placements(rd, [t for t in s1.split(";") if t], functools.partial(_parse_place, n=n))
     state, actions, regular = play_placements(rd, plist, fmt)
     moves = [t for t in (s2 or "").split(";") if t]
     if regular and len(actions) < n * n and moves:
@@ -166,6 +154,15 @@ def from_jiuchess(text, rules="competitive", strict=True, game=None):
     rec.result = result_of(rec.replay())
     rec.issues = rd.issues
     return rec
+
+
+def _parse_place(tok, n):
+    """``(point, colour)`` of a placement token like ``W(G,7)``; ValueError otherwise."""
+    m = _PLACE.fullmatch(tok)
+    if not m:
+        raise ValueError(f"{tok!r} is not a placement like W(G,7) or B(H,8)")
+    colour = K.WHITE if m.group(1) == "W" else K.BLACK
+    return _coord(m.group(2), m.group(3), n), colour
 
 
 def _parse_move(rd, tok, k):

@@ -21,6 +21,25 @@ def over_text(state):
 
 
 # --------------------------------------------------------------- placements
+def parse_placements(rd, tokens, parse):
+    """The placement list of entry 0: ``parse(token)`` for each token (items numbered from 1).
+
+    A token that ``parse`` refuses with a ValueError raises :class:`RecordError`
+    in strict mode; in lenient mode it is noted and kept as ``None`` (a gap
+    that :func:`play_placements` skips).
+    """
+    plist = []
+    for i, tok in enumerate(tokens, start=1):
+        try:
+            plist.append(parse(tok))
+        except ValueError as e:
+            if rd.strict:
+                raise RecordError(str(e), entry=0, item=i) from None
+            rd.note(f"{e}; skipped", 0, i)
+            plist.append(None)
+    return plist
+
+
 def play_placements(rd, plist, fmt):
     """Play the placement list ``plist`` (items ``(point, colour)`` or ``None`` for a bad token).
 
@@ -28,7 +47,6 @@ def play_placements(rd, plist, fmt):
     stops being a legal placement sequence (lenient mode only).
     """
     rules = rd.rules
-    n = rd.n
     state = rules.new_state()
     actions = []
     regular = True
