@@ -79,7 +79,8 @@ def tournament_group(n: int, games: int) -> str:
 
 
 def batched_group(n: int) -> str:
-    from jiu_env.vector import BatchRunner, JiuVectorEnv
+    from jiu_env.batch import BatchRunner
+    from jiu_env.envs.vector import JiuVectorEnv
 
     out = []
     r = BatchRunner(16, {"board_size": n})

@@ -109,7 +109,7 @@ def main(argv=None):
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     from jiu_env.sb3 import JiuPolicy, PolicySnapshot, SelfPlayCallback, evaluate
-    from jiu_env.single_agent import JiuSelfPlayEnv
+    from jiu_env import JiuSelfPlayEnv
 
     torch.set_num_threads(args.threads)
     out = pathlib.Path(args.out)

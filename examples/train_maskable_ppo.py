@@ -138,7 +138,7 @@ def main(argv=None):
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     from jiu_env.sb3 import JiuPolicy, evaluate
-    from jiu_env.single_agent import JiuVsBotEnv
+    from jiu_env import JiuVsBotEnv
 
     torch.set_num_threads(args.threads)
     out = pathlib.Path(args.out)
@@ -249,7 +249,7 @@ def record_teacher_games(args, rule_options, games, seed):
     import numpy as np
 
     from jiu_env.bots import make_bot
-    from jiu_env.single_agent import JiuVsBotEnv
+    from jiu_env import JiuVsBotEnv
 
     env = JiuVsBotEnv(opponent=args.bc_opponent, learner="random", start=args.start,
                       capture_reward=args.capture_reward, **rule_options)

@@ -9,7 +9,7 @@ Run it as ``jiu bench`` (or ``python benchmarks/bench.py`` from a checkout)::
 Sections (``--only``, comma-separated):
 
 ``kernel``   random full games in the numba kernel on one core (decisions/s)
-``batched``  the batched runner (:mod:`jiu_env.vector`) on 1 thread and on all cores
+``batched``  the batched runner (:mod:`jiu_env.batch`) on 1 thread and on all cores
 ``aec``      the PettingZoo AEC env through its full API, against a do-nothing AEC
              env with the same wrappers and spaces (the API's floor), PettingZoo
              ``go_v5`` (19x19), ``chess_v6`` and OpenSpiel ``checkers`` (each only
@@ -196,7 +196,7 @@ def process_ceiling(processes, seconds):
 def bench_batched(t, cfg):
     import numba
 
-    from jiu_env.vector import BatchRunner, derive_seeds, sample_masked
+    from jiu_env.batch import BatchRunner, derive_seeds, sample_masked
 
     base = t.get("kernel random games, 1 core")
     threads = numba.config.NUMBA_NUM_THREADS
@@ -404,15 +404,16 @@ def _bench_aec(t, cfg):
 
 # -- single-agent / vector envs
 def bench_vector(t, cfg):
-    from jiu_env.vector import JiuVectorEnv, derive_seeds, sample_masked
+    from jiu_env.batch import derive_seeds, sample_masked
+    from jiu_env.envs.vector import JiuVectorEnv
 
     b = cfg["games"]
     single = {}
     try:
-        from jiu_env.single_agent import JiuVsBotEnv
+        from jiu_env.envs.single_agent import JiuVsBotEnv
     except ImportError as e:
         JiuVsBotEnv = None
-        t.skip("vector", "single-agent env vs random", f"jiu_env.single_agent not available ({e})")
+        t.skip("vector", "single-agent env vs random", f"jiu_env.envs.single_agent not available ({e})")
     for opp in ("random", "greedy"):
         if JiuVsBotEnv is not None:
             env = JiuVsBotEnv(opponent=opp)

@@ -139,21 +139,3 @@ class PygameWindow:
         if self.screen is not None:
             self.pygame.display.quit()
             self.screen = None
-
-
-def render_mode_frame(env, suffix=""):
-    """``env.render()`` for the envs: ANSI text, an RGB array, or a frame in ``env._window``."""
-    if env.render_mode is None:
-        import gymnasium
-
-        gymnasium.logger.warn("render() called without a render_mode; pass render_mode= to the env")
-        return None
-    if env.render_mode == "ansi":
-        return render_ansi(env.state) + suffix
-    img = render_rgb(env.state)
-    if env.render_mode == "rgb_array":
-        return img
-    if env._window is None:
-        env._window = PygameWindow("Jiu")
-    env._window.show(img, env.metadata["render_fps"])
-    return None

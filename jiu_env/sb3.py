@@ -240,7 +240,7 @@ class PolicySnapshot(ModelPlayer):
 class SelfPlayCallback(BaseCallback):
     """Every ``every`` timesteps, add a :class:`PolicySnapshot` of the model to every training env.
 
-    The training envs must provide ``add_snapshot`` (:class:`~jiu_env.single_agent.JiuSelfPlayEnv`).
+    The training envs must provide ``add_snapshot`` (:class:`~jiu_env.envs.single_agent.JiuSelfPlayEnv`).
     ``at_start=True`` also adds one before the first rollout.
     """
 

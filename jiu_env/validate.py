@@ -389,14 +389,20 @@ def _has_no_action(s):
 
 
 # ------------------------------------------------------------- actions, buffers
-def check_action_value(action: Any, num_actions: int) -> int:
-    """``action`` as a Python int in ``0..num_actions-1``; TypeError / ValueError otherwise."""
-    if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and np.issubdtype(action.dtype, np.integer):
+def check_action_value(action: Any, num_actions: int | None = None, *, one_element: bool = True) -> int:
+    """``action`` as a Python int in ``0..num_actions-1``; TypeError / ValueError otherwise.
+
+    Integer numpy arrays are taken when 0-d, or (``one_element=True``) of size
+    one in any shape, as vectorised policies hand them over; bools, floats,
+    strings and lists are a TypeError.  ``num_actions=None`` skips the range check.
+    """
+    if isinstance(action, np.ndarray) and np.issubdtype(action.dtype, np.integer) and (
+            action.shape == () or (one_element and action.size == 1)):
         action = action.reshape(())[()]
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, numbers.Integral):
         raise TypeError(f"action must be an integer, not {type(action).__name__} ({action!r})")
     a = int(action)
-    if not 0 <= a < num_actions:
+    if num_actions is not None and not 0 <= a < num_actions:
         raise ValueError(f"action {a} is out of range 0..{num_actions - 1}")
     return a
 

@@ -10,7 +10,7 @@ import pytest
 from jiu_env import kernel as K
 from jiu_env import symmetry as S
 from jiu_env.bots.alphazero import PUCT, pick_action, terminal_value
-from jiu_env.env import position_state
+from jiu_env.state import position_state
 from jiu_env.notation import str_to_action
 from jiu_env.observation import NUM_PLANES, write_observation
 from jiu_env.rules import Rules

@@ -9,7 +9,7 @@ from jiu_env.bots import alphabeta as AB
 from jiu_env.bots import evaluation_fn as E
 from jiu_env.bots import mcts as M
 from jiu_env.bots.base import legal_actions
-from jiu_env.env import position_state
+from jiu_env.state import position_state
 from jiu_env.rules import Rules
 
 from conftest import board_from_text

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from pettingzoo.utils import wrappers
 
-from jiu_env.env import ActionTypeWrapper
+from jiu_env.envs.aec import ActionTypeWrapper
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # pettingzoo.test imports its bundled classic envs

@@ -18,9 +18,10 @@ from jiu_env import Rules
 from jiu_env import kernel as K
 from jiu_env.bots import make_bot
 from jiu_env.observation import NUM_PLANES, observe, write_observation
-from jiu_env.single_agent import JiuSelfPlayEnv, JiuVsBotEnv
+from jiu_env.envs.single_agent import JiuSelfPlayEnv, JiuVsBotEnv
 from jiu_env.validate import InvalidStateError, validate_state
-from jiu_env.vector import BatchRunner, JiuVectorEnv
+from jiu_env.batch import BatchRunner
+from jiu_env.envs.vector import JiuVectorEnv
 
 BOTS = ["random", "greedy", "pattern", "alphabeta:depth=1", "mcts:sims=20"]
 
@@ -520,7 +521,7 @@ def test_single_agent_failed_reset_leaves_the_env_untouched():
     state, colour = env.state.copy(), env.learner_colour
     rng_state = env.np_random.bit_generator.state
     for options in [{"learner": "black", "board": [[9]]}, {"learner": "purple"}, {"start": "middle"},
-                    {"learner": "black", "board": np.full((8, 8), 1)}, {"to_move": "white"}, {"colour": 1},
+                    {"learner": "black", "board": np.full((8, 8), 1)}, {"to_move": "white"}, [("learner", "black")],
                     {"learner": ["white"]}]:
         with pytest.raises((ValueError, TypeError)):
             env.reset(seed=99, options=options)

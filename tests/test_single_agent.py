@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 
 import jiu_env
 from jiu_env import kernel as K
-from jiu_env.single_agent import JiuSelfPlayEnv, JiuVsBotEnv
+from jiu_env.envs.single_agent import JiuSelfPlayEnv, JiuVsBotEnv
 
 from conftest import board_from_text
 
@@ -102,13 +102,13 @@ def test_bad_arguments_raise():
         JiuVsBotEnv(fly_treshold=3)
     env = JiuVsBotEnv(board_size=8)
     with pytest.raises(ValueError):
-        env.reset(seed=0, options={"colour": "white"})
-    with pytest.raises(ValueError):
         env.reset(seed=0, options={"to_move": "white"})
     with pytest.raises(ValueError, match="battle phase"):
         env.reset(seed=0, options={"board": board_from_text(FORCED_WIN), "start": "placement"})
     with pytest.raises(RuntimeError):  # step before reset
         env.step(0)
+    with pytest.warns(UserWarning, match="colour"):  # unknown keys warn, as in every env (tests/test_envs_common.py)
+        env.reset(seed=0, options={"colour": "white"})
 
 
 @pytest.mark.parametrize("kw,exc", [

@@ -201,7 +201,7 @@ def test_sub_phases_are_covered():
 
 def test_transform_state_keeps_input_and_repetition_count():
     """A shuffle back and forth draws by repetition at the same decision after a mid-game transform."""
-    from jiu_env.env import position_state
+    from jiu_env.state import position_state
     from jiu_env.notation import str_to_action
 
     board = np.zeros((5, 5), np.int64)

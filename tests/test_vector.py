@@ -1,6 +1,6 @@
 """The batched runner and the vector env against the single-game kernel.
 
-Every game slot of :class:`jiu_env.vector.BatchRunner` is replayed in plain
+Every game slot of :class:`jiu_env.batch.BatchRunner` is replayed in plain
 Python with the kernel's own functions and a Python copy of the slot's
 SplitMix64 stream: states (the whole array, history ring included), masks,
 observations, rewards, terminations / truncations, final observations and the
@@ -21,7 +21,8 @@ from jiu_env import kernel as K
 from jiu_env.bots.greedy import greedy_action
 from jiu_env.observation import NUM_PLANES, write_observation
 from jiu_env.rules import Rules
-from jiu_env.vector import BatchRunner, JiuVectorEnv, derive_seeds, sample_masked
+from jiu_env.batch import BatchRunner, derive_seeds, sample_masked
+from jiu_env.envs.vector import JiuVectorEnv
 
 M64 = (1 << 64) - 1
 # Small boards and a short turn limit: many games end (and reset) within a few hundred steps.
@@ -283,7 +284,7 @@ def test_vector_env_spaces_and_metadata():
     assert obs in env.observation_space and isinstance(info, dict)
     m = env.action_masks()
     assert m.shape == (3, 361) and m.dtype == bool and m.any(axis=1).all()
-    with pytest.raises(ValueError):
+    with pytest.warns(UserWarning, match="board"):  # no reset options: every key warns
         env.reset(seed=1, options={"board": None})
     with pytest.raises(ValueError):
         JiuVectorEnv(2, opponent=None)

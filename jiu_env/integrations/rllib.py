@@ -41,19 +41,17 @@ from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from .. import kernel as K
 from ..bots.base import Bot
-from ..env import AGENTS
-from ..state import COLOUR, explain_illegal, game_info, position_state
+from ..envs.common import AGENTS, RESET_OPTIONS, check_action, mask_space, new_game, planes_space, reset_options, start_plan
 from ..nets import SpatialActionHead, ValueHead, conv_trunk, orthogonal_init
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, observe
-from ..vocab import COLOUR_NAMES
 from ..rules import Rules
-from ..validate import check_action_value
+from ..state import COLOUR, explain_illegal, game_info
+from ..vocab import COLOUR_NAMES
 
 LEARNER = "learner"
 RANDOM = "random"
 ENV_OPTIONS = ("rules", "illegal")  # other env_config keys are single rules (board_size=8, ...)
-_SEED_MAX = 2**31 - 1
 
 
 # ---------------------------------------------------------------------- env
@@ -69,7 +67,8 @@ class JiuMultiAgentEnv(MultiAgentEnv):
 
     ``reset(seed=None, options=None)`` takes the AEC env's options:
     ``{"start": "battle"}`` (a random placement from the env's seeded
-    generator) or ``{"board": B, "to_move": "black"}``.
+    generator) or ``{"board": B, "to_move": "black"}``; unknown keys warn
+    and are ignored, as in every Jiu env (:mod:`jiu_env.envs.common`).
 
     RLlib's env checker (``disable_env_checking=False``) steps a *random,
     unmasked* action, which is illegal almost always: configs built by
@@ -91,10 +90,7 @@ class JiuMultiAgentEnv(MultiAgentEnv):
         self.board_size = n
         self.num_actions = self.rules.num_actions
         self.agents = self.possible_agents = list(AGENTS)
-        obs_space = gym.spaces.Dict({
-            "observations": gym.spaces.Box(0.0, 1.0, (n, n, NUM_PLANES), np.float32),
-            "action_mask": gym.spaces.Box(0, 1, (self.num_actions,), np.int8),
-        })
+        obs_space = gym.spaces.Dict({"observations": planes_space(n), "action_mask": mask_space(self.num_actions)})
         self.observation_spaces = {a: obs_space for a in AGENTS}
         self.action_spaces = {a: gym.spaces.Discrete(self.num_actions) for a in AGENTS}
         self.state = self.rules.new_state()
@@ -104,23 +100,8 @@ class JiuMultiAgentEnv(MultiAgentEnv):
     def reset(self, *, seed=None, options=None):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        options = {} if options is None else dict(options)
-        unknown = sorted(map(str, set(options) - {"start", "board", "to_move"}))
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {unknown}; valid: ['start', 'board', 'to_move']")
-        if "board" in options:
-            if options.get("start", "battle") != "battle":
-                raise ValueError("reset option 'board' starts the battle phase; it cannot go with start='placement'")
-            self.state = position_state(self.rules, options["board"], options.get("to_move", "black"))
-        else:
-            if "to_move" in options:
-                raise ValueError("reset option 'to_move' needs a 'board'")
-            start = options.get("start", "placement")
-            if start not in ("placement", "battle"):
-                raise ValueError(f"reset option 'start' must be 'placement' or 'battle', not {start!r}")
-            self.state = self.rules.new_state()
-            if start == "battle":
-                K.random_placement(self.state, int(self._rng.integers(_SEED_MAX)))
+        start, position = start_plan(self.rules, reset_options(options, RESET_OPTIONS))
+        self.state = position if position is not None else new_game(self.rules, start, self._rng)
         if self.state[K.H_PHASE] == K.PH_OVER:
             raise ValueError("the given position is already decided: there is no decision to make")
         self._over = False
@@ -134,7 +115,7 @@ class JiuMultiAgentEnv(MultiAgentEnv):
         if set(action_dict) != {agent}:
             raise ValueError(f"it is {agent}'s decision: action_dict must hold exactly {agent!r}, "
                              f"not {sorted(map(str, action_dict))}")
-        a = _as_action(action_dict[agent], self.num_actions)
+        a = check_action(action_dict[agent], self.num_actions)  # RLlib may hand over a one-element array
         s = self.state
         if not K.is_legal(s, a):
             if self.illegal == "raise":
@@ -184,11 +165,6 @@ class JiuMultiAgentEnv(MultiAgentEnv):
 def _other(agent):
     return "black" if agent == "white" else "white"
 
-
-def _as_action(action, num_actions):
-    if isinstance(action, np.ndarray) and action.size == 1 and np.issubdtype(action.dtype, np.integer):
-        action = action.reshape(())[()]  # RLlib may hand over a one-element array of any shape
-    return check_action_value(action, num_actions)
 
 
 # ------------------------------------------------------------------ modules

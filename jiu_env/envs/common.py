@@ -1,0 +1,216 @@
+"""What the env shells share: agents, the action check, reset options, the render / close path, results.
+
+Every shell (the PettingZoo AEC env, the single-agent and vector Gymnasium
+envs, and the RLlib env of :mod:`jiu_env.integrations.rllib`) takes its
+action check, its reset-option rule, its observation spaces and its rendering
+from here, so they cannot drift apart.  This module imports Gymnasium's
+``spaces`` but not PettingZoo.
+
+**Reset options, one rule for every env.**  ``reset(options=...)`` takes
+``None`` or a dict (anything else is a ``TypeError``).  A key the env does not
+know is never silently ignored: it gets an :class:`UnknownResetOptionWarning`
+(a ``UserWarning``) that names it and lists the keys the env knows, and the
+reset goes on without it.  A known key with a bad value raises ``ValueError``
+before anything changes.  Warning rather than raising is what lets every env
+pass PettingZoo's ``api_test``, which calls ``reset(options={"options": 1})``;
+turn the warning into an error with
+``warnings.simplefilter("error", UnknownResetOptionWarning)``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from .. import kernel as K
+from ..observation import NUM_PLANES
+from ..render import PygameWindow, render_ansi, render_rgb
+from ..rules import Rules
+from ..state import position_state, winner_name
+from ..validate import check_action_value, thaw_dict
+
+AGENTS: tuple[str, ...] = ("white", "black")
+RENDER_MODES: tuple[str, ...] = ("human", "ansi", "rgb_array")
+STARTS: tuple[str, ...] = ("placement", "battle")
+# The reset options of every env that can start a game from a position (the single-agent env adds "learner").
+RESET_OPTIONS: tuple[str, ...] = ("start", "board", "to_move")
+SEED_MAX = 2**31 - 1  # exclusive bound of the seeds drawn for random placements and opponents
+
+
+# ------------------------------------------------------------------ actions
+# The one action check of the shells: an int in 0..num_actions-1 (TypeError / ValueError naming the problem).
+check_action = check_action_value
+
+
+# ------------------------------------------------------------ reset options
+class UnknownResetOptionWarning(UserWarning):
+    """``reset(options=...)`` got a key the env does not know; the reset went on without it."""
+
+
+def reset_options(options: Mapping[str, Any] | None, known: tuple[str, ...], *, hint: str = "") -> dict[str, Any]:
+    """The reset options as a plain dict of the keys in ``known`` (the one rule of every env; see the module doc).
+
+    ``None`` is ``{}``; anything but a mapping is a ``TypeError``; each call
+    with unknown keys warns once (:class:`UnknownResetOptionWarning`, naming
+    them and listing ``known``, plus ``hint``) and drops them.  The warning
+    points at the first caller outside jiu_env, PettingZoo and Gymnasium (the
+    user's ``reset``, through any wrappers).  Nothing else is checked here:
+    the values are the env's business.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"reset options must be a dict, not {type(options).__name__}")
+    unknown = sorted(map(str, set(options) - set(known)))
+    if unknown:
+        extra = f" ({hint})" if hint else ""
+        warnings.warn(f"ignoring unknown reset option(s) {unknown}; valid: {list(known)}{extra}",
+                      UnknownResetOptionWarning, stacklevel=_outside_stacklevel())
+    return {k: v for k, v in options.items() if k in known}
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _outside_stacklevel() -> int:
+    """``stacklevel`` for a warning raised by our caller: its first caller outside jiu_env and the env frameworks."""
+    prefixes = [_PACKAGE_DIR]
+    for name in ("pettingzoo", "gymnasium"):
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if file:
+            prefixes.append(os.path.dirname(os.path.abspath(file)))
+    inside = tuple(p + os.sep for p in prefixes)
+    level, frame = 1, sys._getframe(1)  # level 1: the function that calls warnings.warn
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def start_plan(rules: Rules, options: Mapping[str, Any], default_start: str = "placement"
+               ) -> tuple[str, np.ndarray | None]:
+    """``(start, position)`` from the checked options ``start``, ``board`` and ``to_move``.
+
+    ``start`` is ``"placement"`` or ``"battle"`` (default ``default_start``, or
+    ``"battle"`` with a ``board``); ``position`` is the state built from
+    ``board`` and ``to_move`` (default ``"black"``), or ``None``.  ValueError
+    for a bad start, a board with ``start="placement"``, a ``to_move``
+    without a board, or a bad position (see :func:`jiu_env.state.position_state`).
+    """
+    start = options.get("start", "battle" if "board" in options else default_start)
+    if not isinstance(start, str) or start not in STARTS:
+        raise ValueError(f"reset option 'start' must be 'placement' or 'battle', not {start!r}")
+    if "board" in options and start != "battle":
+        raise ValueError(f"reset option 'board' starts the battle phase; it cannot be combined with start={start!r}")
+    if "to_move" in options and "board" not in options:
+        raise ValueError("reset option 'to_move' needs a 'board'")
+    position = None
+    if "board" in options:
+        position = position_state(rules, options["board"], options.get("to_move", "black"))
+    return start, position
+
+
+def new_game(rules: Rules, start: str, rng: np.random.Generator) -> np.ndarray:
+    """A new state: the empty board, or (``start="battle"``) a random placement seeded from ``rng``."""
+    state = rules.new_state()
+    if start == "battle":
+        K.random_placement(state, int(rng.integers(SEED_MAX)))
+    return state
+
+
+# ------------------------------------------------------------------ spaces
+def planes_space(board_size: int) -> spaces.Box:
+    """``Box(0, 1, (N, N, C), float32)``: the observation planes of :mod:`jiu_env.observation`."""
+    return spaces.Box(0.0, 1.0, (board_size, board_size, NUM_PLANES), np.float32)
+
+
+def mask_space(num_actions: int) -> spaces.Box:
+    """``Box(0, 1, (A,), int8)``: an action mask."""
+    return spaces.Box(0, 1, (num_actions,), np.int8)
+
+
+# ------------------------------------------------------------------ results
+def winner_or_none(s: np.ndarray) -> str | None:
+    """``"white"``, ``"black"``, ``"draw"``, or ``None`` (game on, or stopped at the turn limit)."""
+    name = winner_name(s)
+    return None if name == "none" else name
+
+
+def outcome(s: np.ndarray, colour: int) -> float:
+    """The result for ``colour`` (``K.WHITE`` / ``K.BLACK``): +1 won, -1 lost, 0 draw, turn limit or game on."""
+    w = int(s[K.H_WINNER])
+    if w == colour:
+        return 1.0
+    if w == 3 - colour:
+        return -1.0
+    return 0.0
+
+
+# ------------------------------------------------------- render, close, pickle
+def check_render_mode(render_mode: str | None, modes: Any) -> None:
+    """ValueError unless ``render_mode`` is ``None`` or one of ``modes``."""
+    if render_mode is not None and render_mode not in modes:
+        raise ValueError(f"unknown render_mode {render_mode!r}; choose one of {list(modes)} or None")
+
+
+def render_frame(env: Any, suffix: str = "") -> Any:
+    """``env.render()``: ANSI text (plus ``suffix``), an RGB array, or a frame in ``env._window``, by ``env.render_mode``."""
+    if env.render_mode is None:
+        import gymnasium
+
+        gymnasium.logger.warn("render() called without a render_mode; pass render_mode= to the env")
+        return None
+    if env.render_mode == "ansi":
+        return render_ansi(env.state) + suffix
+    img = render_rgb(env.state)
+    if env.render_mode == "rgb_array":
+        return img
+    if env._window is None:
+        env._window = PygameWindow("Jiu")
+    env._window.show(img, env.metadata["render_fps"])
+    return None
+
+
+class Thawing:
+    """Mixin: unpickled from a read-only buffer (Ray's object store), the object takes writable copies of its arrays."""
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        self.__dict__.update(thaw_dict(d))
+
+
+class RenderedShell(Thawing):
+    """Mixin of the AEC and single-agent envs: ``render()`` and ``close()`` over one pygame window.
+
+    Pickles and copies leave the window behind.  A subclass adds a line below
+    the ANSI board by overriding :meth:`_render_suffix`.
+    """
+
+    _window: Any = None
+
+    def render(self) -> Any:
+        """ANSI text, an RGB array, or a pygame window, by ``render_mode``."""
+        return render_frame(self, self._render_suffix())
+
+    def _render_suffix(self) -> str:
+        return ""
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        d = self.__dict__.copy()
+        d["_window"] = None
+        return d
+
+
+__all__ = ["AGENTS", "RESET_OPTIONS", "UnknownResetOptionWarning", "check_action", "reset_options", "start_plan",
+           "new_game", "planes_space", "mask_space", "winner_or_none", "outcome", "check_render_mode",
+           "render_frame", "RenderedShell", "Thawing"]

@@ -1,0 +1,418 @@
+"""Single-agent Gymnasium envs: one learner against an opponent that plays inside ``step()``.
+
+:class:`JiuVsBotEnv` (registered as ``"jiu_env/JiuVsBot-v0"``) turns the
+two-player game into an ordinary Gymnasium env: every observation, action and
+reward belongs to the *learner*; the opponent's decisions (whole turns, with
+their chains, drops and square captures) are played before ``step()`` returns.
+:class:`JiuSelfPlayEnv` (``"jiu_env/JiuSelfPlay-v0"``) draws its opponent from
+a pool of snapshots of the learner that training code refreshes with
+:meth:`JiuSelfPlayEnv.add_snapshot`.
+
+torch is not needed here; SB3 models are wrapped by :mod:`jiu_env.sb3`, which
+is imported only when such a model is given as an opponent.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .. import kernel as K
+from ..notation import action_to_str
+from ..observation import NUM_PLANES, write_observation
+from ..players import CallablePlayer, make_player
+from ..render import render_ansi
+from ..rules import Rules
+from ..state import COLOUR as COLOURS, end_reason_name, explain_illegal, winner_name
+from ..vocab import COLOUR_NAMES, PHASE_NAMES
+from .common import (RENDER_MODES, RESET_OPTIONS as _POSITION_OPTIONS, SEED_MAX as _SEED_MAX, RenderedShell,
+                     check_action, check_render_mode, new_game, outcome, planes_space, reset_options, start_plan)
+
+RESET_OPTIONS: tuple[str, ...] = _POSITION_OPTIONS + ("learner",)
+
+
+CallableOpponent = CallablePlayer  # the former name of the registry's callable adapter
+
+
+def as_opponent(opponent: Any, seed: int | None = None) -> Any:
+    """Turn ``opponent`` into a player with ``step(state) -> action`` and ``restart(seed)``.
+
+    The one player registry, :func:`jiu_env.players.make_player`: a spec
+    string (``"greedy"``, ``"alphabeta:depth=2"``, ``"sb3:model.zip"``), a
+    :class:`~jiu_env.bots.base.Bot` (or any object with ``step`` and
+    ``restart``), a Stable-Baselines3 model (its policy, sampled) or a
+    callable ``f(state) -> action``.
+    """
+    return make_player(opponent, seed=seed)
+
+
+def _check_finite(name, value):
+    """TypeError unless ``value`` is a real number (not a bool); ValueError for nan and infinities."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__} ({value!r})")
+    if not np.isfinite(float(value)):
+        raise ValueError(f"{name} must be a finite number, not {value!r}")
+
+
+class JiuVsBotEnv(RenderedShell, gymnasium.Env):
+    """Jiu for one learner against a built-in or user-supplied opponent.
+
+    Parameters
+    ----------
+    opponent:
+        What plays the other side (see :func:`as_opponent`): a bot spec string
+        (default ``"random"``), a Bot, an SB3 model, a callable
+        ``f(state) -> action``, or a list of these, one drawn at random for each
+        game.
+    learner:
+        ``"white"``, ``"black"`` or ``"random"`` (a fair coin at every reset).
+    rules:
+        A profile name, :class:`~jiu_env.rules.Rules` or dict; keyword
+        ``options`` override single rules (``board_size=8``,
+        ``max_battle_turns=300``...).
+    start:
+        ``"placement"`` (default): the learner plays the whole game.
+        ``"battle"``: each game starts at the battle phase after a placement
+        made by ``placement``.
+    placement:
+        Who fills the board when ``start="battle"``: ``"random"`` (default,
+        uniform random placements from the env's generator) or a bot spec /
+        Bot / callable that places for both sides.
+    illegal:
+        ``"terminate"`` (default): an in-range but illegal action ends the
+        episode with reward -1 and ``info["illegal_action"] = True``, the
+        board unchanged.  ``"raise"``: a ``ValueError`` explaining why instead.
+        Out-of-range and non-integer actions always raise.
+    capture_reward:
+        Optional shaping for the battle phase: ``+capture_reward`` for every
+        enemy stone removed and ``-capture_reward`` for every own stone lost
+        (by either side's jumps or square captures during the step), added to
+        the step's reward.  0 by default (pure +1 / -1 / 0 results); a finite number
+        (nan and infinities are rejected).
+    render_mode:
+        ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
+
+    Observation: the learner's egocentric planes
+    (:mod:`jiu_env.observation`), ``Box(0, 1, (N, N, 21), float32)``.  Action:
+    ``Discrete(10*N*N + 1)`` (docs/rules.md §7); :meth:`action_masks` gives the
+    legal ones.  Reward: the learner's result (+1 win, -1 loss, 0 draw) on the
+    final step, 0 before (plus any shaping).  A repetition draw terminates; the
+    turn limit ``max_battle_turns`` truncates.
+
+    ``info`` has the same keys at every step and never a ``None`` value:
+    ``learner``, ``phase``, ``battle_turn``, ``stone_counts``
+    (``{"own": n, "enemy": n}``), ``illegal_action``, ``winner``
+    (``"white"``, ``"black"``, ``"draw"``; ``"none"`` before the end and
+    after the turn limit), ``end_reason`` (``"none"`` before the end),
+    ``outcome`` (the learner's unshaped result, 0.0 before the end),
+    ``is_success`` (the learner won) and ``opponent`` (the opponent's spec
+    string or name).
+    """
+
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 4}
+
+    def __init__(self, opponent: Any = "random", learner: str = "random",
+                 rules: str | Rules | dict[str, Any] = "competitive", start: str = "placement",
+                 placement: str = "random", illegal: str = "terminate", capture_reward: float = 0.0,
+                 render_mode: str | None = None, **options: Any) -> None:
+        super().__init__()
+        self.rules = Rules.make(rules, **options)
+        if learner not in ("white", "black", "random"):
+            raise ValueError(f"learner must be 'white', 'black' or 'random', not {learner!r}")
+        if start not in ("placement", "battle"):
+            raise ValueError(f"start must be 'placement' or 'battle', not {start!r}")
+        if illegal not in ("terminate", "raise"):
+            raise ValueError(f"illegal must be 'terminate' or 'raise', not {illegal!r}")
+        check_render_mode(render_mode, self.metadata["render_modes"])
+        _check_finite("capture_reward", capture_reward)
+        self.learner = learner
+        self.start = start
+        self.illegal = illegal
+        self.capture_reward = float(capture_reward)
+        self.render_mode = render_mode
+        self.placement = None if placement == "random" else as_opponent(placement)
+        self.set_opponent(opponent)
+        n = self.rules.board_size
+        self.board_size = n
+        self.num_actions = self.rules.num_actions
+        self.observation_space = planes_space(n)
+        self.action_space = spaces.Discrete(self.num_actions)
+        self.state = self.rules.new_state()
+        self.colour = K.WHITE
+        self.opponent = self.opponents[0]
+        self.opponent_name = self.opponent_names[0]
+        self._done = True
+        self._error = False
+        self._base = 0
+        self._buf = np.empty(self.num_actions, np.int64)
+
+    # ------------------------------------------------------------ opponents
+    def set_opponent(self, opponent: Any) -> None:
+        """Replace the opponent (or list of opponents) from the next reset on."""
+        items = list(opponent) if isinstance(opponent, (list, tuple)) else [opponent]
+        if not items:
+            raise ValueError("opponent list is empty")
+        self.opponents = [as_opponent(o) for o in items]
+        self.opponent_names = [o if isinstance(o, str) else _name_of(b) for o, b in zip(items, self.opponents)]
+
+    # ----------------------------------------------------------- gymnasium
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start a new game; the opponent plays until the learner has a decision.
+
+        ``options`` (all optional): ``"learner"`` (``"white"``/``"black"``,
+        this game only), ``"start"`` (``"placement"``/``"battle"``), or a
+        position ``"board"`` (N x N of 0/1/2) with ``"to_move"`` (default
+        ``"black"``) to start the battle phase from.  Unknown keys warn
+        (:class:`~jiu_env.envs.common.UnknownResetOptionWarning`) and are
+        ignored.
+        """
+        # Every option is checked (and a given position built) before anything changes: a reset that
+        # raises here leaves the env, its game and its random generator as they were.
+        options = reset_options(options, RESET_OPTIONS)
+        learner = options.get("learner", self.learner)
+        if not isinstance(learner, str) or learner not in ("white", "black", "random"):
+            raise ValueError(f"learner must be 'white', 'black' or 'random', not {learner!r}")
+        start, position = start_plan(self.rules, options, self.start)
+        super().reset(seed=seed)
+        self._done = True  # until the new game is ready: an opponent that fails leaves no half-made game
+        self._error = True
+        if learner == "random":
+            learner = "white" if self.np_random.integers(2) == 0 else "black"
+        self.colour = COLOURS[learner]
+        self.opponent = self._pick_opponent()
+        self.opponent.restart(seed=int(self.np_random.integers(_SEED_MAX)))
+        if position is not None:
+            self.state = position
+            self._set_base()
+            self._play_opponent()
+            if self.state[K.H_PHASE] == K.PH_OVER:
+                self._error = False
+                raise ValueError("the given position is decided before the learner has a decision: "
+                                 + render_ansi(self.state).splitlines()[-2])
+        else:
+            for _ in range(100):  # a random start that ends before the learner moves is drawn again
+                self.state = self._new_game(start)
+                self._set_base()
+                self._play_opponent()
+                if self.state[K.H_PHASE] != K.PH_OVER:
+                    break
+            else:
+                self._error = False
+                raise RuntimeError("100 random starts in a row ended before the learner had a decision")
+        self._done = False
+        self._error = False
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Play the learner's decision, then the opponent's, until the learner decides again."""
+        if self._error:
+            raise RuntimeError("the episode ended with an error; call reset()")
+        if self._done:
+            raise RuntimeError("the episode is over: call reset() before step()")
+        a = check_action(action, self.num_actions)
+        s = self.state
+        if not K.is_legal(s, a):  # checks the state too (it may have been changed from outside)
+            if self.illegal == "raise":
+                raise ValueError(f"illegal action {a} ({action_to_str(a, self.board_size)}) for the learner: "
+                                 f"{explain_illegal(s, a)}")
+            self._done = True
+            info = self._info()
+            info.update(illegal_action=True, winner=COLOUR_NAMES[3 - self.colour], end_reason="illegal_action",
+                        outcome=-1.0)
+            return self._obs(), -1.0, True, False, info
+        before = self._potential()
+        K.apply_action_unchecked(s, a)
+        try:
+            self._play_opponent()
+        except BaseException:
+            # The learner's move is made and the opponent's turn is half done: this game cannot go on.
+            self._done = self._error = True
+            raise
+        reward = 0.0
+        if self.capture_reward:
+            reward += self.capture_reward * (self._potential() - before)
+        over = s[K.H_PHASE] == K.PH_OVER
+        truncated = bool(over and s[K.H_TRUNC])
+        terminated = bool(over and not truncated)
+        info = self._info()
+        if over:
+            self._done = True
+            outcome = self._outcome()
+            reward += outcome
+            info.update(winner=winner_name(s), end_reason=end_reason_name(s), outcome=outcome,
+                        is_success=outcome > 0)
+        if self.render_mode == "human":
+            self.render()
+        return self._obs(), float(reward), terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean mask of the learner's legal actions (all False once the episode is over)."""
+        mask = np.zeros(self.num_actions, np.int8)
+        if not self._done:
+            K.legal_mask(self.state, mask)  # checks the state
+        return mask.astype(bool)
+
+    def _render_suffix(self) -> str:
+        return f"\nlearner: {COLOUR_NAMES[self.colour]}"
+
+    # ------------------------------------------------------------ accessors
+    @property
+    def learner_colour(self) -> str:
+        """``"white"`` or ``"black"``: the learner's side in the current game."""
+        return COLOUR_NAMES[self.colour]
+
+    def legal_actions(self) -> np.ndarray:
+        """Sorted array of the learner's legal actions (empty once the episode is over)."""
+        if self._done:
+            return np.empty(0, np.int64)
+        k = K.legal_actions(self.state, self._buf)
+        return np.sort(self._buf[:k])
+
+    # ------------------------------------------------------------ internals
+    def _pick_opponent(self):
+        i = 0 if len(self.opponents) == 1 else int(self.np_random.integers(len(self.opponents)))
+        self.opponent_name = self.opponent_names[i]
+        return self.opponents[i]
+
+    def _new_game(self, start):
+        if self.placement is None:
+            return new_game(self.rules, start, self.np_random)
+        s = self.rules.new_state()
+        if start == "battle":
+            self.placement.restart(seed=int(self.np_random.integers(_SEED_MAX)))
+            while s[K.H_PHASE] == K.PH_PLACEMENT:
+                a = self.placement.step(s.copy())
+                self._apply_checked(s, a, "placement player")
+        return s
+
+    def _play_opponent(self):
+        s = self.state
+        while s[K.H_PHASE] != K.PH_OVER and s[K.H_TO_MOVE] != self.colour:
+            a = self.opponent.step(s.copy())
+            self._apply_checked(s, a, "opponent")
+
+    def _apply_checked(self, s, a, who):
+        name = getattr(self.opponent if who == "opponent" else self.placement, "name", who)
+        try:
+            a = check_action(a)  # the type only; a player's fault is a RuntimeError, not the caller's TypeError
+        except TypeError:
+            raise RuntimeError(f"the {who} ({name}) returned {a!r} of type {type(a).__name__}, "
+                               "not an integer action") from None
+        if not 0 <= a < self.num_actions:
+            raise RuntimeError(f"the {who} ({name}) chose the illegal action {a}: out of range 0..{self.num_actions - 1}")
+        if not K.is_legal_unchecked(s, a):
+            raise RuntimeError(f"the {who} ({name}) chose the illegal action {a} "
+                               f"({action_to_str(a, self.board_size)}): {explain_illegal(s, a)}")
+        K.apply_action_unchecked(s, a)
+
+    def _material(self):
+        s = self.state
+        return int(s[K.H_COUNT + self.colour]) - int(s[K.H_COUNT + 3 - self.colour])
+
+    def _set_base(self):
+        """Material balance at the start of the battle phase (before any capture)."""
+        if self.state[K.H_PHASE] == K.PH_PLACEMENT:
+            # both sides lose their diagonal-end stone; White places one more on odd boards
+            p = self.rules.num_points
+            extra = (p + 1) // 2 - p // 2
+            self._base = extra if self.colour == K.WHITE else -extra
+        else:
+            self._base = self._material()
+
+    def _potential(self):
+        """Captures made minus stones lost in the battle phase so far (0 during placement)."""
+        if self.state[K.H_PHASE] == K.PH_PLACEMENT:
+            return 0
+        return self._material() - self._base
+
+    def _outcome(self):
+        return outcome(self.state, self.colour)
+
+    def _obs(self):
+        n = self.board_size
+        obs = np.empty((n, n, NUM_PLANES), np.float32)
+        write_observation(self.state, self.colour, obs)
+        return obs
+
+    def _info(self):
+        s = self.state
+        return {
+            "learner": COLOUR_NAMES[self.colour],
+            "phase": PHASE_NAMES[int(s[K.H_PHASE])],
+            "battle_turn": int(s[K.H_TURNS]),
+            "stone_counts": {"own": int(s[K.H_COUNT + self.colour]), "enemy": int(s[K.H_COUNT + 3 - self.colour])},
+            "illegal_action": False,
+            "winner": "none",
+            "end_reason": "none",
+            "outcome": 0.0,
+            "is_success": False,
+            "opponent": str(self.opponent_name),
+        }
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        super().__setstate__(d)  # writable copies of arrays unpickled read-only (Ray)
+        self.__dict__.setdefault("_error", False)
+
+
+def _name_of(opponent):
+    return getattr(opponent, "name", None) or type(opponent).__name__
+
+
+class JiuSelfPlayEnv(JiuVsBotEnv):
+    """:class:`JiuVsBotEnv` whose opponent is drawn from a pool of snapshots of the learner.
+
+    Training code adds snapshots with :meth:`add_snapshot` (through
+    ``VecEnv.env_method("add_snapshot", snap)``; see
+    :class:`jiu_env.sb3.SelfPlayCallback`).  At every reset the opponent is
+    the newest snapshot with probability ``latest_prob``, otherwise one drawn
+    uniformly from the pool; the pool keeps the ``pool_size`` newest.  Until
+    the first snapshot arrives the ``bootstrap`` opponent plays (default
+    ``"random"``).  A snapshot is anything :func:`as_opponent` accepts,
+    typically a picklable :class:`jiu_env.sb3.PolicySnapshot`.
+    """
+
+    def __init__(self, bootstrap: Any = "random", pool_size: int = 8, latest_prob: float = 0.5,
+                 **kwargs: Any) -> None:
+        if "opponent" in kwargs:
+            raise TypeError("JiuSelfPlayEnv takes 'bootstrap' (the opponent until the first snapshot), not 'opponent'")
+        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
+            raise ValueError(f"pool_size must be an int >= 1, not {pool_size!r}")
+        _check_finite("latest_prob", latest_prob)
+        if not 0.0 <= latest_prob <= 1.0:
+            raise ValueError(f"latest_prob must be in [0, 1], not {latest_prob!r}")
+        kwargs.setdefault("learner", "random")
+        super().__init__(opponent=bootstrap, **kwargs)
+        self.pool_size = pool_size
+        self.latest_prob = float(latest_prob)
+        self.snapshots = []
+
+    def add_snapshot(self, snapshot: Any) -> int:
+        """Add a snapshot of the learner to the pool (the oldest is dropped when full)."""
+        self.snapshots.append(as_opponent(snapshot))
+        del self.snapshots[:-self.pool_size]
+        return len(self.snapshots)
+
+    @property
+    def num_snapshots(self) -> int:
+        return len(self.snapshots)
+
+    def _pick_opponent(self):
+        if not self.snapshots:
+            return super()._pick_opponent()
+        if self.np_random.random() < self.latest_prob:
+            i = len(self.snapshots) - 1
+        else:
+            i = int(self.np_random.integers(len(self.snapshots)))
+        opp = self.snapshots[i]
+        self.opponent_name = getattr(opp, "tag", None) or _name_of(opp)
+        return opp
+
+
+__all__ = ["JiuVsBotEnv", "JiuSelfPlayEnv", "as_opponent", "check_action", "CallableOpponent"]
