@@ -26,6 +26,8 @@ are printed and written to ``OUT/results.json`` and ``OUT/RESULTS.md``
 line; :func:`run_benchmarks` is the function API.
 """
 
+from __future__ import annotations
+
 import argparse
 import json
 import os
@@ -35,6 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -53,13 +56,15 @@ TARGETS = {
 class Rate(float):
     """Units per wall-clock second, with ``.cpu``: units per CPU-second of this process (all its threads)."""
 
-    def __new__(cls, wall, cpu):
+    cpu: float
+
+    def __new__(cls, wall: float, cpu: float) -> Rate:
         r = super().__new__(cls, wall)
         r.cpu = cpu
         return r
 
 
-def best_rate(fn, min_time, repeats):
+def best_rate(fn: Callable[[], float], min_time: float, repeats: int) -> Rate:
     """Best units/s over ``repeats`` runs; each run calls ``fn() -> units`` until ``min_time`` s have passed.
 
     Returns a :class:`Rate` (wall-clock rate of the best run, and its CPU-time rate).
@@ -83,12 +88,13 @@ def best_rate(fn, min_time, repeats):
 class Table:
     """Rows of (section, name, value, unit, ratio, ratio_to, note)."""
 
-    def __init__(self, echo=True):
-        self.rows = []
-        self.notes = []
+    def __init__(self, echo: bool = True) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self.notes: list[str] = []
         self.echo = echo
 
-    def add(self, section, name, value, unit, ratio=None, ratio_to=None, note=""):
+    def add(self, section: str, name: str, value: float | None, unit: str, ratio: float | None = None,
+            ratio_to: str | None = None, note: str = "") -> dict[str, Any]:
         row = {"section": section, "name": name, "value": None if value is None else float(value), "unit": unit,
                "per_cpu_s": getattr(value, "cpu", None), "ratio": ratio, "ratio_to": ratio_to, "note": note}
         kind_target = TARGETS.get(name)
@@ -102,14 +108,14 @@ class Table:
             print(_text_row(row), flush=True)
         return row
 
-    def skip(self, section, name, why):
+    def skip(self, section: str, name: str, why: str) -> None:
         self.notes.append(f"{name}: skipped ({why})")
         self.rows.append({"section": section, "name": name, "value": None, "unit": "", "per_cpu_s": None,
                           "ratio": None, "ratio_to": None, "note": f"skipped: {why}"})
         if self.echo:
             print(f"  {name:<46} skipped: {why}", flush=True)
 
-    def get(self, name):
+    def get(self, name: str) -> float | None:
         for r in self.rows:
             if r["name"] == name:
                 return r["value"]
@@ -132,7 +138,7 @@ def _text_row(r):
 
 
 # ---------------------------------------------------------------- sections
-def kernel_games(seed=0):
+def kernel_games(seed: int = 0) -> Callable[[], int]:
     """The one-core kernel loop: a function that plays two random full games (14x14, competitive) per call,
     each with a new seed, and returns their decisions.  The kernel is compiled / loaded here."""
     from jiu_env import Rules, kernel as K
@@ -148,7 +154,7 @@ def kernel_games(seed=0):
     return run
 
 
-def bench_kernel(t, cfg):
+def bench_kernel(t: Table, cfg: dict[str, Any]) -> None:
     rate = best_rate(kernel_games(), cfg["time"], cfg["repeats"])
     t.add("kernel", "kernel random games, 1 core", rate, "decisions/s",
           note="K.random_games, 14x14 competitive, full games from placement")
@@ -164,7 +170,7 @@ print(json.dumps(float(best_rate(run, float(sys.argv[1]), 1))), flush=True)
 """
 
 
-def process_ceiling(processes, seconds):
+def process_ceiling(processes: int, seconds: float) -> tuple[float, list[float]]:
     """Summed decisions/s of ``processes`` independent interpreters running the 1-core kernel loop at once.
 
     Nothing is shared between them but the hardware, so this is the most any
@@ -193,7 +199,7 @@ def process_ceiling(processes, seconds):
     return sum(rates), rates
 
 
-def bench_batched(t, cfg):
+def bench_batched(t: Table, cfg: dict[str, Any]) -> None:
     import numba
 
     from jiu_env.batch import BatchRunner, derive_seeds, sample_masked
@@ -279,7 +285,7 @@ def _aec_rate(make_env, cfg, seed=0):
     return best_rate(run, cfg["time"], cfg["repeats"])
 
 
-def floor_env(board_size=14, planes=None, game_length=1000):
+def floor_env(board_size: int = 14, planes: int | None = None, game_length: int = 1000) -> Any:
     """A do-nothing AEC env with Jiu's spaces and the same wrappers as :func:`jiu_env.env`.
 
     Its observation and mask are fixed arrays (a third of the actions legal),
@@ -349,7 +355,7 @@ def floor_env(board_size=14, planes=None, game_length=1000):
     return e
 
 
-def bench_aec(t, cfg):
+def bench_aec(t: Table, cfg: dict[str, Any]) -> None:
     import warnings
 
     with warnings.catch_warnings():
@@ -403,7 +409,7 @@ def _bench_aec(t, cfg):
 
 
 # -- single-agent / vector envs
-def bench_vector(t, cfg):
+def bench_vector(t: Table, cfg: dict[str, Any]) -> None:
     from jiu_env.batch import derive_seeds, sample_masked
     from jiu_env.envs.vector import JiuVectorEnv
 
@@ -451,7 +457,7 @@ def bench_vector(t, cfg):
 
 
 # -- search bots
-def midgame_positions(count=3, turns=30, seed=7, board_size=14):
+def midgame_positions(count: int = 3, turns: int = 30, seed: int = 7, board_size: int = 14) -> list[np.ndarray]:
     """Fixed mid-game battle states (move sub-phase): a random placement, then ``turns`` random turns (seeded)."""
     from jiu_env import Rules, kernel as K
 
@@ -470,7 +476,8 @@ def midgame_positions(count=3, turns=30, seed=7, board_size=14):
     return out
 
 
-def measure_search(bot, positions, units):
+def measure_search(bot: Any, positions: Sequence[np.ndarray], units: Callable[[dict[str, Any]], float]
+                   ) -> tuple[float, float, float]:
     """Time one decision of ``bot`` on each position (after one untimed call that loads its numba code).
 
     ``units(last_info)`` counts the work of a decision (nodes, simulations).
@@ -488,7 +495,7 @@ def measure_search(bot, positions, units):
     return total, wall, cpu
 
 
-def bench_search(t, cfg):
+def bench_search(t: Table, cfg: dict[str, Any]) -> None:
     from jiu_env.bots import make_bot
 
     positions = midgame_positions()
@@ -542,7 +549,7 @@ def _probe(cache_dir=None):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def bench_compile(t, cfg):
+def bench_compile(t: Table, cfg: dict[str, Any]) -> None:
     if cfg["quick"]:
         # The package's own cache (warmed by this process) stands in for a warm cache.
         import jiu_env
@@ -568,7 +575,7 @@ BENCHES = {"kernel": bench_kernel, "batched": bench_batched, "aec": bench_aec, "
 
 
 # ------------------------------------------------------------------ report
-def machine_info():
+def machine_info() -> dict[str, Any]:
     """What the figures were measured on."""
     import numba
 
@@ -599,7 +606,7 @@ def _load():
         return None
 
 
-def to_markdown(result):
+def to_markdown(result: dict[str, Any]) -> str:
     """The results as a Markdown page."""
     m = result["machine"]
     lines = [
@@ -627,7 +634,8 @@ def to_markdown(result):
     return "\n".join(lines)
 
 
-def run_benchmarks(sections=SECTIONS, quick=False, games=64, echo=True, note=""):
+def run_benchmarks(sections: Iterable[str] = SECTIONS, quick: bool = False, games: int = 64, echo: bool = True,
+                   note: str = "") -> dict[str, Any]:
     """Run the chosen sections; return the result dict (rows, machine, settings)."""
     cfg = {"quick": quick, "time": 0.3 if quick else 3.0, "repeats": 1 if quick else 3, "games": games,
            "ab_depth": 2 if quick else 3, "mcts_sims": 200 if quick else 2000}
@@ -675,7 +683,7 @@ def _positive_int(text):
     return value
 
 
-def prepare_out(path):
+def prepare_out(path: str | os.PathLike[str]) -> Path:
     """Create the output folder and check that files can be written there (before anything is measured)."""
     out = Path(path)
     try:
@@ -688,7 +696,7 @@ def prepare_out(path):
     return out
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The benchmark's options on an argparse parser (for ``jiu bench``)."""
     parser.add_argument("--quick", action="store_true", help="short run (a fraction of a second per figure)")
     parser.add_argument("--out", default=str(Path("benchmarks") / "results"),
@@ -701,7 +709,7 @@ def add_arguments(parser):
     return parser
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     """Run from parsed arguments; write the files; return an exit code."""
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
     out = prepare_out(args.out)  # an unusable folder fails now, not after minutes of measuring
@@ -714,7 +722,7 @@ def run(args):
     return 0
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Command line entry point: ``jiu bench [--quick] [--out DIR] [--only ...]``."""
     parser = add_arguments(argparse.ArgumentParser(prog="bench", description=__doc__.split("\n\n")[0]))
     args = parser.parse_args(argv)

@@ -5,11 +5,14 @@ entry of :data:`COMMANDS`; :func:`main` takes the argument list, so the
 commands can be driven from Python (``main(["eval", "--quick"])``).
 """
 
+from __future__ import annotations
+
 import argparse
 import os
 import shlex
 import sys
 import time
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -22,10 +25,10 @@ from .vocab import COLOUR_NAMES, SUBPHASE_NAMES
 from .rules import Rules
 
 # ---------------------------------------------------------------- helpers
-def int_at_least(lo):
+def int_at_least(lo: int) -> Callable[[str], int]:
     """An argparse ``type``: an int >= ``lo`` (argparse names the flag in its error)."""
 
-    def parse(text):
+    def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
@@ -38,7 +41,7 @@ def int_at_least(lo):
     return parse
 
 
-def writable_file(path, flag):
+def writable_file(path: str | os.PathLike[str], flag: str) -> str | None:
     """None if ``path`` can be written later (its folder exists and is writable), else why not."""
     path = os.path.abspath(path)
     folder = os.path.dirname(path)
@@ -51,7 +54,7 @@ def writable_file(path, flag):
     return None
 
 
-def writable_dir(path, flag):
+def writable_dir(path: str | os.PathLike[str], flag: str) -> str | None:
     """None if ``path`` is (or can be made) a folder we may write files in, else why not (nothing is created)."""
     path = os.path.abspath(path)
     if os.path.exists(path):
@@ -274,7 +277,7 @@ def _note(msg):
     print(f"jiu eval: note: {msg}", file=sys.stderr)
 
 
-def cmd_eval(args):
+def cmd_eval(args: argparse.Namespace) -> int:
     from .evaluation.report import pairs_table, ratings_table, settings_text
     from .evaluation.tournament import run_tournament
 
@@ -425,7 +428,7 @@ def _save_game(game, path, players, seed):
     rec.save(path)
 
 
-def cmd_play(args, inp=input):
+def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int:
     from .players import make_player
 
     rules = _rules_from_args(args)
@@ -590,7 +593,7 @@ def _replay_args(p):
     _add_rules_args(p)
 
 
-def cmd_replay(args, inp=input):
+def cmd_replay(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int:
     from .records import RecordError, load_record, result_text
 
     try:
@@ -658,7 +661,7 @@ def _warm_args(p):
     p.add_argument("--rules", default="competitive", metavar="PROFILE", help="rules profile (default competitive)")
 
 
-def cmd_warm(args):
+def cmd_warm(args: argparse.Namespace) -> int:
     from .warmup import warm_up
 
     try:
@@ -683,7 +686,7 @@ def _bench_args(p):
     benchmark.add_arguments(p)
 
 
-def cmd_bench(args):
+def cmd_bench(args: argparse.Namespace) -> int:
     from . import benchmark
 
     try:
@@ -693,7 +696,9 @@ def cmd_bench(args):
 
 
 # name -> (one-line help, example, add_arguments, run).
-COMMANDS = {
+# name -> (help, example, add the arguments, run): the sub-commands of ``jiu``
+Command = tuple[str, str, Callable[[argparse.ArgumentParser], Any], Callable[[argparse.Namespace], int]]
+COMMANDS: dict[str, Command] = {
     "eval": ("tournament between bots / models with Elo ratings and reports",
              "jiu eval random greedy alphabeta:depth=2 --games 20 --out results\n"
              "  jiu eval --quick\n"
@@ -715,7 +720,7 @@ COMMANDS = {
 }
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of ``jiu`` with every sub-command."""
     lines = ["examples (jiu COMMAND --help for every option):"]
     for name, (_, example, _, _) in COMMANDS.items():
@@ -737,7 +742,7 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``jiu`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()

@@ -110,10 +110,10 @@ class CallablePlayer:
     callable object with its own generator), so seeded games stay seeded.
     """
 
-    def __init__(self, fn: Callable[[Any], int], name: str | None = None):
+    def __init__(self, fn: Callable[[Any], int], name: str | None = None) -> None:
         self.fn = fn
         self.name = name or getattr(fn, "__name__", type(fn).__name__)
-        self.seed = None
+        self.seed: int | None = None
 
     def restart(self, seed: int | None = None) -> None:
         restart = getattr(self.fn, "restart", None)

@@ -17,9 +17,12 @@ Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib); the rest of
 - :func:`evaluate`: win / draw / loss counts of a model against opponents.
 """
 
+from __future__ import annotations
+
 import copy
 import multiprocessing
 import os
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -35,6 +38,9 @@ from .bots.base import Bot
 from .nets import SpatialActionHead, ValueHead, conv_trunk
 from .observation import write_observation
 
+if TYPE_CHECKING:
+    from .rules import Rules
+
 
 class JiuCNN(BaseFeaturesExtractor):
     """Small convolutional trunk over the observation planes.
@@ -47,7 +53,8 @@ class JiuCNN(BaseFeaturesExtractor):
     linear layer maps it to ``features_dim`` values (for SB3's stock MLP heads).
     """
 
-    def __init__(self, observation_space, channels=32, layers=4, features_dim=256):
+    def __init__(self, observation_space: spaces.Box, channels: int = 32, layers: int = 4,
+                 features_dim: int | None = 256) -> None:
         shape = observation_space.shape
         if len(shape) != 3 or shape[0] != shape[1]:
             raise ValueError(f"JiuCNN expects (N, N, C) board planes, got shape {shape}")
@@ -60,7 +67,7 @@ class JiuCNN(BaseFeaturesExtractor):
         self.trunk = conv_trunk(c_in, channels, layers)
         self.head = nn.Identity() if spatial else nn.Sequential(nn.Flatten(), nn.Linear(channels * n * n, features_dim), nn.ReLU())
 
-    def forward(self, obs):
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
         x = obs.permute(0, 3, 1, 2)
         x = self.trunk(x)
         if self.spatial:
@@ -77,7 +84,8 @@ class JiuPolicy(MaskableActorCriticPolicy):
     action space ``Discrete(10*N*N + 1)``.
     """
 
-    def __init__(self, observation_space, action_space, lr_schedule, channels=32, layers=4, value_hidden=64, **kwargs):
+    def __init__(self, observation_space: spaces.Box, action_space: spaces.Discrete, lr_schedule: Any, channels: int = 32,
+                 layers: int = 4, value_hidden: int = 64, **kwargs: Any) -> None:
         if not isinstance(action_space, spaces.Discrete):
             raise TypeError("JiuPolicy needs a Discrete action space")
         n = observation_space.shape[0]
@@ -118,7 +126,7 @@ def _policy_of(model):
     return model.policy if hasattr(model, "policy") and isinstance(model.policy, nn.Module) else model
 
 
-def policy_probs(policy, obs, mask):
+def policy_probs(policy: Any, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Action probabilities of ``policy`` for a batch ``obs`` (B, N, N, C) restricted to ``mask`` (B, A)."""
     with torch.no_grad():
         obs_t = torch.as_tensor(obs, device=policy.device)
@@ -142,21 +150,21 @@ class ModelPlayer(Bot):
     name = "model"
     PARAMS = {}
 
-    def __init__(self, model, deterministic=True, seed=None):
+    def __init__(self, model: Any, deterministic: bool = True, seed: int | None = None) -> None:
         self.policy = _policy_of(model)
         self.deterministic = deterministic
-        self.path = None
-        self._mask = None
+        self.path: str | None = None
+        self._mask: np.ndarray | None = None
         super().__init__(seed=seed)
 
     @classmethod
-    def load(cls, path, deterministic=True, seed=None):
+    def load(cls, path: str | os.PathLike[str], deterministic: bool = True, seed: int | None = None) -> ModelPlayer:
         """The model saved at ``path`` (a MaskablePPO ``.zip``; loaded once per process) as a player."""
         player = cls(load_sb3_model(path), deterministic=deterministic, seed=seed)
         player.path = os.fspath(path)
         return player
 
-    def version_key(self):
+    def version_key(self) -> str:
         """The model file's hash (a new model is a new player); the class source for an in-memory model."""
         from .players import file_hash
 
@@ -164,7 +172,7 @@ class ModelPlayer(Bot):
             return file_hash(__file__)
         return file_hash(self.path if os.path.isfile(self.path) else self.path + ".zip")
 
-    def act(self, obs, mask):
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
         """Action for one egocentric observation and its legal-action mask (bool or 0/1)."""
         mask = np.asarray(mask, bool)
         if not mask.any():
@@ -184,15 +192,15 @@ class ModelPlayer(Bot):
         K.legal_mask(state, self._mask)
         return self.act(obs, self._mask)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         what = self.path if self.path is not None else type(self.policy).__name__
         return f"ModelPlayer({what!s}, deterministic={self.deterministic})"
 
 
-_SB3_CACHE = {}
+_SB3_CACHE: dict[str, Any] = {}
 
 
-def load_sb3_model(path):
+def load_sb3_model(path: str | os.PathLike[str]) -> Any:
     """Load (and cache per process) a MaskablePPO model; clear errors for a missing file or package."""
     path = os.fspath(path)
     candidates = [path] if path.endswith(".zip") else [path, path + ".zip"]
@@ -214,7 +222,7 @@ class PolicySnapshot(ModelPlayer):
 
     name = "snapshot"
 
-    def __init__(self, model, deterministic=False, seed=None, tag=None):
+    def __init__(self, model: Any, deterministic: bool = False, seed: int | None = None, tag: str | None = None) -> None:
         policy = _policy_of(model)
         opt = getattr(policy, "optimizer", None)
         policy.optimizer = None
@@ -228,12 +236,12 @@ class PolicySnapshot(ModelPlayer):
         self.tag = tag
         super().__init__(frozen, deterministic=deterministic, seed=seed)
 
-    def __setstate__(self, d):
+    def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
         if multiprocessing.current_process().name != "MainProcess":
             torch.set_num_threads(1)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"PolicySnapshot(tag={self.tag!r}, deterministic={self.deterministic})"
 
 
@@ -244,7 +252,7 @@ class SelfPlayCallback(BaseCallback):
     ``at_start=True`` also adds one before the first rollout.
     """
 
-    def __init__(self, every=20_000, at_start=False, verbose=0):
+    def __init__(self, every: int = 20_000, at_start: bool = False, verbose: int = 0) -> None:
         super().__init__(verbose)
         self.every = every
         self.at_start = at_start
@@ -271,8 +279,9 @@ class SelfPlayCallback(BaseCallback):
 
 
 # --------------------------------------------------------------- evaluation
-def evaluate(model, opponent, n_games=20, seed=0, deterministic=True, rules="competitive", start="battle",
-             **rule_options):
+def evaluate(model: Any, opponent: Any, n_games: int = 20, seed: int = 0, deterministic: bool = True,
+             rules: str | Rules | dict[str, Any] = "competitive", start: str = "battle",
+             **rule_options: Any) -> dict[str, Any]:
     """Play ``n_games`` of ``model`` against ``opponent`` with the one game loop (:func:`jiu_env.play_game`).
 
     ``opponent`` is anything :func:`~jiu_env.players.make_player` accepts.  The model plays White in even-numbered games and Black in odd
@@ -294,7 +303,7 @@ def evaluate(model, opponent, n_games=20, seed=0, deterministic=True, rules="com
     opening = rules.num_points if start == "battle" else 0
     player = model if isinstance(model, ModelPlayer) else ModelPlayer(model, deterministic=deterministic)
     opp = make_player(opponent)
-    counts = {"wins": 0, "draws": 0, "losses": 0, "undecided": 0, "forfeits": 0}
+    counts: dict[str, Any] = {"wins": 0, "draws": 0, "losses": 0, "undecided": 0, "forfeits": 0}
     turns = 0
     material = 0
     for i in range(n_games):

@@ -11,9 +11,15 @@ Run it once when building an image or preparing a cluster node
 its workers, so that the workers load instead of each compiling on its own.
 """
 
+from __future__ import annotations
+
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable
+
+if TYPE_CHECKING:
+    from .rules import Rules
 
 DEFAULT_BOTS = ("random", "greedy", "pattern", "alphabeta:depth=1", "mcts:sims=20")
 DEFAULT_BOARD_SIZES = (8,)
@@ -25,15 +31,16 @@ COLD_SECONDS = 70
 class WarmupReport:
     """What :func:`warm_up` did: numba functions compiled now, loaded from the cache, and the time taken."""
 
-    bots: list
-    board_sizes: list
+    bots: list[str]
+    board_sizes: list[int]
     seconds: float = 0.0
-    compiled: list = field(default_factory=list)
-    loaded: list = field(default_factory=list)
-    cache_dirs: list = field(default_factory=list)
-    skipped: dict = field(default_factory=dict)
+    compiled: list[str] = field(default_factory=list)
+    loaded: list[str] = field(default_factory=list)
+    cache_dirs: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
 
-    def text(self):
+    def text(self) -> str:
+        """The report as a few lines of text (``jiu warm`` prints it)."""
         where = ", ".join(self.cache_dirs) or "no cache directory (caching off?)"
         lines = [f"numba warm in {self.seconds:.1f}s: {len(self.compiled)} functions compiled, "
                  f"{len(self.loaded)} loaded from the cache ({', '.join(self.bots)}; "
@@ -44,7 +51,7 @@ class WarmupReport:
         return "\n".join(lines)
 
 
-def numba_functions():
+def numba_functions() -> list[tuple[str, Any]]:
     """``[(qualified name, dispatcher)]`` for every numba function of the imported ``jiu_env`` modules."""
     from numba.core.dispatcher import Dispatcher
 
@@ -66,7 +73,7 @@ def _cached_entries(disp):
         return None
 
 
-def cache_is_warm(modules=("jiu_env.kernel",)):
+def cache_is_warm(modules: Collection[str] = ("jiu_env.kernel",)) -> bool | None:
     """True if each of these modules has its numba functions in the on-disk cache.
 
     A module counts as cached when at least one of its functions has a cache
@@ -74,7 +81,7 @@ def cache_is_warm(modules=("jiu_env.kernel",)):
     together with its entry points).  ``None`` when it cannot be told (no
     numba functions found, or a numba version with other internals).
     """
-    by_module = {}
+    by_module: dict[str, list[int | None]] = {}
     for name, d in numba_functions():
         mod = name.rpartition(".")[0]
         if mod in modules:
@@ -90,7 +97,7 @@ def _counts(functions):
     return {n: (sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values())) for n, d in functions}
 
 
-def builtin_specs(spec):
+def builtin_specs(spec: str) -> list[str]:
     """The built-in bot specs a player spec plays with (``mix:0.5:greedy`` -> ``["greedy"]``)."""
     from .bots import REGISTRY
 
@@ -118,7 +125,9 @@ def _rules_for(rules, n):
         return base
 
 
-def warm_up(bots=None, board_sizes=DEFAULT_BOARD_SIZES, rules="competitive", note=None):
+def warm_up(bots: Iterable[str] | None = None, board_sizes: Iterable[int | None] | int | None = DEFAULT_BOARD_SIZES,
+            rules: str | Rules | dict[str, Any] = "competitive",
+            note: Callable[[str], Any] | None = None) -> WarmupReport:
     """Compile (or load from numba's cache) everything the given bots use; return a :class:`WarmupReport`.
 
     ``bots``: player specs (default :data:`DEFAULT_BOTS`); each plays one game

@@ -160,7 +160,7 @@ def check_render_mode(render_mode: str | None, modes: Any) -> None:
 
 
 def render_frame(env: Any, suffix: str = "") -> Any:
-    """``env.render()``: ANSI text (plus ``suffix``), an RGB array, or a frame in ``env._window``, by ``env.render_mode``."""
+    """``env.render()`` by ``env.render_mode``: ANSI text (plus ``suffix``), an RGB array, or a frame in ``env._window``."""
     if env.render_mode is None:
         import gymnasium
 

@@ -15,6 +15,8 @@ appends them to ``games.jsonl`` in the parent process.
   needs no shared file system (see ``docs/scaling_ray.md``).
 """
 
+from __future__ import annotations
+
 import contextlib
 import importlib
 import logging
@@ -27,12 +29,17 @@ import tempfile
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+
+if TYPE_CHECKING:
+    from .tournament import GameTask
 
 BACKENDS = ("local", "ray")
 RAY_EXTRA = "pip install 'jiu-env[ray]'"
 
 
-def check_backend(backend, address=None):
+def check_backend(backend: str, address: str | None = None) -> None:
     """Raise ValueError / ImportError with a clear message unless ``backend`` and ``address`` can run here."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
@@ -42,7 +49,8 @@ def check_backend(backend, address=None):
         import_ray()
 
 
-def import_ray():
+def import_ray() -> ModuleType:
+    """The ``ray`` module; ImportError saying how to install it."""
     try:
         import ray
     except ImportError:
@@ -50,7 +58,8 @@ def import_ray():
     return ray
 
 
-def execute(todo, workers=None, backend="local", address=None):
+def execute(todo: Sequence[GameTask], workers: int | None = None, backend: str = "local",
+            address: str | None = None) -> Iterator[dict[str, Any]]:
     """Yield the result lines of the tasks in ``todo`` as they finish, on the chosen backend."""
     check_backend(backend, address)
     if not todo:
@@ -61,7 +70,7 @@ def execute(todo, workers=None, backend="local", address=None):
 
 
 # ------------------------------------------------------------------ local
-def one_thread_per_worker(parent_pid=None):
+def one_thread_per_worker(parent_pid: int | None = None) -> None:
     """Worker start-up: one BLAS / torch thread each (model players; the workers already use every
     core between them), and, in a local pool, die with the parent process."""
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
@@ -104,7 +113,7 @@ def _watch_parent(parent_pid):
             os._exit(1)
 
 
-def execute_local(todo, workers=None):
+def execute_local(todo: Sequence[GameTask], workers: int | None = None) -> Iterator[dict[str, Any]]:
     """Yield result lines as games finish: in this process (one worker) or over a process pool."""
     from .tournament import default_workers, play_task
 
@@ -146,7 +155,7 @@ def execute_local(todo, workers=None):
 
 
 # ------------------------------------------------------------------ files named by specs
-def rewrite_spec(spec, fn):
+def rewrite_spec(spec: str, fn: Callable[[str], str]) -> str:
     """``spec`` with every token that may name a file replaced by ``fn(token)``.
 
     The tokens are found by the syntax of the player specs alone (the file
@@ -194,7 +203,7 @@ def _resolve_file(token):
     return None
 
 
-def spec_files(specs):
+def spec_files(specs: Iterable[str]) -> dict[str, str]:
     """``{token: path}`` of every file named by the player specs (as :func:`rewrite_spec` finds them)."""
     out = {}
 
@@ -216,11 +225,11 @@ class FileCache:
     :meth:`local_spec` rewrites a spec so that it names the local copies.
     """
 
-    def __init__(self, shipped):
+    def __init__(self, shipped: dict[str, tuple[Any, str]] | None) -> None:
         self.shipped = dict(shipped or {})
-        self.dir = None
-        self.paths = {}
-        self.specs = {}
+        self.dir: str | None = None
+        self.paths: dict[str, str] = {}
+        self.specs: dict[str, str] = {}
 
     def _path(self, token):
         if token not in self.shipped:
@@ -239,12 +248,14 @@ class FileCache:
             self.paths[token] = path
         return self.paths[token]
 
-    def local_spec(self, spec):
+    def local_spec(self, spec: str) -> str:
+        """``spec`` naming the local copies of the shipped files."""
         if spec not in self.specs:
             self.specs[spec] = rewrite_spec(spec, self._path) if self.shipped else spec
         return self.specs[spec]
 
-    def close(self):
+    def close(self) -> None:
+        """Delete the local copies."""
         if self.dir is not None:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
@@ -254,22 +265,25 @@ class FileCache:
 class GameWorker:
     """A long-lived Ray actor that plays games (made remote in :func:`execute_ray`)."""
 
-    def __init__(self, shipped):
+    def __init__(self, shipped: dict[str, tuple[Any, str]] | None) -> None:
         one_thread_per_worker()
         self.files = FileCache(shipped)
 
-    def play(self, task):
+    def play(self, task: GameTask) -> dict[str, Any]:
+        """Play one game; its result line."""
         from .tournament import play_task
 
         build = {s: self.files.local_spec(s) for s in (task.white_spec, task.black_spec)}
         return play_task(task, build_specs=build)
 
-    def node(self):
+    def node(self) -> str:
+        """The Ray node id of this actor."""
         import ray
 
         return ray.get_runtime_context().get_node_id()
 
-    def close(self):
+    def close(self) -> bool:
+        """Delete the shipped files' local copies (True when done)."""
         self.files.close()
         return True
 
@@ -282,7 +296,8 @@ def _warm_node(specs, rules):
     return len(rep.compiled), len(rep.loaded), rep.seconds
 
 
-def warm_nodes(ray, specs, rules, skip_node=None):
+def warm_nodes(ray: ModuleType, specs: list[str], rules: dict[str, Any], skip_node: str | None = None
+               ) -> list[tuple[int, int, float]]:
     """Run one warm-up task on every alive node with a CPU (in parallel), except ``skip_node``."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -327,7 +342,7 @@ def _loopback(ray, address):
         consts.ENABLE_RAY_CLUSTER = old
 
 
-def init_ray(address=None, num_cpus=None):
+def init_ray(address: str | None = None, num_cpus: int | None = None) -> ModuleType:
     """Connect this process to the Ray cluster at ``address``, or start a private instance here.
 
     The private instance (``num_cpus`` CPUs) listens on 127.0.0.1 only and
@@ -343,7 +358,8 @@ def init_ray(address=None, num_cpus=None):
     return ray
 
 
-def execute_ray(todo, workers=None, address=None, in_flight=2):
+def execute_ray(todo: Sequence[GameTask], workers: int | None = None, address: str | None = None,
+                in_flight: int = 2) -> Iterator[dict[str, Any]]:
     """Yield result lines as games finish on Ray actors.
 
     ``address``: a running cluster (``HEAD:6379``, ``"auto"``); without it a

@@ -10,11 +10,17 @@ Files written by :func:`write_reports` into the output folder:
   (needs matplotlib, the ``eval`` extra; skipped with a note without it).
 """
 
+from __future__ import annotations
+
 import csv
 import json
 import os
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .tournament import TournamentResult
 
 
 def _ratings_rows(summary):
@@ -54,7 +60,7 @@ def _interval(row):
     return f"-{lo:.0f}/+{hi:.0f}"
 
 
-def ratings_table(summary, markdown=False):
+def ratings_table(summary: dict[str, Any], markdown: bool = False) -> str:
     """The ratings table as text (aligned columns) or Markdown."""
     cols = ["#", "player", "Elo", "95% CI", "games", "W-D-L", "score", "as White", "as Black", "ms/decision", "spec"]
     conf = (summary.get("elo") or {}).get("confidence", 0.95)
@@ -69,7 +75,7 @@ def ratings_table(summary, markdown=False):
     return _table(cols, body, markdown)
 
 
-def pairs_table(summary, markdown=False):
+def pairs_table(summary: dict[str, Any], markdown: bool = False) -> str:
     """Per-pair results from the first player's view (W-D-L overall and by colour)."""
     cols = ["A", "B", "games", "A W-D-L", "A score", "A as White", "A as Black", "avg turns", "truncated"]
     body = []
@@ -93,7 +99,7 @@ def _table(cols, body, markdown):
     return "\n".join([line(cols), line(["-" * w for w in widths])] + [line(r) for r in body])
 
 
-def settings_text(summary):
+def settings_text(summary: dict[str, Any]) -> str:
     """One paragraph with the settings that define the tournament."""
     c = summary["config"]
     rules = c["rules"]
@@ -109,7 +115,7 @@ def settings_text(summary):
             f"anchor {anchor_txt}, intervals {elo.get('method', c['intervals'])}{unrated}")
 
 
-def markdown_report(summary, command=None):
+def markdown_report(summary: dict[str, Any], command: str | None = None) -> str:
     """The Markdown report (``results.md``)."""
     out = [f"# {summary['title']}", "", settings_text(summary) + ".", ""]
     if command:
@@ -125,7 +131,7 @@ def markdown_report(summary, command=None):
     return "\n".join(out)
 
 
-def score_matrix(summary):
+def score_matrix(summary: dict[str, Any]) -> tuple[list[str], np.ndarray]:
     """(names, matrix) of row player's score against the column player (NaN where they did not meet)."""
     names = list(summary["players"])
     w = np.asarray(summary["wins_matrix"], float)
@@ -136,7 +142,7 @@ def score_matrix(summary):
     return names, m
 
 
-def plot(summary, path):
+def plot(summary: dict[str, Any], path: str | os.PathLike[str]) -> bool:
     """Save the ratings (with intervals) and the pairwise score matrix as one PNG; False without matplotlib."""
     try:
         import matplotlib
@@ -182,7 +188,7 @@ def plot(summary, path):
     return True
 
 
-def write_reports(result, out_dir, command=None):
+def write_reports(result: TournamentResult, out_dir: str | os.PathLike[str], command: str | None = None) -> bool:
     """Write results.json, ratings.csv, pairs.csv, results.md and results.png into ``out_dir``."""
     summary = result.summary
     if command:

@@ -27,7 +27,7 @@ import os
 import warnings
 import zlib
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -729,7 +729,7 @@ def _tally(d, score):
         d["draws"] += 1
 
 
-def summarise(config: TournamentConfig, games: Iterable[dict[str, Any]]) -> dict[str, Any]:
+def summarise(config: TournamentConfig, games: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Aggregate result lines: per pair and per colour W/D/L, lengths, decision times, Elo.
 
     Pair figures are from the pair's first player's point of view.  Draws

@@ -22,9 +22,12 @@
 This module imports ray; nothing else in ``jiu_env`` does.
 """
 
+from __future__ import annotations
+
 import functools
 import os
 import random
+from typing import Any, Iterable
 
 import gymnasium as gym
 import numpy as np
@@ -38,10 +41,12 @@ from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec
 from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
+from ray.rllib.utils.typing import MultiAgentDict
 
 from .. import kernel as K
 from ..bots.base import Bot
-from ..envs.common import AGENTS, RESET_OPTIONS, check_action, mask_space, new_game, planes_space, reset_options, start_plan
+from ..envs.common import (AGENTS, RESET_OPTIONS, check_action, mask_space, new_game, planes_space, reset_options,
+                           start_plan)
 from ..nets import SpatialActionHead, ValueHead, conv_trunk, orthogonal_init
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, observe
@@ -78,7 +83,7 @@ class JiuMultiAgentEnv(MultiAgentEnv):
 
     metadata = {"render_modes": ["ansi"], "name": "jiu_rllib_v0"}
 
-    def __init__(self, config=None):
+    def __init__(self, config: dict[str, Any] | None = None) -> None:
         super().__init__()
         config = dict(config or {})
         illegal = config.pop("illegal", "raise")
@@ -97,7 +102,8 @@ class JiuMultiAgentEnv(MultiAgentEnv):
         self._rng = np.random.default_rng()
         self._over = True
 
-    def reset(self, *, seed=None, options=None):
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[MultiAgentDict, MultiAgentDict]:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         start, position = start_plan(self.rules, reset_options(options, RESET_OPTIONS))
@@ -108,7 +114,8 @@ class JiuMultiAgentEnv(MultiAgentEnv):
         agent = self.to_move
         return {agent: self._observe(agent)}, {agent: game_info(self.state)}
 
-    def step(self, action_dict):
+    def step(self, action_dict: MultiAgentDict) -> tuple[MultiAgentDict, MultiAgentDict, MultiAgentDict, MultiAgentDict,
+                                                         MultiAgentDict]:
         if self._over:
             raise RuntimeError("the game is over: call reset() before step()")
         agent = self.to_move
@@ -133,13 +140,13 @@ class JiuMultiAgentEnv(MultiAgentEnv):
         return ({nxt: self._observe(nxt)}, {agent: 0.0}, {"__all__": False}, {"__all__": False},
                 {nxt: game_info(s)})
 
-    def render(self):
+    def render(self) -> str:
         from ..render import render_ansi
 
         return render_ansi(self.state)
 
     @property
-    def to_move(self):
+    def to_move(self) -> str:
         """The agent that decides next (the last one to decide once the game is over)."""
         return COLOUR_NAMES[int(self.state[K.H_TO_MOVE])]
 
@@ -186,7 +193,7 @@ class JiuMaskedModule(TorchRLModule, ValueFunctionAPI):
     actions get ``FLOAT_MIN``, so sampling and argmax only ever pick legal ones.
     """
 
-    def setup(self):
+    def setup(self) -> None:
         cfg = dict(self.model_config or {})
         space = self.observation_space
         planes = space["observations"] if isinstance(space, gym.spaces.Dict) else space
@@ -209,7 +216,7 @@ class JiuMaskedModule(TorchRLModule, ValueFunctionAPI):
         logits = self.pi(emb).masked_fill(mask == 0, FLOAT_MIN)
         return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: emb}
 
-    def compute_values(self, batch, embeddings=None):
+    def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
         if embeddings is None:
             embeddings, _ = self._features(batch)
         return self.vf(embeddings).squeeze(-1)
@@ -218,7 +225,7 @@ class JiuMaskedModule(TorchRLModule, ValueFunctionAPI):
 class JiuRandomModule(TorchRLModule):
     """Uniformly random among the legal actions (never trained: keep it out of ``policies_to_train``)."""
 
-    def setup(self):
+    def setup(self) -> None:
         self._dummy = torch.nn.Parameter(torch.zeros(1), requires_grad=False)
 
     def _forward(self, batch, **kwargs):
@@ -241,13 +248,14 @@ class LeagueMapping:
     league the learner always plays itself.
     """
 
-    def __init__(self, league=(), latest_prob=0.5, self_prob=0.2, learner=LEARNER):
+    def __init__(self, league: Iterable[str] = (), latest_prob: float = 0.5, self_prob: float = 0.2,
+                 learner: str = LEARNER) -> None:
         self.league = list(league)
         self.latest_prob = float(latest_prob)
         self.self_prob = float(self_prob)
         self.learner = learner
 
-    def __call__(self, agent_id, episode, **kwargs):
+    def __call__(self, agent_id: str, episode: Any, **kwargs: Any) -> str:
         learner_colour = AGENTS[hash(episode.id_) % 2]
         if agent_id == learner_colour or not self.league:
             return self.learner
@@ -269,27 +277,29 @@ class SelfPlayLeagueCallback(RLlibCallback):
     in the env runners' results) and the league size (``league_size``).
     """
 
-    def __init__(self, snapshot_every=5, max_snapshots=8, latest_prob=0.5, self_prob=0.2):
+    def __init__(self, snapshot_every: int = 5, max_snapshots: int = 8, latest_prob: float = 0.5,
+                 self_prob: float = 0.2) -> None:
         super().__init__()
         self.snapshot_every = int(snapshot_every)
         self.max_snapshots = int(max_snapshots)
         self.latest_prob = float(latest_prob)
         self.self_prob = float(self_prob)
-        self.snapshots = []
+        self.snapshots: list[str] = []
 
-    def on_episode_end(self, *, episode, metrics_logger=None, **kwargs):
+    def on_episode_end(self, *, episode: Any, metrics_logger: Any = None, **kwargs: Any) -> None:
         for agent in AGENTS:
             if episode.module_for(agent) == LEARNER:
                 rewards = episode.get_rewards().get(agent)
                 if rewards is not None and len(rewards) and metrics_logger is not None:
                     metrics_logger.log_value("learner_win_rate", float(rewards[-1] > 0), reduce="mean", window=100)
 
-    def on_train_result(self, *, algorithm, metrics_logger=None, result, **kwargs):
+    def on_train_result(self, *, algorithm: Any, metrics_logger: Any = None, result: dict[str, Any],
+                        **kwargs: Any) -> None:
         if self.snapshot_every > 0 and algorithm.iteration % self.snapshot_every == 0:
             self.add_snapshot(algorithm)
         result["league_size"] = len(self.snapshots) + 1
 
-    def add_snapshot(self, algorithm):
+    def add_snapshot(self, algorithm: Any) -> str:
         """Freeze the learner's current weights as a new league module; returns its id."""
         module_id = f"league_{algorithm.iteration}"
         learner_module = algorithm.get_module(LEARNER)
@@ -304,8 +314,10 @@ class SelfPlayLeagueCallback(RLlibCallback):
         return module_id
 
 
-def ppo_self_play_config(board_size=8, rules="competitive", snapshot_every=5, max_snapshots=8, latest_prob=0.5,
-                         self_prob=0.2, channels=32, layers=4, value_hidden=64, env_options=None, **rule_options):
+def ppo_self_play_config(board_size: int = 8, rules: str | Rules | dict[str, Any] = "competitive", snapshot_every: int = 5,
+                         max_snapshots: int = 8, latest_prob: float = 0.5, self_prob: float = 0.2, channels: int = 32,
+                         layers: int = 4, value_hidden: int = 64, env_options: dict[str, Any] | None = None,
+                         **rule_options: Any) -> PPOConfig:
     """A ready ``PPOConfig``: the learner plays both colours against itself, its snapshots and random.
 
     ``board_size``, ``rules`` and ``rule_options`` (``max_battle_turns=200``...)
@@ -338,7 +350,7 @@ def ppo_self_play_config(board_size=8, rules="competitive", snapshot_every=5, ma
 
 
 # ------------------------------------------------------------------ players
-def module_path(path, module_id=LEARNER):
+def module_path(path: str | os.PathLike[str], module_id: str = LEARNER) -> str:
     """The RLModule directory inside an Algorithm checkpoint (or ``path`` itself when it is one)."""
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -356,10 +368,10 @@ def _listdir(path):
     return os.listdir(path) if os.path.isdir(path) else []
 
 
-_MODULE_CACHE = {}
+_MODULE_CACHE: dict[str, Any] = {}
 
 
-def load_module(path, module_id=LEARNER):
+def load_module(path: str | os.PathLike[str], module_id: str = LEARNER) -> RLModule:
     """The RLModule saved in ``path`` (an Algorithm or RLModule checkpoint), cached per process."""
     mpath = os.path.abspath(module_path(path, module_id))
     if mpath not in _MODULE_CACHE:
@@ -382,14 +394,16 @@ class RLlibPlayer(Bot):
     PARAMS = {"path": "Algorithm or RLModule checkpoint directory", "module": "module id (default learner)",
               "deterministic": "greedy actions (default true)"}
 
-    def __init__(self, path, seed=None, module=LEARNER, deterministic=True):
+    def __init__(self, path: str | os.PathLike[str], seed: int | None = None, module: str = LEARNER,
+                 deterministic: bool | str = True) -> None:
         self.path = os.fspath(path)
         self.module_id = module
         self.deterministic = deterministic not in (False, "false", "False", "0", 0)
         self.module = load_module(self.path, module)
         super().__init__(seed=seed)
 
-    def version_key(self):
+    def version_key(self) -> str:
+        """The hashes of the module's weight files."""
         from ..players import file_hash as _file_hash
 
         mdir = module_path(self.path, self.module_id)
@@ -412,7 +426,7 @@ class RLlibPlayer(Bot):
         return int(self.rng.choice(p.size, p=p / p.sum()))
 
 
-def rllib_player(arg, seed):
+def rllib_player(arg: str, seed: int | None) -> RLlibPlayer:
     """Factory of the ``rllib:`` player kind: ``PATH`` or ``PATH:module=ID,deterministic=false``."""
     path, _, params = arg.partition(":")
     kwargs = {}

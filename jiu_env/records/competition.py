@@ -6,7 +6,10 @@ entry) or leniently (irregularities are listed in :attr:`GameRecord.issues`
 and the game is rebuilt as far as the record allows).
 """
 
+from __future__ import annotations
+
 import functools
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +52,7 @@ def _header_field(text):
     return str(text if text is not None else "").replace("[", "(").replace("]", ")").replace("\n", " ")
 
 
-def to_competition(record, event=None, date=None):
+def to_competition(record: GameRecord, event: str | None = None, date: str | None = None) -> str:
     """The record in competition notation (see ``docs/records.md``).
 
     Only games that start with the placement phase can be written.
@@ -112,7 +115,7 @@ def _split_entries(text):
     return header, entries
 
 
-def from_competition(text, rules="competitive", strict=True):
+def from_competition(text: str, rules: str | Rules | dict[str, Any] = "competitive", strict: bool = True) -> GameRecord:
     """A :class:`GameRecord` from competition notation.
 
     ``strict``: any irregularity raises :class:`RecordError` naming the entry
@@ -222,7 +225,8 @@ def from_competition(text, rules="competitive", strict=True):
     return rec
 
 
-def check_declared(rd, result, word, declared, text, entry, complete=True):
+def check_declared(rd: Reader, result: dict[str, Any], word: str | None, declared: str | None, text: str | None,
+                   entry: int, complete: bool = True) -> None:
     """The replay must reach the result the record declares (``*`` declares an unfinished game).
 
     When a lenient replay stopped early (``complete`` False) only a finished

@@ -1,6 +1,12 @@
 """The one error type of record reading, and the irregularity list of lenient imports."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..rules import Rules
 
 
 class RecordError(ValueError):
@@ -12,7 +18,8 @@ class RecordError(ValueError):
     record.
     """
 
-    def __init__(self, message, entry=None, item=None, action=None):
+    def __init__(self, message: str, entry: int | None = None, item: int | None = None,
+                 action: int | None = None) -> None:
         where = []
         if entry is not None:
             where.append(f"entry {entry}")
@@ -33,9 +40,9 @@ class Irregularity:
 
     entry: int
     message: str
-    item: int = None
+    item: int | None = None
 
-    def __str__(self):
+    def __str__(self) -> str:
         where = f"entry {self.entry}" + (f", placement {self.item}" if self.item is not None else "")
         return f"{where}: {self.message}"
 
@@ -43,18 +50,18 @@ class Irregularity:
 class Reader:
     """State of one text-record import (strict or lenient): the rules and the irregularities met."""
 
-    def __init__(self, rules, strict):
+    def __init__(self, rules: Rules, strict: bool) -> None:
         self.rules = rules
         self.n = rules.board_size
         self.strict = strict
-        self.issues = []
+        self.issues: list[Irregularity] = []
 
-    def problem(self, msg, entry, item=None):
+    def problem(self, msg: str, entry: int, item: int | None = None) -> None:
         """Strict: raise RecordError; lenient: note the irregularity and go on."""
         if self.strict:
             raise RecordError(msg, entry=entry, item=item)
         self.issues.append(Irregularity(entry, msg, item))
 
-    def note(self, msg, entry, item=None):
+    def note(self, msg: str, entry: int, item: int | None = None) -> None:
         """An irregularity that a lenient import has already decided how to handle."""
         self.issues.append(Irregularity(entry, msg, item))

@@ -21,8 +21,11 @@ Entry 0 of an import is ``Stage[1]`` (``item`` is the placement number,
 counted from 1); entry ``k >= 1`` is the ``k``-th move of ``Stage[2]``.
 """
 
+from __future__ import annotations
+
 import functools
 import re
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +46,7 @@ _COORD = re.compile(r"([WBO])\(([A-Za-z]),(\d+)\)")
 COLOUR_LETTER = {K.WHITE: "W", K.BLACK: "B"}
 
 
-def point_text(p, n, colour=None):
+def point_text(p: int, n: int, colour: int | None = None) -> str:
     """``W(G,7)`` style text of point ``p`` (``O(G,7)`` when ``colour`` is None)."""
     prefix = "O" if colour is None else COLOUR_LETTER[colour]
     return f"{prefix}({LETTERS[p % n]},{p // n + 1})"
@@ -62,7 +65,7 @@ def _coord(letter, row, n):
 
 
 # ------------------------------------------------------------------- export
-def to_jiuchess(record):
+def to_jiuchess(record: GameRecord) -> str:
     """The record as one jiuchess CSV line (see the module docstring).
 
     Only games that start with the placement phase can be written.
@@ -87,12 +90,13 @@ def to_jiuchess(record):
 
 
 # ------------------------------------------------------------------- import
-def game_lines(text):
+def game_lines(text: str) -> list[str]:
     """The lines of ``text`` that hold a jiuchess game (contain ``Stage[1]``)."""
     return [ln for ln in text.lstrip("\ufeff").splitlines() if "Stage[1]" in ln]
 
 
-def from_jiuchess(text, rules="competitive", strict=True, game=None):
+def from_jiuchess(text: str, rules: str | Rules | dict[str, Any] = "competitive", strict: bool = True,
+                  game: int | str | None = None) -> GameRecord:
     """A :class:`GameRecord` from a jiuchess CSV line (or a file of them: ``game`` = 0-based line number).
 
     Strict and lenient as :func:`~jiu_env.records.from_competition`: strict

@@ -1,17 +1,21 @@
 """Reading a record file of any format, with format detection."""
 
+from __future__ import annotations
+
 import json
 import os
+from typing import Any
 
 from .competition import from_competition
 from .errors import RecordError
 from .game_record import GameRecord
 from .jiuchess import from_jiuchess, game_lines
+from ..rules import Rules
 
 FORMATS = ("json", "jsonl", "jiuchess", "competition")
 
 
-def detect_format(text, path=None):
+def detect_format(text: str, path: str | os.PathLike[str] | None = None) -> str:
     """``"json"``, ``"jsonl"`` (games.jsonl of ``jiu eval``), ``"jiuchess"`` (CSV lines) or ``"competition"``."""
     stripped = text.lstrip("\ufeff").lstrip()
     low = os.fspath(path).lower() if path is not None else ""
@@ -24,7 +28,8 @@ def detect_format(text, path=None):
     return "competition"
 
 
-def load_record(path, game=None, strict=True, rules="competitive"):
+def load_record(path: str | os.PathLike[str], game: int | str | None = None, strict: bool = True,
+                rules: str | Rules | dict[str, Any] = "competitive") -> GameRecord:
     """Read a record file: JSON, JSON lines, jiuchess CSV or competition text (detected from the content).
 
     ``game`` chooses one game of a multi-game file: in JSON lines the game id

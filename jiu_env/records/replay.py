@@ -6,6 +6,10 @@ turn is handed over once for every occurrence of ``i`` (see
 :func:`jiu_env.kernel.pass_turn`).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+
 import numpy as np
 
 from .. import kernel as K
@@ -13,13 +17,16 @@ from ..state import explain_illegal
 from ..notation import action_to_str
 from .errors import RecordError
 
+if TYPE_CHECKING:
+    from .game_record import GameRecord
 
-def can_pass(s):
+
+def can_pass(s: np.ndarray) -> bool:
     """Can the turn be handed over in ``s`` (battle phase, move or capture sub-phase)?"""
     return int(s[K.H_PHASE]) == K.PH_BATTLE and int(s[K.H_SUB]) in (K.SUB_MOVE, K.SUB_CAPTURE)
 
 
-def check_action(s, i, a):
+def check_action(s: np.ndarray, i: int, a: Any) -> None:
     """Raise RecordError unless ``a`` (action number ``i``) is an int in range and legal in ``s``."""
     n = int(s[K.H_N])
     if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)) or not 0 <= a <= 10 * n * n:
@@ -29,7 +36,7 @@ def check_action(s, i, a):
         raise RecordError(f"{action_to_str(a, n)} ({a}) is illegal: {explain_illegal(s, a)}", action=i)
 
 
-def check_passes(passes, n_actions):
+def check_passes(passes: Any, n_actions: int) -> list[int]:
     """The passes list as sorted ints in ``[0, n_actions)``; RecordError otherwise."""
     if passes is None:
         return []
@@ -41,7 +48,8 @@ def check_passes(passes, n_actions):
     return out
 
 
-def walk(state, actions, passes=(), check=True, before=None):
+def walk(state: np.ndarray, actions: Sequence[int], passes: Sequence[int] = (), check: bool = True,
+         before: Callable[[int, int, np.ndarray], None] | None = None) -> Iterator[int]:
     """Play ``actions`` (with ``passes``) on ``state`` in place; yield ``i`` after each action ``i``.
 
     ``before(i, a, state)``, if given, sees the state just before action ``i``
@@ -67,14 +75,14 @@ def walk(state, actions, passes=(), check=True, before=None):
         raise RecordError(f"a pass at action {passes[pi]} lies beyond the {len(actions)} actions")
 
 
-def play(state, actions, passes=(), check=True):
+def play(state: np.ndarray, actions: Sequence[int], passes: Sequence[int] = (), check: bool = True) -> np.ndarray:
     """Play everything on ``state`` in place and return it."""
     for _ in walk(state, actions, passes, check):
         pass
     return state
 
 
-def turn_entries(record):
+def turn_entries(record: GameRecord) -> tuple[list[tuple[int, int]], list[dict[str, Any]]]:
     """Split a record's actions into placements and battle turns.
 
     Returns ``(placements, turns)``: ``placements`` is a list of ``(point,

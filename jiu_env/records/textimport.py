@@ -7,28 +7,36 @@ module turns them into kernel actions, strictly (the first irregularity raises
 goes on as far as the record allows).
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
 import numpy as np
 
 from .. import kernel as K
 from ..state import explain_illegal, position_state
 from ..notation import COLS, ROWS, action_to_str
-from .errors import Irregularity, RecordError
+from .errors import Irregularity, Reader, RecordError
 from .game_record import COLOUR_NAMES, result_of, result_text
 
 
-def over_text(state):
+PointText = Callable[[int, int], str]  # (point, colour) -> the point as the format writes it
+
+
+def over_text(state: np.ndarray) -> str:
     return result_text(result_of(state))
 
 
 # --------------------------------------------------------------- placements
-def parse_placements(rd, tokens, parse):
+def parse_placements(rd: Reader, tokens: Sequence[str], parse: Callable[[str], tuple[int, int]]
+                     ) -> list[tuple[int, int] | None]:
     """The placement list of entry 0: ``parse(token)`` for each token (items numbered from 1).
 
     A token that ``parse`` refuses with a ValueError raises :class:`RecordError`
     in strict mode; in lenient mode it is noted and kept as ``None`` (a gap
     that :func:`play_placements` skips).
     """
-    plist = []
+    plist: list[tuple[int, int] | None] = []
     for i, tok in enumerate(tokens, start=1):
         try:
             plist.append(parse(tok))
@@ -40,7 +48,8 @@ def parse_placements(rd, tokens, parse):
     return plist
 
 
-def play_placements(rd, plist, fmt):
+def play_placements(rd: Reader, plist: Sequence[tuple[int, int] | None], fmt: PointText
+                    ) -> tuple[np.ndarray, list[int], bool]:
     """Play the placement list ``plist`` (items ``(point, colour)`` or ``None`` for a bad token).
 
     Returns ``(state, actions, regular)``; ``regular`` is False once the list
@@ -79,7 +88,8 @@ def play_placements(rd, plist, fmt):
     return state, actions, regular
 
 
-def rebuild_position(rd, plist, removed, first_colour, first_entry, fmt):
+def rebuild_position(rd: Reader, plist: Sequence[tuple[int, int] | None], removed: Sequence[int] | None,
+                     first_colour: int | None, first_entry: int, fmt: PointText) -> dict[str, Any]:
     """Lenient import: the battle position built directly from the placement list.
 
     ``removed``: the points taken off before the battle (``None``: the diagonal
@@ -116,7 +126,8 @@ def rebuild_position(rd, plist, removed, first_colour, first_entry, fmt):
 class Move:
     """One parsed battle entry: mover's colour, path points, captured points."""
 
-    def __init__(self, colour, path, caps, text, jumped_listed=None):
+    def __init__(self, colour: int, path: list[int], caps: list[int], text: str,
+                 jumped_listed: int | None = None) -> None:
         self.colour = colour
         self.path = path
         self.caps = caps
@@ -124,7 +135,8 @@ class Move:
         self.jumped_listed = jumped_listed  # formats that list jump captures apart: how many
 
 
-def play_battle(rd, state, items, actions, passes, fmt):
+def play_battle(rd: Reader, state: np.ndarray, items: Sequence[tuple[int, Callable[[], Move]]], actions: list[int],
+                passes: list[int], fmt: PointText) -> bool:
     """Play the battle entries on ``state`` (in place), extending ``actions`` and ``passes``.
 
     ``items`` is a list of ``(entry_no, parse)``; ``parse()`` returns a
@@ -155,7 +167,8 @@ def play_battle(rd, state, items, actions, passes, fmt):
     return True
 
 
-def realise(rd, state, mv, entry_no, fmt):
+def realise(rd: Reader, state: np.ndarray, mv: Move, entry_no: int, fmt: PointText
+            ) -> tuple[int, list[int], list[Irregularity]]:
     """``(passes, actions, notes)`` that play the entry ``mv`` from ``state`` (not modified)."""
     notes = []
     s = state
@@ -236,7 +249,8 @@ def _realise_move(rd, state, mv, entry_no, fmt):
     raise max(errors, key=lambda e: getattr(e, "depth", 0))
 
 
-def dir_between(a, b, n, dist):
+def dir_between(a: int, b: int, n: int, dist: int) -> int:
+    """The direction (0..3) that leads from point ``a`` to ``b`` in ``dist`` steps, or -1."""
     dr = b // n - a // n
     dc = b % n - a % n
     for d in range(4):
