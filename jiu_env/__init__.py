@@ -25,15 +25,9 @@ soon as Gymnasium is imported (at once if it already is).
 
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.util
-import sys
-import types
-import warnings
-from typing import Any
+import sys as _sys
 
-from . import kernel
+from . import _lazy, kernel
 from .bots import Bot, make_bot
 from .game import GameResult, play_game
 from .notation import action_to_str, point_to_str, str_to_action, str_to_point
@@ -63,91 +57,13 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+def __getattr__(name: str) -> object:
+    return _lazy.load(globals(), _LAZY, name)
 
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
-class _Package(types.ModuleType):
-    """The package's module type: ``jiu_env.env`` stays the factory function.
-
-    ``jiu_env/env.py`` (the AEC env's former module, kept so that ``from
-    jiu_env.env import raw_env`` works) would otherwise replace the function
-    with itself when it is imported: the import system sets every loaded
-    submodule as an attribute of its package.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "env" and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
-
-
-# ------------------------------------------------------------ Gymnasium ids
-_GYM_IDS: tuple[tuple[str, str], ...] = (
-    ("jiu_env/JiuVsBot-v0", "jiu_env.envs.single_agent:JiuVsBotEnv"),
-    ("jiu_env/JiuSelfPlay-v0", "jiu_env.envs.single_agent:JiuSelfPlayEnv"),
-)
-
-
-def _register_gym_ids() -> None:
-    """Register the single-agent ids with Gymnasium (the env modules load on ``gymnasium.make``)."""
-    from gymnasium.envs.registration import register, registry
-
-    for env_id, entry in _GYM_IDS:
-        if env_id not in registry:
-            register(id=env_id, entry_point=entry)
-
-
-class _RegisterAfterGymnasium(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """One-shot import hook: registers the ids right after Gymnasium's first import.
-
-    Gymnasium 1.x has no plugin entry points, so a package registers its ids
-    by importing Gymnasium; this hook defers that to whoever imports
-    Gymnasium first (``import jiu_env`` itself never does).  It finds
-    ``gymnasium`` through the other finders, runs its own loader, then
-    registers; it leaves ``sys.meta_path`` and the module's loader as they were.
-    """
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname != "gymnasium":
-            return None
-        self.uninstall()
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None:
-            return spec
-        self._loader = spec.loader
-        spec.loader = self
-        return spec
-
-    def create_module(self, spec: Any) -> Any:
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        module.__spec__.loader = module.__loader__ = self._loader
-        self._loader.exec_module(module)
-        try:
-            _register_gym_ids()
-        except Exception as e:  # never fail gymnasium's import over it
-            warnings.warn(f"jiu_env could not register its Gymnasium ids: {e!r}", RuntimeWarning, stacklevel=2)
-
-    def uninstall(self) -> None:
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
-
-
-if "gymnasium" in sys.modules:
-    _register_gym_ids()
-elif not any(isinstance(f, _RegisterAfterGymnasium) for f in sys.meta_path):
-    sys.meta_path.insert(0, _RegisterAfterGymnasium())
+_sys.modules[__name__].__class__ = _lazy.Package  # ``import jiu_env.env`` keeps jiu_env.env the factory function
+_lazy.register_gym_ids_with_gymnasium()  # now if Gymnasium is imported, else as soon as it is
