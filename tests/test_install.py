@@ -8,6 +8,7 @@ environment's third-party packages through a ``.pth`` line, so the test needs
 no network; ``jiu_env`` itself can only come from the wheel.
 """
 
+import os
 import pathlib
 import shutil
 import subprocess
@@ -18,6 +19,8 @@ import venv
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+# The installed copy must not be shadowed by a checkout on PYTHONPATH (as when the suite runs from one).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
 def _tracked_copy(dest):
@@ -54,7 +57,7 @@ def installed(tmp_path_factory):
 
 def _run(installed, code):
     py, _, work = installed
-    r = subprocess.run([str(py), "-c", code], cwd=work, capture_output=True, text=True, timeout=600)
+    r = subprocess.run([str(py), "-c", code], cwd=work, capture_output=True, text=True, timeout=600, env=ENV)
     assert r.returncode == 0, r.stderr[-3000:]
     return r.stdout
 
@@ -83,10 +86,12 @@ def test_installed_env_loop_and_eval(installed):
                     "env.reset(seed=0)\n"
                     "for agent in env.agent_iter():\n"
                     "    obs, r, term, trunc, info = env.last()\n"
-                    "    env.step(None if term or trunc else env.action_space(agent).sample(obs['action_mask']))\n")
+                    "    env.step(None if term or trunc else env.action_space(agent).sample(obs['action_mask']))\n"
+                    "import gymnasium\n"
+                    "gymnasium.make('jiu_env/JiuVsBot-v0', board_size=6).reset(seed=0)\n")
     py, env_dir, work = installed
     r = subprocess.run([str(env_dir / "bin" / "jiu"), "eval", "random", "greedy", "--games", "2", "--workers", "1",
                         "--rule", "board_size=6", "--out", str(work / "eval")],
-                       cwd=work, capture_output=True, text=True, timeout=600)
+                       cwd=work, capture_output=True, text=True, timeout=600, env=ENV)
     assert r.returncode == 0, r.stderr[-3000:]
     assert (work / "eval" / "games.jsonl").read_text().count("\n") == 2
