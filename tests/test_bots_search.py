@@ -294,10 +294,14 @@ def test_takes_the_immediate_win(spec, board):
 def test_alphabeta_sees_the_shuttle_win_at_three_turns_not_two():
     rules = Rules.make("competitive", board_size=6, fly_threshold=0)
     s = position_state(rules, board_from_text(SHUTTLE), "white")
-    two = make_bot("alphabeta:depth=2", seed=0)
+    two = make_bot("alphabeta:depth=2,quiesce=0", seed=0)
     two.step(s)
     assert two.last_info["value"] < AB.WIN
-    three = make_bot("alphabeta:depth=3", seed=0)
+    # the third turn of the win is a square-forming step: quiescence finds it from depth 2
+    two_q = make_bot("alphabeta:depth=2", seed=0)
+    two_q.step(s)
+    assert two_q.last_info["value"] >= AB.WIN
+    three = make_bot("alphabeta:depth=3,quiesce=0", seed=0)
     a = three.step(s)
     assert three.last_info["value"] >= AB.WIN
     # and it carries the win out against any defence
@@ -369,7 +373,7 @@ def test_alphabeta_equals_plain_minimax(depth):
             continue  # keep the Python reference quick
         side = int(s[K.H_TO_MOVE])
         vals = {int(a): ref_child(s, int(a), side, 3 - side, depth) for a in legal_actions(s)}
-        bot = make_bot(f"alphabeta:depth={depth},cap_width=0,drop_width=0", seed=depth)
+        bot = make_bot(f"alphabeta:depth={depth},cap_width=0,drop_width=0,quiesce=0,lmr=false", seed=depth)
         a = bot.step(s)
         if len(vals) == 1:
             continue
@@ -399,7 +403,7 @@ def test_alphabeta_equals_minimax_through_a_double_capture(depth):
     rules = Rules.make("competitive", board_size=6, fly_threshold=0)
     s = position_state(rules, board_from_text(DOUBLE_SQUARE_NO_WIN), "white")
     vals = {int(a): ref_child(s, int(a), K.WHITE, K.BLACK, depth) for a in legal_actions(s)}
-    bot = make_bot(f"alphabeta:depth={depth},cap_width=0,drop_width=0", seed=0)
+    bot = make_bot(f"alphabeta:depth={depth},cap_width=0,drop_width=0,quiesce=0,lmr=false", seed=0)
     a = bot.step(s)
     assert bot.last_info["value"] == max(vals.values())
     assert vals[a] == max(vals.values())
@@ -411,6 +415,74 @@ def test_alphabeta_equals_minimax_through_a_double_capture(depth):
     K.apply_action(t, first)
     second = bot.step(t)
     assert second != first and K.is_legal(t, second)
+
+
+# A capture that loses: White's jump lands next to a black stone that jumps it back and
+# chains on over the white stone below (two for one).  One turn of search takes the bait;
+# quiescence plays Black's recapture out and, like a two-turn search, declines it.
+POISONED_CAPTURE = """
+    o o . . . x x x
+    o o . . . . x x
+    . . x . . . . .
+    . o x . x x . .
+    . . o . . . . .
+    . . . . . . . .
+    x . . . . . . o
+    x x . . . . o o
+"""
+
+
+def test_quiescence_declines_a_capture_that_loses_two_for_one():
+    rules = Rules.make("competitive", board_size=8, fly_threshold=0)
+    s = position_state(rules, board_from_text(POISONED_CAPTURE), "white")
+    bait = [int(a) for a in legal_actions(s) if K.is_jump_kind(K.action_kind(int(a), int(s[K.H_P])))]
+    assert len(bait) == 1  # the only capture on the board
+    flat = make_bot("alphabeta:depth=1,quiesce=0", seed=0)
+    assert flat.step(s) == bait[0]
+    quiet = make_bot("alphabeta:depth=1,quiesce=1", seed=0)
+    assert quiet.step(s) != bait[0] and quiet.last_info["qnodes"] > 0
+    deeper = make_bot("alphabeta:depth=2,quiesce=0", seed=0)
+    assert deeper.step(s) != bait[0]
+    # the recapture really takes two: after the bait Black's best turn is the chain
+    t = s.copy()
+    K.apply_action(t, bait[0])
+    before = int(t[K.H_COUNT + K.WHITE])
+    t = _win_turn(make_bot("alphabeta:depth=1,quiesce=0", seed=0), t)
+    assert before - int(t[K.H_COUNT + K.WHITE]) == 2
+
+
+def test_quiescence_off_is_the_plain_search():
+    # quiesce=0, lmr=false and the hand weights are the alpha-beta of the first release, move for move
+    rules = Rules.make("competitive", board_size=8, fly_threshold=0)
+    s = position_state(rules, board_from_text(POISONED_CAPTURE), "white")
+    bot = make_bot("alphabeta:depth=2,quiesce=0", seed=0)
+    bot.step(s)
+    assert bot.last_info["qnodes"] == 0
+    assert make_bot("alphabeta:depth=2", seed=0).step(s) is not None
+
+
+@pytest.mark.parametrize("budget", [0.15, 0.3])
+def test_time_budget_is_per_turn(budget):
+    """Mechanism, not speed: the decisions of one turn share one budget (stated tolerance 50 ms)."""
+    rules = Rules.make("competitive", board_size=6, fly_threshold=0)
+    s = position_state(rules, board_from_text(DOUBLE_SQUARE_NO_WIN), "white")
+    bot = make_bot(f"alphabeta:time={budget}", seed=0)
+    bot.step(s)  # compile outside the measured turn
+    bot.restart(0)
+    spent = []
+    t = s.copy()
+    while True:
+        a = bot.step(t)
+        spent.append(bot.last_info["seconds"])
+        K.apply_action(t, a)
+        if t[K.H_PHASE] != K.PH_BATTLE or t[K.H_SUB] == K.SUB_MOVE:
+            break
+    assert len(spent) == 3  # the double square: the move, then two captures
+    assert spent[0] <= (1 - AB.TURN_RESERVE) * budget + 0.05
+    assert sum(spent) <= budget + 0.05
+    # per decision (the first release's meaning of time): each decision may use the whole budget
+    per = make_bot(f"alphabeta:time={budget},turn_time=false", seed=0)
+    assert per._budget(s) == (budget, None)
 
 
 def test_alphabeta_time_budget_gives_legal_moves(states):

@@ -47,7 +47,7 @@ from numba import njit, objmode
 
 from .. import kernel as K
 from .base import MAX_SECONDS, Bot, check_param, legal_actions
-from .evaluation_fn import action_gain, evaluate
+from .evaluation_fn import HAND_WEIGHTS, WEIGHTS, action_gain, evaluate_with
 
 HDR = K.HDR
 INF = 1 << 40
@@ -56,8 +56,13 @@ PROCESS = 3  # process score per stone taken, per turn of depth left
 MAXPLY = 400  # decisions on one search path
 CHECK_EVERY = 1023  # nodes between clock reads (mask)
 
-# stats slots
-S_NODES, S_LIMIT, S_ABORT, S_CAPW, S_DROPW = 0, 1, 2, 3, 4
+# stats slots: nodes, node limit, abort flag, capture / drop widths, quiescence turns, late-move
+# reductions on/off, quiescence nodes
+S_NODES, S_LIMIT, S_ABORT, S_CAPW, S_DROPW, S_QTURNS, S_LMR, S_QNODES = 0, 1, 2, 3, 4, 5, 6, 7
+QCAP_WIDTH = 3  # capture choices searched in quiescence, most damaging first
+LMR_MIN_DEPTH = 3  # late-move reductions only this many turns from the leaves, or more
+LMR_AFTER = 4  # ... and after this many moves searched at the node
+TURN_RESERVE = 0.1  # share of a turn's time kept back at its first decision for the decisions that follow
 # TT flags
 F_EXACT, F_LOWER, F_UPPER = 1, 2, 3
 
@@ -211,12 +216,89 @@ def _tick(ctx):
             stats[S_ABORT] = 1
 
 
+@njit(cache=True, inline="always")
+def _tactical(s, a, g):
+    """Is action a (ordering gain g) a capture at a turn start: a jump, or a step that forms a square?"""
+    kind = K.action_kind(a, s[K.H_P])
+    return K.is_jump_kind(kind) or (K.is_step_kind(kind) and g >= 200)
+
+
+@njit(cache=True)
+def _qsearch(s, alpha, beta, ply, qturns, ctx):
+    """Quiescence search of battle state s for its side to move (fail-soft).
+
+    At a turn start the side to move may "stand pat" on the static evaluation
+    or play a capture: a jump, or a step that forms a square (then the best
+    ``QCAP_WIDTH`` capture choices, and chain jumps or STOP, as the turn goes
+    on).  Up to ``qturns`` more turns are searched this way, so an exchange
+    of captures at the horizon is played out instead of judged half-way.
+    """
+    movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing, weights = ctx
+    side = s[K.H_TO_MOVE]
+    sub = s[K.H_SUB]
+    start = sub == K.SUB_MOVE
+    best = -INF
+    if start:
+        best = evaluate_with(s, weights)
+        if best >= beta or qturns <= 0 or ply >= MAXPLY - 2:
+            return best
+        if best > alpha:
+            alpha = best
+    elif ply >= MAXPLY - 2:
+        return evaluate_with(s, weights)
+    moves = movebuf[ply]
+    scores = scorebuf[ply]
+    k = K.legal_actions(s, moves)
+    if sub == K.SUB_CAPTURE:
+        k = _canonical_captures(s, moves, k)
+    j = 0
+    for i in range(k):
+        a = moves[i]
+        g = action_gain(s, a)
+        if start and not _tactical(s, a, g):
+            continue
+        moves[j] = a
+        scores[j] = g
+        j += 1
+    k = j
+    tries = k
+    if sub == K.SUB_CAPTURE and tries > QCAP_WIDTH:
+        tries = QCAP_WIDTH
+    elif sub == K.SUB_DROP and stats[S_DROPW] > 0 and tries > stats[S_DROPW]:
+        tries = stats[S_DROPW]
+    for i in range(tries):
+        a = _pick(moves, scores, i, k)
+        make_move(s, a, ply, u_hdr, u_pts, u_hist)
+        _tick(ctx)
+        stats[S_QNODES] += 1
+        if s[K.H_PHASE] == K.PH_OVER:
+            val = _terminal_value(s, side, 0)
+        elif s[K.H_SUB] != K.SUB_MOVE:
+            val = _qsearch(s, alpha, beta, ply + 1, qturns, ctx)  # the same turn goes on
+        else:
+            val = -_qsearch(s, -beta, -alpha, ply + 1, qturns - 1, ctx)
+        unmake_move(s, ply, u_hdr, u_pts, u_hist)
+        if stats[S_ABORT] != 0:
+            return 0
+        if val > best:
+            best = val
+            if val > alpha:
+                alpha = val
+                if alpha >= beta:
+                    break
+    if best == -INF:  # a mid-turn point always has a move; kept for safety
+        return evaluate_with(s, weights)
+    return best
+
+
 @njit(cache=True)
 def _search(s, depth, alpha, beta, ply, ctx):
     """Negamax with PVS, fail-soft; s is a live decision point; returns score for its side to move."""
-    movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing = ctx
+    movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing, weights = ctx
     if depth <= 0 or ply >= MAXPLY - 1:
-        return evaluate(s)
+        if stats[S_QTURNS] > 0 and s[K.H_PHASE] == K.PH_BATTLE and ply < MAXPLY - 1:
+            return _qsearch(s, alpha, beta, ply, stats[S_QTURNS], ctx)
+        return evaluate_with(s, weights)
     key = K.decision_hash(s)
     idx = key & (tt.shape[0] - 1)
     ttmove = -1
@@ -296,6 +378,22 @@ def _search(s, depth, alpha, beta, ply, ctx):
             neg = (not same) and s[K.H_TO_MOVE] != side
             lo = alpha - bonus
             hi = beta - bonus if searched == 0 else lo + 1
+            reduce = (stats[S_LMR] != 0 and neg and nd >= LMR_MIN_DEPTH - 1 and searched >= LMR_AFTER
+                      and generated and bonus == 0 and (scores[i - 1] >> 32) <= 0
+                      and a != killers[ply, 0] and a != killers[ply, 1])
+            if reduce:
+                # a late quiet move: first a null-window search one turn shallower; only a move
+                # that beats alpha there is searched at full depth
+                val = -_search(s, nd - 1, -lo - 1, -lo, ply + 1, ctx)
+                if val <= alpha or stats[S_ABORT] != 0:
+                    unmake_move(s, ply, u_hdr, u_pts, u_hist)
+                    searched += 1
+                    if stats[S_ABORT] != 0:
+                        return 0
+                    if val > best:
+                        best = val
+                        bestmove = a
+                    continue
             if neg:
                 val = -_search(s, nd, -hi, -lo, ply + 1, ctx) + bonus
             else:
@@ -339,7 +437,7 @@ def search_root(s, root_moves, root_scores, nroot, depth, ctx):
     Returns (index of the best move, its value, root moves fully searched).
     The best move is swapped to the front of ``root_moves`` for the next iteration.
     """
-    movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing = ctx
+    movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing, weights = ctx
     side = s[K.H_TO_MOVE]
     opp = 3 - side
     alpha = -INF
@@ -397,13 +495,22 @@ def order_root(s, moves, k, jitter, history):
     return moves[order].copy()
 
 
+#: Evaluation weight sets by name (``alphabeta:eval=hand``); "tuned" is the default one.
+EVAL_WEIGHTS = {"tuned": WEIGHTS, "hand": HAND_WEIGHTS}
+
+
 class AlphaBetaBot(Bot):
     """Iterative-deepening negamax alpha-beta over the kernel (see the module doc for units and timing)."""
 
     name = "alphabeta"
     PARAMS = {
         "depth": "maximum search depth in turns (default 3 when no time is given, else unlimited)",
-        "time": "seconds per decision, > 0 and <= 86400 (iterative deepening stops at the deadline)",
+        "time": "seconds per turn (per decision with turn_time=false), > 0 and <= 86400; "
+                "iterative deepening stops at the deadline",
+        "turn_time": "the time budget covers a whole turn, all its decisions (default true)",
+        "quiesce": "turns of quiescence search (captures only) below the leaves, 0..16 (default 3; 0 = off)",
+        "lmr": "late-move reductions of quiet moves (default true)",
+        "eval": "evaluation weights: tuned (fitted to game outcomes, the default) or hand (hand-set)",
         "place_depth": "depth cap in the placement phase (default 2)",
         "cap_width": "capture choices searched below the root, most damaging first (default 8; 0 = all)",
         "drop_width": "fly drops searched below the root, best-ordered first (default 12; 0 = all)",
@@ -411,7 +518,7 @@ class AlphaBetaBot(Bot):
     }
 
     def __init__(self, seed=None, depth=None, time=None, place_depth=2, cap_width=8, drop_width=12,
-                 tt_bits=20):
+                 tt_bits=20, quiesce=3, lmr=True, eval="tuned", turn_time=True):
         if depth is None and time is None:
             depth = 3
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 64):
@@ -424,20 +531,32 @@ class AlphaBetaBot(Bot):
         drop_width = check_param("alphabeta", "drop_width", drop_width, 0, 1 << 30, integer=True)
         if isinstance(tt_bits, bool) or not isinstance(tt_bits, int) or not 10 <= tt_bits <= 26:
             raise ValueError(f"alphabeta tt_bits must be an int in 10..26, not {tt_bits!r}")
+        quiesce = check_param("alphabeta", "quiesce", quiesce, 0, 16, integer=True)
+        for name, v in (("lmr", lmr), ("turn_time", turn_time)):
+            if not isinstance(v, bool):
+                raise ValueError(f"alphabeta {name} must be true or false, not {v!r}")
+        if eval not in EVAL_WEIGHTS:
+            raise ValueError(f"alphabeta eval must be one of {', '.join(EVAL_WEIGHTS)}, not {eval!r}")
         self.depth = depth
         self.time = None if time is None else float(time)
         self.place_depth = place_depth
         self.cap_width = cap_width
         self.drop_width = drop_width
         self.tt_bits = tt_bits
+        self.quiesce = quiesce
+        self.lmr = lmr
+        self.eval = eval
+        self.turn_time = turn_time
         self._ctx = None
         self._ctx_points = 0
+        self._turn = None  # (turn key, seconds spent on it so far) for the per-turn budget
         self.last_info = {}
         super().__init__(seed=seed)
 
     def restart(self, seed=None):
         super().restart(seed)
         self._ctx = None  # fresh table and history for the new game
+        self._turn = None
         self.last_info = {}
 
     def _context(self, p_):
@@ -455,9 +574,31 @@ class AlphaBetaBot(Bot):
                 np.zeros((t, 4), np.int64),  # TT rows: key, value, (move+1) << 16 | flag << 8 | depth, spare
                 np.zeros(8, np.int64),  # stats
                 np.zeros(1, np.float64),  # deadline
+                EVAL_WEIGHTS[self.eval].copy(),  # evaluation weights
             )
             self._ctx_points = p_
         return self._ctx
+
+    def _budget(self, s):
+        """Seconds this decision may use, and the key of its turn (None without a time budget).
+
+        With ``turn_time`` the budget is per turn: a turn's first decision may use
+        all but ``TURN_RESERVE`` of it (its search already looks through the
+        turn's later decisions, so they need little), and each later decision
+        of the same turn gets what is left.
+        """
+        if self.time is None:
+            return None, None
+        if not self.turn_time:
+            return self.time, None
+        key = (int(s[K.H_PHASE]), int(s[K.H_PLACED]), int(s[K.H_TURNS]), int(s[K.H_TO_MOVE]))
+        if s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] != K.SUB_MOVE and self._turn is not None \
+                and self._turn[0] == key:
+            return max(self.time - self._turn[1], 0.02 * self.time), key
+        self._turn = (key, 0.0)
+        if s[K.H_PHASE] == K.PH_BATTLE:
+            return (1.0 - TURN_RESERVE) * self.time, key
+        return self.time, key
 
     def _choose(self, state):
         t0 = _time.perf_counter()
@@ -466,6 +607,7 @@ class AlphaBetaBot(Bot):
             self.last_info = {"depth": 0, "value": 0, "nodes": 0, "seconds": 0.0, "forced": True}
             return int(moves[0])
         s = state.copy()
+        budget, turn_key = self._budget(s)
         p_ = int(s[K.H_P])
         ctx = self._context(p_)
         stats, deadline, killers = ctx[8], ctx[9], ctx[5]
@@ -478,11 +620,13 @@ class AlphaBetaBot(Bot):
         max_depth = self.depth if self.depth is not None else 64
         if s[K.H_PHASE] == K.PH_PLACEMENT:
             max_depth = min(max_depth, self.place_depth)
-        deadline[0] = 0.0 if self.time is None else t0 + self.time
+        deadline[0] = 0.0 if budget is None else t0 + budget
         stats[:] = 0
         stats[S_LIMIT] = 1 << 62
         stats[S_CAPW] = self.cap_width
         stats[S_DROPW] = self.drop_width
+        stats[S_QTURNS] = self.quiesce
+        stats[S_LMR] = 1 if self.lmr else 0
         best_move, best_val, reached = int(root[0]), 0, 0
         for d in range(1, max_depth + 1):
             bi, val, done = search_root(s, root, root_scores, len(root), d, ctx)
@@ -493,8 +637,11 @@ class AlphaBetaBot(Bot):
             best_move, best_val, reached = int(root[bi]), int(val), d
             if abs(best_val) >= WIN:
                 break  # a forced result is known
-            if self.time is not None and _time.perf_counter() - t0 > 0.5 * self.time:
+            if budget is not None and _time.perf_counter() - t0 > 0.5 * budget:
                 break  # the next iteration would very likely not finish
+        seconds = _time.perf_counter() - t0
+        if turn_key is not None:
+            self._turn = (turn_key, self._turn[1] + seconds)
         self.last_info = {"depth": reached, "value": best_val, "nodes": int(stats[S_NODES]),
-                          "seconds": _time.perf_counter() - t0, "forced": False}
+                          "qnodes": int(stats[S_QNODES]), "seconds": seconds, "forced": False}
         return best_move

@@ -18,7 +18,7 @@ of the side to move.  Two evaluations exist, one per phase:
 """
 
 import numpy as np
-from numba import njit
+from numba import literal_unroll, njit
 
 from .. import kernel as K
 
@@ -71,22 +71,47 @@ def _tri(s, ok, a, b, c):
     return 0
 
 
+# Battle terms, in the order of ``BATTLE_TERMS`` / the weight vectors below.
+#: Names of the battle-evaluation terms (one weight each; see :func:`battle_features`).
+BATTLE_TERMS = ("stones", "triangles", "mobility", "shuttles", "open_squares", "take_now", "threats",
+                "pending", "chain")
+#: The hand-set weights (centistones) the evaluation used before any fitting.
+HAND_WEIGHTS = np.array([STONE, W_TRI, W_MOB, W_SHUTTLE, W_OPEN, W_NOW, W_THREAT, W_PENDING, W_CHAIN],
+                        dtype=np.int64)
+NUM_TERMS = len(BATTLE_TERMS)
+#: The weights the search bots use by default.
+WEIGHTS = HAND_WEIGHTS.copy()
+
+# The neighbour x of an empty point in each direction (K.DR/K.DC order: up, right, down,
+# left): row step, column step, the two 2x2 windows of the point away from x (window bits as
+# above: the squares a stone stepping in from x can complete), and the unit vector
+# perpendicular to the direction (x's complete squares on its far side lie along it).
+# ``literal_unroll`` compiles the loop over this table as four straight blocks.
+DIRS = ((-1, 0, 2, 3, 0, 1), (0, 1, 0, 2, 1, 0), (1, 0, 0, 1, 0, 1), (0, -1, 1, 3, 1, 0))
+
+
+@njit(cache=True, inline="always")
+def _in(n, r, c):
+    return r >= 0 and r < n and c >= 0 and c < n
+
+
 @njit(cache=True)
-def battle_eval(s):
-    """Battle-phase score of ``s`` for the side to move (see module doc).
+def battle_counts(s):
+    """The raw battle terms of ``s`` per colour (White first, then Black for each term).
 
     One pass over the empty points; around each, the four 2x2 windows (triangles)
-    and the four neighbours x are read with explicit offsets.  For a neighbour:
-    a step (mobility), the squares it completes by stepping in (threat), whether
-    it sits in a complete square on its far side (an open square; with a threat
-    too, a shuttle), and whether the other colour can jump it into the point.
+    and the four neighbours x, one loop over the direction tables.  For a
+    neighbour: a step (mobility), the squares it completes by stepping in
+    (threat), whether it sits in a complete square on its far side (an open
+    square; with a threat too, a shuttle), and whether the other colour can
+    jump it into the point.  Returns ``(tri, mob, sh, open, th, best)`` for
+    White, then the same six for Black; ``best`` is the most stones one move
+    of that colour takes at once.
     """
     n = s[K.H_N]
-    me = s[K.H_TO_MOVE]
     fly = s[K.H_FLY]
     flying1 = fly > 0 and s[K.H_COUNT + 1] <= fly
     flying2 = fly > 0 and s[K.H_COUNT + 2] <= fly
-    # per colour: triangles, steps, shuttles, open squares, threats, most stones one move takes now
     tri1 = 0
     tri2 = 0
     mob1 = 0
@@ -99,24 +124,20 @@ def battle_eval(s):
     th2 = 0
     best1 = 0
     best2 = 0
-    n2 = 2 * n
     for r in range(n):
         up = r > 0
         dn = r < n - 1
-        up2 = r > 1
-        dn2 = r < n - 2
         for c in range(n):
             i = HDR + r * n + c
             if s[i] != EMPTY:
                 continue
             lf = c > 0
             rt = c < n - 1
-            lf2 = c > 1
-            rt2 = c < n - 2
             qnw = _tri(s, up and lf, i - n - 1, i - n, i - 1)
             qne = _tri(s, up and rt, i - n, i - n + 1, i + 1)
             qsw = _tri(s, dn and lf, i - 1, i + n - 1, i + n)
             qse = _tri(s, dn and rt, i + 1, i + n, i + n + 1)
+            q = (qnw, qne, qsw, qse)
             k1 = (qnw == WHITE) + (qne == WHITE) + (qsw == WHITE) + (qse == WHITE)
             k2 = (qnw == BLACK) + (qne == BLACK) + (qsw == BLACK) + (qse == BLACK)
             tri1 += k1
@@ -129,145 +150,97 @@ def battle_eval(s):
                 th2 += 1
                 if k2 > best2:
                     best2 = k2
-            if up:
-                v = s[i - n]
-                if v != EMPTY:
-                    f = (qsw == v) + (qse == v)
-                    full = ((up2 and lf and _same3(s, i - n2 - 1, i - n2, i - n - 1, v))
-                            or (up2 and rt and _same3(s, i - n2, i - n2 + 1, i - n + 1, v)))
-                    jump = up2 and s[i - n2] == 3 - v
-                    if v == WHITE:
-                        mob1 += 1
-                        if full:
-                            sh1 += f
-                            open1 += 1
-                        if f > 0:
-                            th1 += 1
-                            if f > best1:
-                                best1 = f
-                        if jump:  # black can jump this stone
-                            th2 += 1
-                            if best2 < 1:
-                                best2 = 1
-                    else:
-                        mob2 += 1
-                        if full:
-                            sh2 += f
-                            open2 += 1
-                        if f > 0:
-                            th2 += 1
-                            if f > best2:
-                                best2 = f
-                        if jump:
-                            th1 += 1
-                            if best1 < 1:
-                                best1 = 1
-            if dn:
-                v = s[i + n]
-                if v != EMPTY:
-                    f = (qnw == v) + (qne == v)
-                    full = ((dn2 and lf and _same3(s, i + n - 1, i + n2 - 1, i + n2, v))
-                            or (dn2 and rt and _same3(s, i + n + 1, i + n2, i + n2 + 1, v)))
-                    jump = dn2 and s[i + n2] == 3 - v
-                    if v == WHITE:
-                        mob1 += 1
-                        if full:
-                            sh1 += f
-                            open1 += 1
-                        if f > 0:
-                            th1 += 1
-                            if f > best1:
-                                best1 = f
-                        if jump:  # black can jump this stone
-                            th2 += 1
-                            if best2 < 1:
-                                best2 = 1
-                    else:
-                        mob2 += 1
-                        if full:
-                            sh2 += f
-                            open2 += 1
-                        if f > 0:
-                            th2 += 1
-                            if f > best2:
-                                best2 = f
-                        if jump:
-                            th1 += 1
-                            if best1 < 1:
-                                best1 = 1
-            if lf:
-                v = s[i - 1]
-                if v != EMPTY:
-                    f = (qne == v) + (qse == v)
-                    full = ((lf2 and up and _same3(s, i - n - 2, i - n - 1, i - 2, v))
-                            or (lf2 and dn and _same3(s, i - 2, i + n - 2, i + n - 1, v)))
-                    jump = lf2 and s[i - 2] == 3 - v
-                    if v == WHITE:
-                        mob1 += 1
-                        if full:
-                            sh1 += f
-                            open1 += 1
-                        if f > 0:
-                            th1 += 1
-                            if f > best1:
-                                best1 = f
-                        if jump:  # black can jump this stone
-                            th2 += 1
-                            if best2 < 1:
-                                best2 = 1
-                    else:
-                        mob2 += 1
-                        if full:
-                            sh2 += f
-                            open2 += 1
-                        if f > 0:
-                            th2 += 1
-                            if f > best2:
-                                best2 = f
-                        if jump:
-                            th1 += 1
-                            if best1 < 1:
-                                best1 = 1
-            if rt:
-                v = s[i + 1]
-                if v != EMPTY:
-                    f = (qnw == v) + (qsw == v)
-                    full = ((rt2 and up and _same3(s, i - n + 1, i - n + 2, i + 2, v))
-                            or (rt2 and dn and _same3(s, i + 2, i + n + 1, i + n + 2, v)))
-                    jump = rt2 and s[i + 2] == 3 - v
-                    if v == WHITE:
-                        mob1 += 1
-                        if full:
-                            sh1 += f
-                            open1 += 1
-                        if f > 0:
-                            th1 += 1
-                            if f > best1:
-                                best1 = f
-                        if jump:  # black can jump this stone
-                            th2 += 1
-                            if best2 < 1:
-                                best2 = 1
-                    else:
-                        mob2 += 1
-                        if full:
-                            sh2 += f
-                            open2 += 1
-                        if f > 0:
-                            th2 += 1
-                            if f > best2:
-                                best2 = f
-                        if jump:
-                            th1 += 1
-                            if best1 < 1:
-                                best1 = 1
-    v = (STONE * (s[K.H_COUNT + 1] - s[K.H_COUNT + 2]) + W_TRI * (tri1 - tri2) + W_MOB * (mob1 - mob2)
-         + W_SHUTTLE * (sh1 - sh2) + W_OPEN * (open1 - open2))
-    if me == WHITE:
+            for dd in literal_unroll(DIRS):
+                dr, dc, fa, fb, pr, pc = dd
+                if not _in(n, r + dr, c + dc):
+                    continue
+                x = i + dr * n + dc
+                v = s[x]
+                if v == EMPTY:
+                    continue
+                # windows of the point away from x (the squares a stone stepping in from x completes)
+                f = (q[fa] == v) + (q[fb] == v)
+                # x in a complete square on its far side: with x + step, x + side, x + step + side
+                full = False
+                jump = False
+                if _in(n, r + 2 * dr, c + 2 * dc):
+                    y = x + dr * n + dc
+                    jump = s[y] == 3 - v
+                    o = pr * n + pc
+                    full = ((_in(n, r + dr - pr, c + dc - pc) and _same3(s, y, x - o, y - o, v))
+                            or (_in(n, r + dr + pr, c + dc + pc) and _same3(s, y, x + o, y + o, v)))
+                if v == WHITE:
+                    mob1 += 1
+                    if full:
+                        sh1 += f
+                        open1 += 1
+                    if f > 0:
+                        th1 += 1
+                        if f > best1:
+                            best1 = f
+                    if jump:  # black can jump this stone
+                        th2 += 1
+                        if best2 < 1:
+                            best2 = 1
+                else:
+                    mob2 += 1
+                    if full:
+                        sh2 += f
+                        open2 += 1
+                    if f > 0:
+                        th2 += 1
+                        if f > best2:
+                            best2 = f
+                    if jump:
+                        th1 += 1
+                        if best1 < 1:
+                            best1 = 1
+    return tri1, mob1, sh1, open1, th1, best1, tri2, mob2, sh2, open2, th2, best2
+
+
+@njit(cache=True)
+def battle_eval_with(s, w):
+    """Battle-phase score of ``s`` for the side to move under the weight vector ``w`` (``BATTLE_TERMS`` order)."""
+    tri1, mob1, sh1, open1, th1, best1, tri2, mob2, sh2, open2, th2, best2 = battle_counts(s)
+    v = (w[0] * (s[K.H_COUNT + 1] - s[K.H_COUNT + 2]) + w[1] * (tri1 - tri2) + w[2] * (mob1 - mob2)
+         + w[3] * (sh1 - sh2) + w[4] * (open1 - open2))
+    if s[K.H_TO_MOVE] == WHITE:
         t = th2 if th2 < MAX_THREATS else MAX_THREATS
-        return v + W_NOW * best1 - W_THREAT * t
+        return v + w[5] * best1 - w[6] * t
     t = th1 if th1 < MAX_THREATS else MAX_THREATS
-    return -v + W_NOW * best2 - W_THREAT * t
+    return -v + w[5] * best2 - w[6] * t
+
+
+@njit(cache=True)
+def battle_features(s, out):
+    """Write the battle terms of ``s`` for the side to move into ``out`` (``BATTLE_TERMS`` order).
+
+    ``evaluate_with(s, w) == out @ w`` for every battle state, so the weights
+    can be fitted to game outcomes by a linear model (see
+    ``benchmarks/tune_eval.py``).
+    """
+    tri1, mob1, sh1, open1, th1, best1, tri2, mob2, sh2, open2, th2, best2 = battle_counts(s)
+    sg = 1 if s[K.H_TO_MOVE] == WHITE else -1
+    out[0] = sg * (s[K.H_COUNT + 1] - s[K.H_COUNT + 2])
+    out[1] = sg * (tri1 - tri2)
+    out[2] = sg * (mob1 - mob2)
+    out[3] = sg * (sh1 - sh2)
+    out[4] = sg * (open1 - open2)
+    if sg == 1:
+        out[5] = best1
+        out[6] = -(th2 if th2 < MAX_THREATS else MAX_THREATS)
+    else:
+        out[5] = best2
+        out[6] = -(th1 if th1 < MAX_THREATS else MAX_THREATS)
+    sub = s[K.H_SUB]
+    out[7] = s[K.H_PENDING] if sub == K.SUB_CAPTURE else 0
+    out[8] = 1 if sub == K.SUB_CHAIN else 0
+
+
+@njit(cache=True)
+def battle_eval(s):
+    """Battle-phase score of ``s`` for the side to move with the default weights (see module doc)."""
+    return battle_eval_with(s, WEIGHTS)
 
 
 @njit(cache=True, inline="always")
@@ -330,20 +303,26 @@ def placement_eval(s):
 
 
 @njit(cache=True)
-def evaluate(s):
-    """Static score of ``s`` for the side to move, any phase or sub-phase (0 once over)."""
+def evaluate_with(s, w):
+    """Static score of ``s`` for the side to move under battle weights ``w``, any phase or sub-phase (0 once over)."""
     ph = s[K.H_PHASE]
     if ph == K.PH_OVER:
         return 0
     if ph == K.PH_PLACEMENT:
         return placement_eval(s)
-    v = battle_eval(s)
+    v = battle_eval_with(s, w)
     sub = s[K.H_SUB]
     if sub == K.SUB_CAPTURE:
-        v += W_PENDING * s[K.H_PENDING]
+        v += w[7] * s[K.H_PENDING]
     elif sub == K.SUB_CHAIN:
-        v += W_CHAIN
+        v += w[8]
     return v
+
+
+@njit(cache=True)
+def evaluate(s):
+    """Static score of ``s`` for the side to move with the default weights (0 once over)."""
+    return evaluate_with(s, WEIGHTS)
 
 
 # ------------------------------------------------------------------ ordering
