@@ -12,10 +12,11 @@ Search units
 
 Time control
     ``time`` is a budget in seconds per decision.  Search is iterative
-    deepening (depth 1, 2, ...).  Inside numba a wall clock is read through an
-    ``objmode`` block every 1024 nodes and the iteration aborts at the deadline;
-    the move of the deepest finished iteration is played (or a better move of
-    the unfinished one once its first root move has been searched).  With both
+    deepening (depth 1, 2, ...).  Inside numba the wall clock
+    :func:`jiu_env.bots.search_tree.now` (an ``objmode`` block) is read every
+    1024 nodes and the iteration aborts at the deadline; the move of the
+    deepest finished iteration is played (or a better move of the unfinished
+    one once its first root move has been searched).  With both
     ``depth`` and ``time`` the search stops at whichever comes first; with only
     ``depth`` it is deterministic for a seed.
 
@@ -43,11 +44,12 @@ Selectivity
 import time as _time
 
 import numpy as np
-from numba import njit, objmode
+from numba import njit
 
 from .. import kernel as K
 from .base import MAX_SECONDS, Bot, check_param, legal_actions
 from .evaluation_fn import action_gain, evaluate
+from .search_tree import now
 
 HDR = K.HDR
 INF = 1 << 40
@@ -60,13 +62,6 @@ CHECK_EVERY = 1023  # nodes between clock reads (mask)
 S_NODES, S_LIMIT, S_ABORT, S_CAPW, S_DROPW = 0, 1, 2, 3, 4
 # TT flags
 F_EXACT, F_LOWER, F_UPPER = 1, 2, 3
-
-
-@njit(cache=True)
-def _now():
-    with objmode(t="float64"):
-        t = _time.perf_counter()
-    return t
 
 
 @njit(cache=True)
@@ -207,7 +202,7 @@ def _tick(ctx):
         if stats[S_NODES] >= stats[S_LIMIT]:
             stats[S_ABORT] = 1
         dl = ctx[9][0]
-        if dl > 0.0 and _now() >= dl:
+        if dl > 0.0 and now() >= dl:
             stats[S_ABORT] = 1
 
 
