@@ -25,10 +25,11 @@ included (placements, moves, chain jumps / STOP, fly drops, square captures).
   state of each node that has been reached is stored (``nstate``, indexed
   through ``slot``).  Values are backed up for White and signed by the side
   that decided at each node, so a side deciding several times in a row
-  (chains, drops, captures) is handled like any other decision.  For self-play: Dirichlet noise at the
-  root, and either an adjudication (a battle turn after which a position
-  counts as finished, scored by the stone difference) or, for placement
-  training, battle positions valued by :func:`judge_battle`.
+  (chains, drops, captures) is handled like any other decision.  For
+  self-play: Dirichlet noise at the root, and either an adjudication (a
+  battle turn after which a position counts as finished, scored by the stone
+  difference) or, for placement training, battle positions valued by
+  :func:`judge_battle`.
 - **Bot** (:class:`AlphaZeroBot`): loads a checkpoint and plays through the
   bot protocol of :mod:`jiu_env.bots.base` (``make_bot("alphazero:sims=200")``),
   every decision type; the battle of a placement checkpoint goes to a bot
