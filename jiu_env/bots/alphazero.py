@@ -49,7 +49,7 @@ from .. import kernel as K
 from ..observation import NUM_PLANES, write_observation
 from .base import MAX_SIMS, Bot, check_param, legal_actions
 from .greedy import greedy_action
-from .search_tree import RULE_PUCT, add_children, backup, new_trees, reset_root, select_child, tree_row
+from .search_tree import RULE_PUCT, add_children, backup, new_trees, reset_roots, select_child, tree_row
 
 CHECKPOINT_FORMAT = "jiu_env.alphazero/1"
 # The shipped 8x8 baseline is package data, so the default works after a normal install
@@ -280,10 +280,10 @@ class PUCT:
         active = np.zeros(self.num_trees, np.int8)
         active[:k] = 1
         self.nnodes[:] = 0
+        if any(s[K.H_PHASE] == K.PH_OVER for s in states):
+            raise ValueError("cannot search a finished game")
+        reset_roots(self.trees, self.meta, k)
         for g, s in enumerate(states):
-            if s[K.H_PHASE] == K.PH_OVER:
-                raise ValueError("cannot search a finished game")
-            reset_root(tuple(a[g] for a in self.trees), self.meta[g])
             self.nstate[g, 0, :] = s
             self.slot[g, 0] = _new_node(self.nstate, self.nover, self.nterm, self.nnodes,
                                         g, -1, -1, 0, 1.0, 0, 1)  # the root itself is never final

@@ -1,4 +1,4 @@
-"""UCT Monte-Carlo tree search opponent in numba: the shared array tree with the UCB1 rule and a static-evaluation leaf evaluator.
+"""UCT Monte-Carlo tree search opponent in numba: the shared tree, UCB1 and a static-evaluation leaf evaluator.
 
 The tree is the one of :mod:`jiu_env.bots.search_tree` (preallocated arrays:
 parent, first child, child count, action, visits, value sum, mover; no

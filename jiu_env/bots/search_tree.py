@@ -152,6 +152,13 @@ def reset_root(tree, meta):
     meta[M_FREE] = 1
 
 
+@njit(cache=True)
+def reset_roots(trees, meta, count):
+    """:func:`reset_root` for the first ``count`` trees of :func:`new_trees` (``meta`` one row per tree)."""
+    for g in range(count):
+        reset_root(tree_row(trees, g), meta[g])
+
+
 # ------------------------------------------------------------------ expansion
 @njit(cache=True, inline="always")
 def has_room(tree, meta, k):
@@ -234,7 +241,7 @@ def _select_puct(tree, node, c_puct, fpu):
     return bi
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def select_child(tree, node, rule, c, param):
     """The child of expanded ``node`` that selection rule ``rule`` picks (module doc)."""
     if rule == RULE_PUCT:
@@ -371,6 +378,7 @@ def reroot(tree, meta, new_root, scratch):
     return tail
 
 
-__all__ = ["new_tree", "new_trees", "tree_row", "reset_root", "has_room", "add_children", "select_child",
-           "backup", "signed", "best_child", "find_descendant", "reroot", "now",
-           "RULE_UCB1", "RULE_PUCT", "M_FREE", "MOVER_COLOUR"]
+__all__ = ["new_tree", "new_trees", "tree_row", "reset_root", "reset_roots", "has_room", "add_children",
+           "select_child", "backup", "signed", "best_child", "find_descendant", "reroot", "now",
+           "RULE_UCB1", "RULE_PUCT", "M_FREE", "MOVER_COLOUR", "T_PARENT", "T_FIRST", "T_NCHILD", "T_ACTION",
+           "T_VISITS", "T_WSUM", "T_MOVER", "T_PRIOR"]
