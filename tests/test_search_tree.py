@@ -29,21 +29,22 @@ def hand_tree(visits, wsum, prior=None, root_visits=None, mover=K.WHITE, size=16
 
 
 def subtree(tree, node):
-    """(action, visits, wsum, mover, prior, children...) of ``node``, recursively (index-free)."""
-    parent, first, nchild, action, visits, wsum, mover, prior = tree
+    """(action, visits, wsum, mover, prior, minimax value, children...) of ``node``, recursively (index-free)."""
+    parent, first, nchild, action, visits, wsum, mover, prior, mm = tree
     kids = ()
     if first[node] >= 0:
         for ch in range(first[node], first[node] + nchild[node]):
             assert parent[ch] == node
             kids += (subtree(tree, ch),)
     p = float(prior[node]) if prior.size else None
-    return (int(action[node]), int(visits[node]), float(wsum[node]), int(mover[node]), p) + kids
+    m = float(mm[node]) if mm.size else None
+    return (int(action[node]), int(visits[node]), float(wsum[node]), int(mover[node]), p, m) + kids
 
 
 # ------------------------------------------------------------------ layout, expansion
 def test_new_tree_layout_and_add_children():
     tree = T.new_tree(8)
-    assert len(tree) == 8 and tree[T.T_PRIOR].size == 0
+    assert len(tree) == 9 and tree[T.T_PRIOR].size == 0 and tree[T.T_MM].size == 0
     assert [a.dtype for a in tree[:7]] == [np.int32] * 5 + [np.float64, np.int8]
     meta = np.zeros(1, np.int64)
     T.reset_root(tree, meta)
@@ -145,7 +146,7 @@ def test_reroot_keeps_the_subtree(priors):
     bot, s, _ = _mcts_tree()
     tree = bot._tree
     if priors:  # the same tree with a prior array, filled with something recognisable
-        tree = tree[:7] + (np.arange(tree[0].size, dtype=np.float64) / 7.0,)
+        tree = tree[:7] + (np.arange(tree[0].size, dtype=np.float64) / 7.0, tree[T.T_MM])
     meta = bot._meta.copy()
     f, k = tree[T.T_FIRST][0], tree[T.T_NCHILD][0]
     node = f + int(np.argmax(tree[T.T_VISITS][f:f + k]))
@@ -153,7 +154,7 @@ def test_reroot_keeps_the_subtree(priors):
     assert grand >= 0  # the most visited child was expanded
     want = subtree(tree, node)
     size = sum(1 for _ in _nodes(tree, node))
-    kept = T.reroot(tree, meta, node, T.new_tree(tree[0].size, priors=priors))
+    kept = T.reroot(tree, meta, node, T.new_tree(tree[0].size, priors=priors, minimax=tree[T.T_MM].size > 0))
     assert kept == size == meta[T.M_FREE]
     assert tree[T.T_PARENT][0] == -1 and subtree(tree, 0) == want
     parent, first, nchild = tree[0], tree[1], tree[2]
@@ -213,7 +214,7 @@ def test_search_trees_are_consistent():
 
 def _check_counts(tree, used):
     """Children point back to their parent, pass on at most its visits, and hold values in [-1, 1]."""
-    parent, first, nchild, action, visits, wsum, mover, prior = tree
+    parent, first, nchild, action, visits, wsum, mover, prior, mm = tree
     for node in range(used):
         if first[node] >= 0:
             kids = range(first[node], first[node] + nchild[node])
@@ -249,3 +250,46 @@ def test_result_for_white():
             K.apply_action(t, int(buf[rng.integers(K.legal_actions(t, buf))]))
         want = {K.WHITE: 1.0, K.BLACK: -1.0}.get(int(t[K.H_WINNER]), 0.0)
         assert K.result_for_white(t) == want
+
+
+# ------------------------------------------------------------------ implicit minimax
+def test_update_minimax_takes_the_best_reply_not_the_mean():
+    """Root (White to decide) with two moves; after the second, Black has a good and a bad reply."""
+    tree = T.new_tree(16, minimax=True)
+    meta = np.zeros(1, np.int64)
+    T.reset_root(tree, meta)
+    a = T.add_children(tree, meta, 0, np.array([10, 11], np.int64), 2, K.WHITE)  # nodes 1, 2
+    b = T.add_children(tree, meta, a + 1, np.array([20, 21], np.int64), 2, K.BLACK)  # nodes 3, 4 under 2
+    path = np.zeros(8, np.int64)
+    # node 1: one evaluation worth +0.2 for White
+    path[0] = a
+    T.backup(tree, path, 1, 0.2)
+    T.update_minimax(tree, path, 1, 0.2)
+    # node 2: Black's reply 3 leaves White +0.9, reply 4 leaves White -0.8 (a refutation)
+    for reply, v in ((b, 0.9), (b, 0.9), (b, 0.9), (b + 1, -0.8)):
+        path[0], path[1] = a + 1, reply
+        T.backup(tree, path, 2, v)
+        T.update_minimax(tree, path, 2, v)
+    mm = tree[T.T_MM]
+    wsum, visits = tree[T.T_WSUM], tree[T.T_VISITS]
+    assert mm[a] == pytest.approx(0.2)
+    assert mm[b] == pytest.approx(-0.9) and mm[b + 1] == pytest.approx(0.8)  # for Black, the mover
+    assert mm[a + 1] == pytest.approx(-0.8)  # for White: Black picks the refutation
+    assert wsum[a + 1] / visits[a + 1] == pytest.approx(0.475)  # the mean still likes the move
+    # selection: the mean alone prefers node 2, the minimax value node 1
+    assert T.select_child(tree, 0, T.RULE_UCB1, 0.0, 0.0) == a + 1
+    assert T.select_child(tree, 0, T.RULE_UCB1, 0.0, 0.0, 1.0) == a
+    assert T.select_child(tree, 0, T.RULE_UCB1, 0.0, 0.0, 0.5) == a
+
+
+def test_reroot_keeps_the_minimax_values():
+    tree = T.new_tree(16, minimax=True)
+    meta = np.zeros(1, np.int64)
+    T.reset_root(tree, meta)
+    a = T.add_children(tree, meta, 0, np.array([1, 2], np.int64), 2, K.WHITE)
+    b = T.add_children(tree, meta, a, np.array([3, 4, 5], np.int64), 3, K.BLACK)
+    tree[T.T_MM][b:b + 3] = [0.1, -0.3, 0.7]
+    tree[T.T_VISITS][b:b + 3] = 1
+    kept = T.reroot(tree, meta, a, T.new_tree(16, minimax=True))
+    assert kept == 4
+    assert tree[T.T_MM][1:4].tolist() == [0.1, -0.3, 0.7] and tree[T.T_ACTION][1:4].tolist() == [3, 4, 5]

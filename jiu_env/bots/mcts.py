@@ -35,7 +35,23 @@ Leaves
 Budget and reuse
     ``sims`` simulations, or ``time`` seconds (a wall clock read inside numba
     through ``objmode`` every 8 simulations), or both (whichever ends first).
-    The played move is the most visited root child.  Between calls the tree is
+    The played move is the most visited root child.
+
+Minimax values
+    With ``minimax`` = m > 0 (default 1) every node also keeps the minimax value
+    of its explored subtree (:func:`~jiu_env.bots.search_tree.update_minimax`)
+    and selection uses ``(1 - m) * mean + m * minimax`` as the value term
+    (implicit minimax backups, Lanctot, Winands, Pepels and Sturtevant 2014).
+    The mean of many static evaluations is slow to see a single refutation:
+    with ``minimax=0`` (plain UCT, the first release's search) more
+    simulations played *worse* on 14x14 (``mcts:sims=200`` beat
+    ``mcts:sims=800`` 60.5% in the ladder), because widening opens more and more
+    weak replies and capture choices whose evaluations dilute the mean of a
+    good move.  With minimax values 2N beats N (``docs/bots.md`` has the
+    figures, ``benchmarks/budget_scaling.py`` measures them).
+
+Tree reuse
+    Between calls the tree is
     kept (:func:`~jiu_env.bots.search_tree.find_descendant` and
     :func:`~jiu_env.bots.search_tree.reroot`): when the new state is a descendant of the previous root (found by
     replaying the visited tree paths with the right number of decisions and
@@ -60,7 +76,7 @@ from .. import kernel as K
 from .base import MAX_NODES, MAX_SECONDS, MAX_SIMS, Bot, check_param, legal_actions
 from .evaluation_fn import QDC, QDR, SIDE_MASK, action_gain, centre_ring, evaluate
 from .search_tree import (M_FREE, RULE_UCB1, add_children, backup, best_child, find_descendant,  # noqa: F401
-                          has_room, new_tree, now, reroot, reset_root, select_child, signed)
+                          has_room, new_tree, now, reroot, reset_root, select_child, signed, update_minimax)
 
 HDR = K.HDR
 PLACEMENT_FLAG = 4  # added to mover[] for nodes whose action is a placement
@@ -216,7 +232,7 @@ def _expand(s, node, tree, meta, buf, keys, ordered):
 def _backup_place(tree, path, depth, r, n):
     """:func:`~jiu_env.bots.search_tree.backup` with ``place_rollout``'s reward for placement nodes
     (``(1 - LOCATION_WEIGHT) * result + LOCATION_WEIGHT * location``)."""
-    parent, first, nchild, action, visits, wsum, mover, prior = tree
+    parent, first, nchild, action, visits, wsum, mover, prior, mm = tree
     visits[0] += 1
     for i in range(depth):
         nd = path[i]
@@ -229,10 +245,10 @@ def _backup_place(tree, path, depth, r, n):
 
 
 @njit(cache=True)
-def run_mcts(root_state, tree, meta, sims, deadline, c_uct, cap, widen, place_rollout, seed, path):
+def run_mcts(root_state, tree, meta, sims, deadline, c_uct, cap, widen, place_rollout, seed, path, mix=0.0):
     """Run simulations from tree node 0 (= root_state); return how many were made."""
     np.random.seed(seed)
-    parent, first, nchild, action, visits, wsum, mover, prior = tree
+    parent, first, nchild, action, visits, wsum, mover, prior, mm = tree
     n = root_state[K.H_N]
     na = K.num_actions(root_state[K.H_N])
     buf = np.empty(na, np.int64)
@@ -251,7 +267,7 @@ def run_mcts(root_state, tree, meta, sims, deadline, c_uct, cap, widen, place_ro
                     break  # a new leaf: one rollout first
                 if not _expand(s, node, tree, meta, buf, keys, ordered):
                     break  # tree full: rollout from here
-            node = select_child(tree, node, RULE_UCB1, c_uct, widen)
+            node = select_child(tree, node, RULE_UCB1, c_uct, widen, mix)
             K.apply_action(s, action[node])
             path[depth] = node
             depth += 1
@@ -262,6 +278,8 @@ def run_mcts(root_state, tree, meta, sims, deadline, c_uct, cap, widen, place_ro
             _backup_place(tree, path, depth, r, n)
         else:
             backup(tree, path, depth, r)
+        if mix > 0.0:
+            update_minimax(tree, path, depth, r)
         done += 1
     return done
 
@@ -281,10 +299,12 @@ class MCTSBot(Bot):
                          "instead of the formation evaluation (default false)",
         "widen": "progressive widening: N visits open the 1 + widen*sqrt(N) best-ordered children, 0..1e6 "
                  "(default 2; 0 = all)",
+        "minimax": "weight of the explored tree's minimax value against the mean value in selection, 0..1 "
+                   "(implicit minimax backups; default 1; 0 = plain UCT, the first release's search)",
     }
 
     def __init__(self, seed=None, sims=None, time=None, c=math.sqrt(2.0), rollout_cap=0,
-                 max_nodes=1_000_000, reuse=True, widen=2.0, place_rollout=False):
+                 max_nodes=1_000_000, reuse=True, widen=2.0, place_rollout=False, minimax=1.0):
         if sims is None and time is None:
             sims = 1000
         if sims is not None:
@@ -295,6 +315,7 @@ class MCTSBot(Bot):
         rollout_cap = check_param("mcts", "rollout_cap", rollout_cap, 0, 1_000_000, integer=True)
         max_nodes = check_param("mcts", "max_nodes", max_nodes, 1000, MAX_NODES, integer=True)
         widen = check_param("mcts", "widen", widen, 0, 1e6)
+        minimax = check_param("mcts", "minimax", minimax, 0, 1)
         if not isinstance(place_rollout, bool):
             raise ValueError(f"mcts place_rollout must be true or false, not {place_rollout!r}")
         if not isinstance(reuse, bool):
@@ -307,6 +328,7 @@ class MCTSBot(Bot):
         self.reuse = reuse
         self.widen = float(widen)
         self.place_rollout = place_rollout
+        self.minimax = float(minimax)
         self._tree = None
         self._scratch = None
         self._meta = np.zeros(2, np.int64)
@@ -322,7 +344,7 @@ class MCTSBot(Bot):
     def _prepare_tree(self, state):
         """Node 0 = ``state``: the reused subtree when found, else a fresh root."""
         if self._tree is None:
-            self._tree = new_tree(self.max_nodes)
+            self._tree = new_tree(self.max_nodes, minimax=self.minimax > 0)
         reused = 0
         old = self._root_state
         if self.reuse and old is not None and old.shape == state.shape:
@@ -331,7 +353,7 @@ class MCTSBot(Bot):
                 node = find_descendant(self._tree, old, state, steps)
                 if node > 0:
                     if self._scratch is None:
-                        self._scratch = new_tree(self.max_nodes)
+                        self._scratch = new_tree(self.max_nodes, minimax=self.minimax > 0)
                     reused = reroot(self._tree, self._meta, node, self._scratch)
                 elif node == 0:
                     reused = int(self._meta[M_FREE])
@@ -353,7 +375,7 @@ class MCTSBot(Bot):
         deadline = 0.0 if self.time is None else t0 + self.time
         path = np.empty(4096, np.int64)
         done = run_mcts(self._root_state, self._tree, self._meta, sims, deadline, self.c,
-                        self.rollout_cap, self.widen, self.place_rollout, seed, path)
+                        self.rollout_cap, self.widen, self.place_rollout, seed, path, self.minimax)
         ch = best_child(self._tree)
         a = int(self._tree[3][ch])
         self.last_info = {"sims": int(done), "reused_nodes": int(reused), "reused_visits": reused_visits,

@@ -28,6 +28,8 @@ Layout
     wsum      float64  sum of the values backed up, for the side that took ``action``
     mover     int8     that side (``mover & MOVER_COLOUR``); bits above are the bot's flags
     prior     float64  the policy prior of ``action`` (an empty array for a tree without priors)
+    mm        float64  the minimax value of the node's explored subtree for its mover
+                       (implicit minimax backups; an empty array for a tree without them)
     ========  =======  ===================================================
 
     A node is one decision (move, chain jump / STOP, fly drop, capture choice,
@@ -40,7 +42,11 @@ Layout
     indexed by the same node numbers.
 
 Selection rules (:func:`select_child`)
-    ``RULE_UCB1`` (``param`` = progressive widening): ``Q/N + c*sqrt(ln(N_node + 1) / N)``
+    ``RULE_UCB1`` (``param`` = progressive widening): ``Q/N + c*sqrt(ln(N_node + 1) / N)``;
+    in a tree with minimax values ``Q/N`` becomes ``(1 - mix)*Q/N + mix*mm``
+    (implicit minimax backups, Lanctot et al. 2014: the mean of many static
+    evaluations is slow to notice one refutation, the minimax value of the
+    explored tree is not), 
     over the first ``1 + widen*sqrt(N_node)`` children (all with ``widen = 0``),
     unvisited children first in their expansion order.  ``RULE_PUCT``
     (``param`` = first-play urgency): ``Q + c*P*sqrt(max(1, sum_b N_b)) / (1 + N)``
@@ -100,7 +106,7 @@ from numba import njit, objmode
 from .. import kernel as K
 
 # tree tuple slots
-T_PARENT, T_FIRST, T_NCHILD, T_ACTION, T_VISITS, T_WSUM, T_MOVER, T_PRIOR = range(8)
+T_PARENT, T_FIRST, T_NCHILD, T_ACTION, T_VISITS, T_WSUM, T_MOVER, T_PRIOR, T_MM = range(9)
 # meta slots
 M_FREE = 0
 MOVER_COLOUR = 3  # mover & MOVER_COLOUR is the colour that took the action into the node
@@ -118,11 +124,15 @@ def now():
 
 
 # ------------------------------------------------------------------ allocation
-def new_tree(size, priors=False):
-    """A tree of ``size`` nodes (the tuple of arrays of the module doc); ``priors=False``: an empty prior array."""
+def new_tree(size, priors=False, minimax=False):
+    """A tree of ``size`` nodes (the tuple of arrays of the module doc).
+
+    ``priors=False`` / ``minimax=False``: an empty prior / minimax-value array.
+    """
     return (np.full(size, -1, np.int32), np.full(size, -1, np.int32), np.zeros(size, np.int32),
             np.zeros(size, np.int32), np.zeros(size, np.int32), np.zeros(size, np.float64),
-            np.zeros(size, np.int8), np.zeros(size if priors else 0, np.float64))
+            np.zeros(size, np.int8), np.zeros(size if priors else 0, np.float64),
+            np.zeros(size if minimax else 0, np.float64))
 
 
 def new_trees(count, size, priors=True):
@@ -130,20 +140,21 @@ def new_trees(count, size, priors=True):
     return (np.full((count, size), -1, np.int32), np.full((count, size), -1, np.int32),
             np.zeros((count, size), np.int32), np.zeros((count, size), np.int32),
             np.zeros((count, size), np.int32), np.zeros((count, size), np.float64),
-            np.zeros((count, size), np.int8), np.zeros((count, size if priors else 0), np.float64))
+            np.zeros((count, size), np.int8), np.zeros((count, size if priors else 0), np.float64),
+            np.zeros((count, 0), np.float64))
 
 
 @njit(cache=True)
 def tree_row(trees, g):
     """Tree ``g`` of the 2-D arrays of :func:`new_trees` (views)."""
-    parent, first, nchild, action, visits, wsum, mover, prior = trees
-    return (parent[g], first[g], nchild[g], action[g], visits[g], wsum[g], mover[g], prior[g])
+    parent, first, nchild, action, visits, wsum, mover, prior, mm = trees
+    return (parent[g], first[g], nchild[g], action[g], visits[g], wsum[g], mover[g], prior[g], mm[g])
 
 
 @njit(cache=True)
 def reset_root(tree, meta):
     """Make the tree a lone, unvisited, unexpanded root (node 0)."""
-    parent, first, nchild, action, visits, wsum, mover, prior = tree
+    parent, first, nchild, action, visits, wsum, mover, prior, mm = tree
     parent[0] = -1
     first[0] = -1
     nchild[0] = 0
@@ -163,7 +174,7 @@ def reset_roots(trees, meta, count):
 @njit(cache=True, inline="always")
 def has_room(tree, meta, k):
     """Can ``k`` more nodes be added?"""
-    parent, first, nchild, action, visits, wsum, mover, prior = tree
+    parent, first, nchild, action, visits, wsum, mover, prior, mm = tree
     return meta[M_FREE] + k <= parent.shape[0]
 
 
@@ -173,11 +184,12 @@ def add_children(tree, meta, node, acts, k, mover):
 
     Returns the first child, or -1 (nothing changed) when the tree has no room.
     """
-    parent, first, nchild, action, visits, wsum, mov, prior = tree
+    parent, first, nchild, action, visits, wsum, mov, prior, mm = tree
     free = meta[M_FREE]
     if free + k > parent.shape[0]:
         return -1
     has_prior = prior.shape[0] > 0
+    has_mm = mm.shape[0] > 0
     for j in range(k):
         ch = free + j
         parent[ch] = node
@@ -189,6 +201,8 @@ def add_children(tree, meta, node, acts, k, mover):
         mov[ch] = mover
         if has_prior:
             prior[ch] = 0.0
+        if has_mm:
+            mm[ch] = 0.0
     first[node] = free
     nchild[node] = k
     meta[M_FREE] = free + k
@@ -197,8 +211,8 @@ def add_children(tree, meta, node, acts, k, mover):
 
 # ------------------------------------------------------------------ selection
 @njit(cache=True)
-def _select_ucb1(tree, node, c_uct, widen):
-    parent, first, nchild, action, visits, wsum, mover, prior = tree
+def _select_ucb1(tree, node, c_uct, widen, mix):
+    parent, first, nchild, action, visits, wsum, mover, prior, mm = tree
     f = first[node]
     lnp = math.log(visits[node] + 1.0)
     best = -1e300
@@ -213,7 +227,10 @@ def _select_ucb1(tree, node, c_uct, widen):
         v = visits[ch]
         if v == 0:
             return ch  # unvisited children first, in expansion order
-        u = wsum[ch] / v + c_uct * math.sqrt(lnp / v)
+        q = wsum[ch] / v
+        if mix > 0.0:
+            q = (1.0 - mix) * q + mix * mm[ch]
+        u = q + c_uct * math.sqrt(lnp / v)
         if u > best:
             best = u
             bi = ch
@@ -222,7 +239,7 @@ def _select_ucb1(tree, node, c_uct, widen):
 
 @njit(cache=True)
 def _select_puct(tree, node, c_puct, fpu):
-    parent, first, nchild, action, visits, wsum, mover, prior = tree
+    parent, first, nchild, action, visits, wsum, mover, prior, mm = tree
     f = first[node]
     end = f + nchild[node]
     total = 0
@@ -242,11 +259,15 @@ def _select_puct(tree, node, c_puct, fpu):
 
 
 @njit(cache=True, inline="always")
-def select_child(tree, node, rule, c, param):
-    """The child of expanded ``node`` that selection rule ``rule`` picks (module doc)."""
+def select_child(tree, node, rule, c, param, mix=0.0):
+    """The child of expanded ``node`` that selection rule ``rule`` picks (module doc).
+
+    ``mix``: the weight of the minimax value in UCB1's value term (a tree with
+    minimax values only).
+    """
     if rule == RULE_PUCT:
         return _select_puct(tree, node, c, param)
-    return _select_ucb1(tree, node, c, param)
+    return _select_ucb1(tree, node, c, param, mix)
 
 
 # ------------------------------------------------------------------ backup
@@ -259,7 +280,7 @@ def signed(value_white, mover):
 @njit(cache=True)
 def backup(tree, path, depth, value_white):
     """One simulation through the root and ``path[:depth]``: count it, add the value for each node's mover."""
-    parent, first, nchild, action, visits, wsum, mover, prior = tree
+    parent, first, nchild, action, visits, wsum, mover, prior, mm = tree
     visits[0] += 1
     for i in range(depth):
         nd = path[i]
@@ -267,11 +288,35 @@ def backup(tree, path, depth, value_white):
         wsum[nd] += signed(value_white, mover[nd])
 
 
+@njit(cache=True)
+def update_minimax(tree, path, depth, value_white):
+    """After :func:`backup`: refresh the minimax values along ``path[:depth]``, deepest first.
+
+    A node without visited children takes the leaf value for its mover; an
+    inner node the best of its visited children's values for the side that
+    chooses there, seen by the node's own mover.
+    """
+    parent, first, nchild, action, visits, wsum, mover, prior, mm = tree
+    for i in range(depth - 1, -1, -1):
+        nd = path[i]
+        f = first[nd]
+        best = -1e300
+        if f >= 0:
+            for ch in range(f, f + nchild[nd]):
+                if visits[ch] > 0 and mm[ch] > best:
+                    best = mm[ch]
+        if best > -1e300:
+            same = (mover[f] & MOVER_COLOUR) == (mover[nd] & MOVER_COLOUR)
+            mm[nd] = best if same else -best
+        else:
+            mm[nd] = signed(value_white, mover[nd])
+
+
 # ------------------------------------------------------------------ results
 @njit(cache=True)
 def best_child(tree, node=0):
     """The child of ``node`` (default the root) with most visits (ties: higher mean value, then first)."""
-    parent, first, nchild, action, visits, wsum, mover, prior = tree
+    parent, first, nchild, action, visits, wsum, mover, prior, mm = tree
     f = first[node]
     bi = f
     for ch in range(f + 1, f + nchild[node]):
@@ -289,7 +334,7 @@ def find_descendant(tree, root_state, target, steps):
     Depth-first over visited children only, replaying actions on copies of the
     root state; a match needs the same hash, header fields and board.
     """
-    parent, first, nchild, action, visits, wsum, mover, prior = tree
+    parent, first, nchild, action, visits, wsum, mover, prior, mm = tree
     if steps == 0:
         return 0 if K.same_decision_point(root_state, target) else -1
     stack_node = np.empty(steps + 1, np.int64)
@@ -332,9 +377,10 @@ def reroot(tree, meta, new_root, scratch):
     ``scratch`` is a second tree of the same size (its contents are overwritten).
     Returns the number of nodes kept.
     """
-    parent, first, nchild, action, visits, wsum, mover, prior = tree
-    s_parent, s_first, s_nchild, s_action, s_visits, s_wsum, s_mover, s_prior = scratch
+    parent, first, nchild, action, visits, wsum, mover, prior, mm = tree
+    s_parent, s_first, s_nchild, s_action, s_visits, s_wsum, s_mover, s_prior, s_mm = scratch
     has_prior = prior.shape[0] > 0
+    has_mm = mm.shape[0] > 0
     queue = np.empty(meta[M_FREE], np.int64)  # old indices, in new order
     queue[0] = new_root
     head = 0
@@ -348,6 +394,8 @@ def reroot(tree, meta, new_root, scratch):
         s_mover[head] = mover[old]
         if has_prior:
             s_prior[head] = prior[old]
+        if has_mm:
+            s_mm[head] = mm[old]
         f = first[old]
         if f >= 0:
             s_first[head] = tail
@@ -374,11 +422,13 @@ def reroot(tree, meta, new_root, scratch):
         mover[i] = s_mover[i]
         if has_prior:
             prior[i] = s_prior[i]
+        if has_mm:
+            mm[i] = s_mm[i]
     meta[M_FREE] = tail
     return tail
 
 
 __all__ = ["new_tree", "new_trees", "tree_row", "reset_root", "reset_roots", "has_room", "add_children",
-           "select_child", "backup", "signed", "best_child", "find_descendant", "reroot", "now",
+           "select_child", "backup", "update_minimax", "signed", "best_child", "find_descendant", "reroot", "now",
            "RULE_UCB1", "RULE_PUCT", "M_FREE", "MOVER_COLOUR", "T_PARENT", "T_FIRST", "T_NCHILD", "T_ACTION",
-           "T_VISITS", "T_WSUM", "T_MOVER", "T_PRIOR"]
+           "T_VISITS", "T_WSUM", "T_MOVER", "T_PRIOR", "T_MM"]
