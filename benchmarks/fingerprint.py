@@ -17,7 +17,12 @@ stone counts):
   ``games.jsonl`` lines without timing fields);
 - ``batched-N``: the batched runner's random play and the vector env's
   greedy opponent, whole state arrays hashed;
-- ``kernel-N``: the kernel's own seeded random games.
+- ``kernel-N``: the kernel's own seeded random games;
+- ``alphazero-N`` (only for N = 8, the shipped checkpoint's size; needs
+  torch): seeded games of ``alphazero:sims=50`` against ``greedy`` (every
+  action), and the root actions, visit counts and values of
+  :class:`~jiu_env.bots.alphazero.PUCT` searches on a few states (several
+  trees at once, Dirichlet noise, adjudication and the placement judge).
 """
 
 from __future__ import annotations
@@ -110,11 +115,55 @@ def kernel_group(n: int) -> str:
     return _digest(out)
 
 
+def alphazero_group(n: int, games: int) -> str | None:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return None
+    from jiu_env import Rules, kernel as K
+    from jiu_env.bots import make_bot
+    from jiu_env.bots.alphazero import DEFAULT_CHECKPOINT, PUCT, load_checkpoint, make_evaluator
+    from jiu_env.game import play_game
+
+    out = []
+    for g in range(games):
+        seed = 500 + 31 * g
+        az, gr = make_bot("alphazero:sims=50", seed=seed), make_bot("greedy", seed=seed + 1)
+        w, b = (az, gr) if g % 2 == 0 else (gr, az)
+        res = play_game({"board_size": n}, w, b, seed=seed, start="battle" if g % 4 == 3 else "placement")
+        out.append([g, res.actions, res.winner, res.end_reason, res.battle_turns, res.stones])
+    evaluate = make_evaluator(load_checkpoint(DEFAULT_CHECKPOINT)[0])
+    rules = Rules.make("competitive", board_size=n)
+    buf = np.empty(rules.num_actions, np.int64)
+    states = [rules.new_state()]
+    for k in range(3):
+        s = rules.new_state()
+        K.random_placement(s, 40 + k)
+        for _ in range(7 * k):  # a few battle decisions in
+            if s[K.H_PHASE] == K.PH_OVER:
+                break
+            K.apply_action(s, int(buf[(k + 1) % K.legal_actions(s, buf)]))
+        if s[K.H_PHASE] != K.PH_OVER:
+            states.append(s)
+    s = rules.new_state()
+    for i in range(20):  # mid-placement
+        K.apply_action(s, int(buf[(7 * i) % K.legal_actions(s, buf)]))
+    states.append(s)
+    for opts, noise in (({}, 0.0), ({"adjudicate_turns": 6, "adjudicate_margin": 3.0}, 0.25),
+                        ({"adjudicate_margin": 10.0, "judge_turns": 10, "judge_playouts": 2}, 0.0)):
+        search = PUCT(evaluate, n, states[0].size, num_trees=len(states) + 1, sims=40, **opts)
+        rng = np.random.default_rng(9)
+        for acts, visits, q in search.search(states, rng, 0.3, noise):
+            out.append([acts.tolist(), visits.tolist(), float(q)])
+    return _digest(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=12, help="games per bot and opponent (default 12)")
     ap.add_argument("--sizes", default="8,14")
-    ap.add_argument("--groups", default="kernel,batched,bots,tournament", help="comma-separated groups to run")
+    ap.add_argument("--groups", default="kernel,batched,bots,tournament,alphazero",
+                    help="comma-separated groups to run")
     ap.add_argument("--out", help="write the digests as JSON here")
     ap.add_argument("--compare", help="a JSON written by an earlier run: exit 1 if any digest differs")
     args = ap.parse_args(argv)
@@ -122,11 +171,15 @@ def main(argv=None) -> int:
     for n in (int(x) for x in args.sizes.split(",")):
         for name, fn in (("kernel", lambda: kernel_group(n)), ("batched", lambda: batched_group(n)),
                          ("bots", lambda: bots_group(n, args.games)),
-                         ("tournament", lambda: tournament_group(n, 4))):
+                         ("tournament", lambda: tournament_group(n, 4)),
+                         ("alphazero", lambda: alphazero_group(n, 4) if n == 8 else None)):
             if name not in args.groups.split(","):
                 continue
             t0 = time.perf_counter()
-            result[f"{name}-{n}"] = fn()
+            digest = fn()
+            if digest is None:
+                continue
+            result[f"{name}-{n}"] = digest
             print(f"{name}-{n:<3} {result[f'{name}-{n}']}  ({time.perf_counter() - t0:.1f} s)", flush=True)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:

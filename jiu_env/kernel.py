@@ -697,14 +697,27 @@ def is_over(s):
 
 
 @njit(cache=True)
-def returns(s):
-    """(white, black) results: +1 / -1 for a win, 0 for a draw, truncation or unfinished game."""
+def result_for_white(s):
+    """White's result from ``H_WINNER``: +1.0 (White won), -1.0 (Black won), 0.0 (draw, truncation or a game on).
+
+    The one place that turns the winner field into a number; the search bots
+    (MCTS leaves, AlphaZero terminal values) and :func:`returns` use it.
+    """
     w = s[H_WINNER]
     if w == WHITE:
-        return 1.0, -1.0
+        return 1.0
     if w == BLACK:
-        return -1.0, 1.0
-    return 0.0, 0.0
+        return -1.0
+    return 0.0
+
+
+@njit(cache=True)
+def returns(s):
+    """(white, black) results: +1 / -1 for a win, 0 for a draw, truncation or unfinished game."""
+    r = result_for_white(s)
+    if r == 0.0:
+        return 0.0, 0.0  # not (0.0, -0.0)
+    return r, -r
 
 
 # ------------------------------------------------------- decision points

@@ -11,11 +11,17 @@ Search units
     branching factor is up to N*N.
 
 Time control
-    ``time`` is a budget in seconds per decision.  Search is iterative
-    deepening (depth 1, 2, ...).  Inside numba a wall clock is read through an
-    ``objmode`` block every 1024 nodes and the iteration aborts at the deadline;
-    the move of the deepest finished iteration is played (or a better move of
-    the unfinished one once its first root move has been searched).  With both
+    ``time`` is a budget in seconds per **turn** (``turn_time=false``: per
+    decision, as in the first release).  A turn's first decision may use all
+    but ``TURN_RESERVE`` of it; its search already looks through the rest of
+    the turn (chain jumps, capture choices), so the later decisions of the
+    turn share what is left and mostly replay the table's moves.  Search is
+    iterative deepening (depth 1, 2, ...), and a new iteration starts only
+    while less than half the budget is spent.  Inside numba the wall clock
+    :func:`jiu_env.bots.search_tree.now` (an ``objmode`` block) is read every
+    1024 nodes and the iteration aborts at the deadline; the move of the
+    deepest finished iteration is played (or a better move of the unfinished
+    one once its first root move has been searched).  With both
     ``depth`` and ``time`` the search stops at whichever comes first; with only
     ``depth`` it is deterministic for a seed.
 
@@ -30,6 +36,26 @@ Search features
     each stone taken along the path adds ``PROCESS * depth-left``, so the same
     material is preferred sooner.
 
+Quiescence and reductions
+    At the leaves (``depth`` 0, always a turn start) a quiescence search of
+    ``quiesce`` more turns (default 1) lets the side to move stand pat on the
+    static evaluation or play a capture (a jump, or a step that forms a
+    square, then its best ``QCAP_WIDTH`` capture choices and chain jumps), so
+    that an exchange at the horizon is played out, not judged half-way: a
+    one-turn search takes a stone that loses two to a chain jump back, one
+    turn of quiescence does not (``tests/test_bots_search.py``).  Late quiet
+    moves (no capture, not a killer, the fifth or later at a node at least
+    ``LMR_MIN_DEPTH`` turns from the leaves) are first searched one turn
+    shallower with a null window and re-searched at full depth only if they
+    beat alpha (``lmr``).  ``quiesce=0, lmr=false, eval=hand,
+    turn_time=false`` is the first release's engine, move for move.
+
+Evaluation weights
+    ``eval=hand`` (the default) uses the hand-set battle weights of
+    :mod:`jiu_env.bots.evaluation_fn`; ``eval=tuned`` the weights fitted to
+    game outcomes by ``benchmarks/tune_eval.py`` (``TUNED_WEIGHTS``; see
+    ``docs/bots.md`` for how they fared in play).
+
 Selectivity
     Several square captures of one turn give the same position in any order, so
     below the root they are searched in increasing point order only (exact).
@@ -43,11 +69,12 @@ Selectivity
 import time as _time
 
 import numpy as np
-from numba import njit, objmode
+from numba import njit
 
 from .. import kernel as K
 from .base import MAX_SECONDS, Bot, check_param, legal_actions
-from .evaluation_fn import HAND_WEIGHTS, WEIGHTS, action_gain, evaluate_with
+from .evaluation_fn import HAND_WEIGHTS, TUNED_WEIGHTS, action_gain, evaluate_with
+from .search_tree import now
 
 HDR = K.HDR
 INF = 1 << 40
@@ -65,13 +92,6 @@ LMR_AFTER = 4  # ... and after this many moves searched at the node
 TURN_RESERVE = 0.1  # share of a turn's time kept back at its first decision for the decisions that follow
 # TT flags
 F_EXACT, F_LOWER, F_UPPER = 1, 2, 3
-
-
-@njit(cache=True)
-def _now():
-    with objmode(t="float64"):
-        t = _time.perf_counter()
-    return t
 
 
 @njit(cache=True)
@@ -212,7 +232,7 @@ def _tick(ctx):
         if stats[S_NODES] >= stats[S_LIMIT]:
             stats[S_ABORT] = 1
         dl = ctx[9][0]
-        if dl > 0.0 and _now() >= dl:
+        if dl > 0.0 and now() >= dl:
             stats[S_ABORT] = 1
 
 
@@ -495,8 +515,8 @@ def order_root(s, moves, k, jitter, history):
     return moves[order].copy()
 
 
-#: Evaluation weight sets by name (``alphabeta:eval=hand``); "tuned" is the default one.
-EVAL_WEIGHTS = {"tuned": WEIGHTS, "hand": HAND_WEIGHTS}
+#: Evaluation weight sets by name (``alphabeta:eval=tuned``); "hand" is the default.
+EVAL_WEIGHTS = {"hand": HAND_WEIGHTS, "tuned": TUNED_WEIGHTS}
 
 
 class AlphaBetaBot(Bot):
@@ -508,9 +528,9 @@ class AlphaBetaBot(Bot):
         "time": "seconds per turn (per decision with turn_time=false), > 0 and <= 86400; "
                 "iterative deepening stops at the deadline",
         "turn_time": "the time budget covers a whole turn, all its decisions (default true)",
-        "quiesce": "turns of quiescence search (captures only) below the leaves, 0..16 (default 3; 0 = off)",
+        "quiesce": "turns of quiescence search (captures only) below the leaves, 0..16 (default 1; 0 = off)",
         "lmr": "late-move reductions of quiet moves (default true)",
-        "eval": "evaluation weights: tuned (fitted to game outcomes, the default) or hand (hand-set)",
+        "eval": "battle evaluation weights: hand (hand-set, the default) or tuned (fitted to game outcomes)",
         "place_depth": "depth cap in the placement phase (default 2)",
         "cap_width": "capture choices searched below the root, most damaging first (default 8; 0 = all)",
         "drop_width": "fly drops searched below the root, best-ordered first (default 12; 0 = all)",
@@ -518,7 +538,7 @@ class AlphaBetaBot(Bot):
     }
 
     def __init__(self, seed=None, depth=None, time=None, place_depth=2, cap_width=8, drop_width=12,
-                 tt_bits=20, quiesce=3, lmr=True, eval="tuned", turn_time=True):
+                 tt_bits=20, quiesce=1, lmr=True, eval="hand", turn_time=True):
         if depth is None and time is None:
             depth = 3
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 64):

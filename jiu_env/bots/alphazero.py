@@ -15,17 +15,21 @@ included (placements, moves, chain jumps / STOP, fly drops, square captures).
   trunk.  The value head pools the trunk (mean and max over the board) into
   a small MLP with a ``tanh`` output: the expected result for the side to
   move.  Nothing depends on the board size, so one network runs on any N.
-- **Search** (:class:`PUCT`): the AlphaZero selection rule
-  ``Q + c * P * sqrt(N_parent) / (1 + N)`` with ``c = 3.5`` (Li et al. 2023),
-  unvisited edges valued ``fpu`` (0 by default).  The tree lives in numba
-  arrays; one search object runs many trees at once (one per self-play game)
-  and sends their leaves to the network in one batch.  Values are kept from
-  White's point of view and signed by the side that decides at each node,
-  so a side deciding several times in a row (chains, drops, captures) is
-  handled like any other decision.  For self-play: Dirichlet noise at the
-  root, and either an adjudication (a battle turn after which a position
-  counts as finished, scored by the stone difference) or, for placement
-  training, battle positions valued by :func:`judge_battle`.
+- **Search** (:class:`PUCT`): the shared array tree of
+  :mod:`jiu_env.bots.search_tree` (with priors) and its ``RULE_PUCT``
+  selection, ``Q + c * P * sqrt(N_parent) / (1 + N)`` with ``c = 3.5`` (Li et
+  al. 2023), ``N_parent`` the sum of the children's visits and unvisited
+  children valued ``fpu`` (0 by default); the leaf evaluator is the network.
+  One search object runs many trees at once (one per self-play game, rows of
+  2-D tree arrays) and sends their leaves to the network in one batch; the
+  state of each node that has been reached is stored (``nstate``, indexed
+  through ``slot``).  Values are backed up for White and signed by the side
+  that decided at each node, so a side deciding several times in a row
+  (chains, drops, captures) is handled like any other decision.  For
+  self-play: Dirichlet noise at the root, and either an adjudication (a
+  battle turn after which a position counts as finished, scored by the stone
+  difference) or, for placement training, battle positions valued by
+  :func:`judge_battle`.
 - **Bot** (:class:`AlphaZeroBot`): loads a checkpoint and plays through the
   bot protocol of :mod:`jiu_env.bots.base` (``make_bot("alphazero:sims=200")``),
   every decision type; the battle of a placement checkpoint goes to a bot
@@ -45,6 +49,7 @@ from .. import kernel as K
 from ..observation import NUM_PLANES, write_observation
 from .base import MAX_SIMS, Bot, check_param, legal_actions
 from .greedy import greedy_action
+from .search_tree import RULE_PUCT, add_children, backup, new_trees, reset_roots, select_child, tree_row
 
 CHECKPOINT_FORMAT = "jiu_env.alphazero/1"
 # The shipped 8x8 baseline is package data, so the default works after a normal install
@@ -62,12 +67,7 @@ def terminal_value(s, adj_turns, adj_margin):
     finished, scored ``clip((white stones - black stones) / adj_margin, -1, 1)``.
     """
     if s[K.H_PHASE] == K.PH_OVER:
-        w = s[K.H_WINNER]
-        if w == K.WHITE:
-            return True, 1.0
-        if w == K.BLACK:
-            return True, -1.0
-        return True, 0.0
+        return True, K.result_for_white(s)
     if adj_turns > 0 and s[K.H_PHASE] == K.PH_BATTLE and s[K.H_TURNS] >= adj_turns:
         d = (s[K.H_COUNT + K.WHITE] - s[K.H_COUNT + K.BLACK]) / adj_margin
         return True, min(1.0, max(-1.0, d))
@@ -110,9 +110,9 @@ def node_value(s, adj_turns, adj_margin, judge_turns, judge_playouts):
 
 
 @njit(cache=True)
-def _new_node(nstate, nmover, nover, nterm, nexp, necount, nvis, nnodes, g, src, action, adj_turns, adj_margin,
-              judge_turns, judge_playouts):
-    """Append a node: a copy of node ``src``'s state after ``action`` (``action < 0``: no action)."""
+def _new_node(nstate, nover, nterm, nnodes, g, src, action, adj_turns, adj_margin, judge_turns, judge_playouts):
+    """Store a node's state in tree ``g``: a copy of slot ``src``'s state after ``action``
+    (``src < 0``: the state already in the next slot; ``action < 0``: no action).  Returns the slot."""
     c = nnodes[g]
     nnodes[g] = c + 1
     if src >= 0:
@@ -122,122 +122,92 @@ def _new_node(nstate, nmover, nover, nterm, nexp, necount, nvis, nnodes, g, src,
     over, v = node_value(nstate[g, c], adj_turns, adj_margin, judge_turns, judge_playouts)
     nover[g, c] = 1 if over else 0
     nterm[g, c] = v
-    nmover[g, c] = 0 if over else nstate[g, c, K.H_TO_MOVE]
-    nexp[g, c] = 0
-    necount[g, c] = 0
-    nvis[g, c] = 0
     return c
 
 
-@njit(cache=True)
-def _backup(g, value_white, path_nodes, path_edges, plen, nmover, nvis, eN, eW):
-    for i in range(plen):
-        e = path_edges[g, i]
-        parent = path_nodes[g, i]
-        eN[g, e] += 1
-        if nmover[g, parent] == K.WHITE:
-            eW[g, e] += value_white
-        else:
-            eW[g, e] -= value_white
-        nvis[g, parent] += 1
+NEED_VALUE = 1  # need[g]: the leaf of tree g waits for the network's value
+NEED_PRIORS = 2  # ... and its children (created this round) for their priors
 
 
 @njit(cache=True)
 def _select(active, c_puct, fpu, adj_turns, adj_margin, judge_turns, judge_playouts,
-            nstate, nmover, nover, nterm, nexp, nestart, necount, nvis, nnodes,
-            eact, eprior, eN, eW, echild, nedges,
-            path_nodes, path_edges, path_len, leaf, need, obs, buf):
+            trees, meta, slot, nstate, nover, nterm, nnodes, path, path_len, leaf, need, obs, buf):
     """One descent per active tree.  A finished leaf is backed up at once;
-    otherwise its edges are created (priors still 0), its planes written to
-    ``obs[g]`` and ``need[g]`` set: the caller evaluates it and calls :func:`_expand`.
+    otherwise its children are created (priors still 0) when it has none, its
+    planes written to ``obs[g]`` and ``need[g]`` set: the caller evaluates it
+    and calls :func:`_expand`.  A child's state is made when the descent first
+    reaches it; when the state slots are spent, the parent is evaluated again.
     """
     n_trees = nstate.shape[0]
     max_nodes = nstate.shape[1]
-    max_edges = eact.shape[1]
     for g in range(n_trees):
         need[g] = 0
         if active[g] == 0:
             continue
+        tree = tree_row(trees, g)
+        first = tree[1]
+        action = tree[3]
         node = 0
         plen = 0
-        while nover[g, node] == 0 and nexp[g, node] == 1:
-            start = nestart[g, node]
-            sq = math.sqrt(max(nvis[g, node], 1))
-            best = -1e30
-            be = start
-            for e in range(start, start + necount[g, node]):
-                n = eN[g, e]
-                q = eW[g, e] / n if n > 0 else fpu
-                u = q + c_puct * eprior[g, e] * sq / (1.0 + n)
-                if u > best:
-                    best = u
-                    be = e
-            path_nodes[g, plen] = node
-            path_edges[g, plen] = be
+        while nover[g, slot[g, node]] == 0 and first[node] >= 0:
+            ch = select_child(tree, node, RULE_PUCT, c_puct, fpu)
+            path[g, plen] = ch
             plen += 1
-            child = echild[g, be]
-            if child < 0:
-                if nnodes[g] >= max_nodes:  # node budget spent: re-evaluate this leaf
+            if slot[g, ch] < 0:
+                if nnodes[g] >= max_nodes:  # state slots spent: re-evaluate this leaf
                     plen -= 1
                     break
-                child = _new_node(nstate, nmover, nover, nterm, nexp, necount, nvis, nnodes,
-                                  g, node, eact[g, be], adj_turns, adj_margin, judge_turns, judge_playouts)
-                echild[g, be] = child
-                node = child
+                slot[g, ch] = _new_node(nstate, nover, nterm, nnodes, g, slot[g, node], action[ch],
+                                        adj_turns, adj_margin, judge_turns, judge_playouts)
+                node = ch
                 break
-            node = child
+            node = ch
         path_len[g] = plen
         leaf[g] = node
-        if nover[g, node] == 1:
-            _backup(g, nterm[g, node], path_nodes, path_edges, plen, nmover, nvis, eN, eW)
+        sl = slot[g, node]
+        if nover[g, sl] == 1:
+            backup(tree, path[g], plen, nterm[g, sl])
             continue
-        s = nstate[g, node]
-        if necount[g, node] == 0:
+        s = nstate[g, sl]
+        need[g] = NEED_VALUE
+        if first[node] < 0:
             k = K.legal_actions(s, buf)
-            if nedges[g] + k <= max_edges:
-                start = nedges[g]
-                for i in range(k):
-                    e = start + i
-                    eact[g, e] = buf[i]
-                    eprior[g, e] = 0.0
-                    eN[g, e] = 0
-                    eW[g, e] = 0.0
-                    echild[g, e] = -1
-                nestart[g, node] = start
-                necount[g, node] = k
-                nedges[g] = start + k
-            else:  # edge pool full: value only
-                necount[g, node] = -1
+            start = add_children(tree, meta[g], node, buf, k, s[K.H_TO_MOVE])
+            if start >= 0:
+                slot[g, start:start + k] = -1
+                need[g] = NEED_PRIORS
+            # else the tree is full: value only
         write_observation(s, s[K.H_TO_MOVE], obs[g])
-        need[g] = 1
 
 
 @njit(cache=True)
-def _expand(idx, logits, values, nmover, nexp, nestart, necount, nvis,
-            eact, eprior, eN, eW, path_nodes, path_edges, path_len, leaf):
+def _expand(idx, logits, values, trees, slot, nstate, path, path_len, leaf, need):
     """Priors (softmax of the legal logits) and value backup for the evaluated leaves ``idx``."""
     for j in range(idx.size):
         g = idx[j]
+        tree = tree_row(trees, g)
         node = leaf[g]
-        k = necount[g, node]
-        if k > 0 and nexp[g, node] == 0:
-            start = nestart[g, node]
+        if need[g] == NEED_PRIORS:
+            first = tree[1]
+            action = tree[3]
+            prior = tree[7]
+            start = first[node]
+            end = start + tree[2][node]
             m = -1e30
-            for e in range(start, start + k):
-                x = logits[j, eact[g, e]]
+            for e in range(start, end):
+                x = logits[j, action[e]]
                 if x > m:
                     m = x
             tot = 0.0
-            for e in range(start, start + k):
-                p = math.exp(logits[j, eact[g, e]] - m)
-                eprior[g, e] = p
+            for e in range(start, end):
+                p = math.exp(logits[j, action[e]] - m)
+                prior[e] = p
                 tot += p
-            for e in range(start, start + k):
-                eprior[g, e] /= tot
-            nexp[g, node] = 1
+            for e in range(start, end):
+                prior[e] /= tot
         v = values[j]
-        vw = v if nmover[g, node] == K.WHITE else -v
-        _backup(g, vw, path_nodes, path_edges, path_len[g], nmover, nvis, eN, eW)
+        vw = v if nstate[g, slot[g, node], K.H_TO_MOVE] == K.WHITE else -v  # an evaluated leaf is never over
+        backup(tree, path[g], path_len[g], vw)
 
 
 class PUCT:
@@ -263,23 +233,17 @@ class PUCT:
         g, m = int(num_trees), int(sims) + 2
         e = m * p_ + K.num_actions(n)  # the root can always be expanded
         self.num_trees = g
+        # the shared tree (search_tree), one row per tree: the root and up to e children
+        self.trees = new_trees(g, e + 1, priors=True)
+        self.meta = np.zeros((g, 1), np.int64)
+        # the states of the nodes reached so far: node -> slot (-1: not yet reached), per slot the state,
+        # whether it is final and its value for White
+        self.slot = np.full((g, e + 1), -1, np.int32)
         self.nstate = np.zeros((g, m, int(state_size)), np.int64)
-        self.nmover = np.zeros((g, m), np.int64)
         self.nover = np.zeros((g, m), np.int8)
         self.nterm = np.zeros((g, m), np.float64)
-        self.nexp = np.zeros((g, m), np.int8)
-        self.nestart = np.zeros((g, m), np.int64)
-        self.necount = np.zeros((g, m), np.int64)
-        self.nvis = np.zeros((g, m), np.int64)
         self.nnodes = np.zeros(g, np.int64)
-        self.eact = np.zeros((g, e), np.int64)
-        self.eprior = np.zeros((g, e), np.float64)
-        self.eN = np.zeros((g, e), np.int64)
-        self.eW = np.zeros((g, e), np.float64)
-        self.echild = np.zeros((g, e), np.int64)
-        self.nedges = np.zeros(g, np.int64)
-        self.path_nodes = np.zeros((g, m), np.int64)
-        self.path_edges = np.zeros((g, m), np.int64)
+        self.path = np.zeros((g, m), np.int64)
         self.path_len = np.zeros(g, np.int64)
         self.leaf = np.zeros(g, np.int64)
         self.need = np.zeros(g, np.int8)
@@ -288,16 +252,18 @@ class PUCT:
 
     def _round(self, active):
         _select(active, self.c_puct, self.fpu, self.adj_turns, self.adj_margin, self.judge_turns, self.judge_playouts,
-                self.nstate, self.nmover, self.nover, self.nterm, self.nexp, self.nestart, self.necount,
-                self.nvis, self.nnodes, self.eact, self.eprior, self.eN, self.eW, self.echild, self.nedges,
-                self.path_nodes, self.path_edges, self.path_len, self.leaf, self.need, self.obs, self.buf)
+                self.trees, self.meta, self.slot, self.nstate, self.nover, self.nterm, self.nnodes,
+                self.path, self.path_len, self.leaf, self.need, self.obs, self.buf)
         idx = np.flatnonzero(self.need).astype(np.int64)
         if idx.size:
             logits, values = self.evaluate(self.obs[idx])
-            _expand(idx, np.asarray(logits, np.float32), np.asarray(values, np.float64),
-                    self.nmover, self.nexp, self.nestart, self.necount, self.nvis,
-                    self.eact, self.eprior, self.eN, self.eW, self.path_nodes, self.path_edges,
-                    self.path_len, self.leaf)
+            _expand(idx, np.asarray(logits, np.float32), np.asarray(values, np.float64), self.trees, self.slot,
+                    self.nstate, self.path, self.path_len, self.leaf, self.need)
+
+    def _root_children(self, g):
+        """Slice of the root's children in the rows of tree ``g``."""
+        f, c = int(self.trees[1][g, 0]), int(self.trees[2][g, 0])
+        return slice(f, f + c) if f >= 0 else slice(0, 0)
 
     def search(self, states, rng=None, dirichlet_alpha=0.0, dirichlet_eps=0.0):
         """Search each state in ``states`` (at most ``num_trees``, none finished).
@@ -314,35 +280,37 @@ class PUCT:
         active = np.zeros(self.num_trees, np.int8)
         active[:k] = 1
         self.nnodes[:] = 0
-        self.nedges[:] = 0
+        if any(s[K.H_PHASE] == K.PH_OVER for s in states):
+            raise ValueError("cannot search a finished game")
+        reset_roots(self.trees, self.meta, k)
         for g, s in enumerate(states):
-            if s[K.H_PHASE] == K.PH_OVER:
-                raise ValueError("cannot search a finished game")
             self.nstate[g, 0, :] = s
-            _new_node(self.nstate, self.nmover, self.nover, self.nterm, self.nexp, self.necount, self.nvis,
-                      self.nnodes, g, -1, -1, 0, 1.0, 0, 1)  # the root itself is never final
+            self.slot[g, 0] = _new_node(self.nstate, self.nover, self.nterm, self.nnodes,
+                                        g, -1, -1, 0, 1.0, 0, 1)  # the root itself is never final
         self._round(active)  # expands the roots
+        prior = self.trees[7]
         if dirichlet_eps > 0:
             for g in range(k):
-                a, c = self.nestart[g, 0], self.necount[g, 0]
+                r = self._root_children(g)
+                c = r.stop - r.start
                 if c > 1:
                     noise = rng.dirichlet(np.full(c, dirichlet_alpha))
-                    self.eprior[g, a:a + c] = (1 - dirichlet_eps) * self.eprior[g, a:a + c] + dirichlet_eps * noise
+                    prior[g, r] = (1 - dirichlet_eps) * prior[g, r] + dirichlet_eps * noise
         for _ in range(self.sims):
             self._round(active)
         out = []
+        action, visits, wsum = self.trees[3], self.trees[4], self.trees[5]
         for g in range(k):
-            a, c = self.nestart[g, 0], self.necount[g, 0]
-            vis = self.eN[g, a:a + c].copy()
+            r = self._root_children(g)
+            vis = visits[g, r].astype(np.int64)
             tot = max(int(vis.sum()), 1)
-            q = float(self.eW[g, a:a + c].sum()) / tot
-            out.append((self.eact[g, a:a + c].copy(), vis, q))  # edge values are the root mover's
+            q = float(wsum[g, r].sum()) / tot
+            out.append((action[g, r].astype(np.int64), vis, q))  # child values are the root mover's
         return out
 
     def root_priors(self, g=0):
-        """Priors of the root edges of tree ``g`` after the last search (kernel order)."""
-        a, c = self.nestart[g, 0], self.necount[g, 0]
-        return self.eprior[g, a:a + c].copy()
+        """Priors of the root's children in tree ``g`` after the last search (kernel order)."""
+        return self.trees[7][g, self._root_children(g)].copy()
 
 
 def pick_action(actions, visits, temperature, rng):

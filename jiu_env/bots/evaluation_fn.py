@@ -81,6 +81,12 @@ HAND_WEIGHTS = np.array([STONE, W_TRI, W_MOB, W_SHUTTLE, W_OPEN, W_NOW, W_THREAT
 NUM_TERMS = len(BATTLE_TERMS)
 #: The weights the search bots use by default.
 WEIGHTS = HAND_WEIGHTS.copy()
+#: Weights fitted to the outcomes of 400 engine games (Texel's method on 51,726 quiet
+#: positions; ``python benchmarks/tune_eval.py --games 400``, ``baselines/tuning/weights.json``).
+#: They predict the results better (held-out log-loss 0.467 against 0.506 for the hand
+#: weights) but did not play better (``docs/bots.md``), so they are an option
+#: (``alphabeta:eval=tuned``), not the default.
+TUNED_WEIGHTS = np.array([100, 0, 0, 0, 132, 85, 3075, 95, 60], dtype=np.int64)
 
 # The neighbour x of an empty point in each direction (K.DR/K.DC order: up, right, down,
 # left): row step, column step, the two 2x2 windows of the point away from x (window bits as

@@ -1,9 +1,9 @@
-"""The one-turn greedy opponent, and the turn walker shared with the pattern bot.
+"""The one-turn greedy opponent.
 
 **Battle.**  At each decision the bot enumerates every way to finish its
 current turn from here (the move, every chain continuation or STOP, every fly
-drop) with :func:`walk_start` / :func:`walk_next`, and scores each finished
-move by
+drop) with the turn walker of :mod:`jiu_env.bots.common` (shared with the
+pattern bot), and scores each finished move by
 
     6 * stones captured + 2 * squares formed
       - 2 * own stones the opponent can then jump
@@ -37,7 +37,8 @@ kernel state and a random value, usable from batched numba code;
 
 The planning copies are kernel states without the position history (the
 ring has one slot and repetition is switched off in them): a one-turn
-evaluation never looks at repetition, and the copies stay small.
+evaluation never looks at repetition, and the copies stay small.  Random
+tie-breaks use the per-decision LCG of :mod:`jiu_env.bots.common`.
 """
 
 import numpy as np
@@ -48,107 +49,13 @@ from ..kernel import (DC, DR, EMPTY, H_COUNT, H_LAST_FROM, H_LAST_TO, H_N, H_P, 
                       H_PLACED, H_SUB, H_TO_MOVE, H_WINNER, HDR, PH_BATTLE, PH_OVER, PH_PLACEMENT,
                       SUB_CAPTURE, apply_action, legal_actions, squares_at)
 from .base import Bot
+from .common import (W_WIN, block_tally, rand_below, rng_state, scratch_state,  # noqa: F401  (re-exported)
+                     walk_next, walk_start)
 
-W_WIN = 1_000_000
 W_CAPTURE = 6
 W_SQUARE = 2
 W_JUMP_THREAT = 2
 W_SQUARE_THREAT = 3
-
-
-
-# ------------------------------------------------------------ random numbers
-@njit(cache=True)
-def rng_state(seed):
-    """A one-slot generator state for :func:`rand_below` from any integer seed."""
-    r = np.empty(1, np.int64)
-    r[0] = seed * 2862933555777941757 + 3037000493
-    return r
-
-
-@njit(cache=True)
-def rand_below(rng, m):
-    """A pseudo-random integer in [0, m) (64-bit LCG, high bits); advances ``rng``."""
-    x = rng[0] * 6364136223846793005 + 1442695040888963407
-    rng[0] = x
-    return ((x >> 33) & 0x7FFFFFFF) % m
-
-
-# -------------------------------------------------------------- turn walker
-@njit(cache=True)
-def scratch_state(s):
-    """A copy of ``s`` without the position history (one-slot ring, repetition off)."""
-    p_ = s[H_P]
-    t = np.zeros(HDR + p_ + 1, np.int64)
-    t[:HDR + p_] = s[:HDR + p_]
-    t[K.H_CAP] = 1
-    t[K.H_HLEN] = 0
-    t[K.H_HIRR] = 0
-    t[K.H_REP] = 0
-    return t
-
-
-@njit(cache=True)
-def walk_start(s):
-    """Set up the enumeration of every way to finish the current turn of ``s``.
-
-    Returns ``(states, stack_a, stack_d, path, buf, meta)``; pass them to
-    :func:`walk_next`.  ``s`` is not modified (the walk runs on copies).
-    """
-    p_ = s[H_P]
-    length = HDR + p_ + 1
-    c = s[H_TO_MOVE]
-    # a turn's move part is at most one action per jumped stone plus a STOP, or LIFT + drop
-    maxd = s[H_COUNT + 3 - c] + 4
-    states = np.empty((maxd, length), np.int64)
-    states[0, :] = scratch_state(s)
-    cap = 11 * p_ + 5 * maxd + 16
-    stack_a = np.empty(cap, np.int64)
-    stack_d = np.empty(cap, np.int64)
-    path = np.empty(maxd, np.int64)
-    buf = np.empty(K.stop_action(p_) + 1, np.int64)
-    k = legal_actions(s, buf)
-    for i in range(k):
-        stack_a[i] = buf[k - 1 - i]
-        stack_d[i] = 0
-    meta = np.empty(3, np.int64)
-    meta[0] = k  # stack pointer
-    meta[1] = c  # the side whose turn is walked
-    meta[2] = s[H_PHASE]
-    return states, stack_a, stack_d, path, buf, meta
-
-
-@njit(cache=True)
-def walk_next(states, stack_a, stack_d, path, buf, meta):
-    """Advance to the next way of finishing the turn; return its row in ``states`` or -1 when done.
-
-    A leaf is reached when the turn passes, the game ends, the phase changes
-    or square captures are pending (``SUB_CAPTURE``; the caller chooses them).
-    ``path[:row]`` holds the actions from the start state; ``path[0]`` is the
-    action to play now.  The leaf row may be modified by the caller.
-    """
-    sp = meta[0]
-    mover = meta[1]
-    phase = meta[2]
-    while sp > 0:
-        sp -= 1
-        a = stack_a[sp]
-        d = stack_d[sp]
-        states[d + 1, :] = states[d, :]
-        t = states[d + 1]
-        apply_action(t, a)
-        path[d] = a
-        if (t[H_PHASE] != phase or t[H_TO_MOVE] != mover
-                or (t[H_PHASE] == PH_BATTLE and t[H_SUB] == SUB_CAPTURE)):
-            meta[0] = sp
-            return d + 1
-        k = legal_actions(t, buf)
-        for i in range(k):
-            stack_a[sp] = buf[k - 1 - i]
-            stack_d[sp] = d + 1
-            sp += 1
-    meta[0] = 0
-    return -1
 
 
 # ------------------------------------------------------------------ helpers
@@ -343,29 +250,6 @@ def _pick_best(scores, ok, rng):
 
 
 @njit(cache=True)
-def block_tally(s, r0, c0, skip, c):
-    """(own, enemy, empty) among the points of the 2x2 block with top-left (r0, c0), point ``skip`` left out;
-    own = colour ``c``."""
-    n = s[H_N]
-    own = 0
-    enemy = 0
-    empty = 0
-    for i in range(2):
-        for j in range(2):
-            q = (r0 + i) * n + c0 + j
-            if q == skip:
-                continue
-            v = s[HDR + q]
-            if v == c:
-                own += 1
-            elif v == 3 - c:
-                enemy += 1
-            else:
-                empty += 1
-    return own, enemy, empty
-
-
-@njit(cache=True)
 def _place_score(s, p, c):
     n = s[H_N]
     r = p // n
@@ -462,4 +346,4 @@ class GreedyBot(Bot):
 
 
 __all__ = ["GreedyBot", "greedy_action", "greedy_place", "greedy_score", "walk_start", "walk_next",
-           "scratch_state", "jump_threats", "square_threats", "rng_state", "rand_below"]
+           "scratch_state", "jump_threats", "square_threats", "rng_state", "rand_below", "block_tally", "W_WIN"]

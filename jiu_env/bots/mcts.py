@@ -1,15 +1,18 @@
-"""UCT Monte-Carlo tree search opponent in numba (array-based tree).
+"""UCT Monte-Carlo tree search opponent in numba: the shared tree, UCB1 and a static-evaluation leaf evaluator.
 
-The tree lives in preallocated arrays (parent, first child, child count,
-action, visits, value sum, mover); the children of a node are one contiguous
-block, ordered at expansion by the tactical gain of their action (captures and
-square-forming moves first, formation value in the placement phase) with seeded
-random tie-breaks.  Selection is UCB1 ``Q/N + c*sqrt(ln N_parent / N)`` with
-``c = sqrt(2)`` by default (Shen et al. 2021) over the first
-``1 + widen*sqrt(N_parent)`` children (progressive widening; unvisited children
-first, in their order).  Each decision of a turn (move, chain jump / STOP, fly
-drop, capture choice) is its own tree level; a value is stored from the point
-of view of the side that took the action into the node.
+The tree is the one of :mod:`jiu_env.bots.search_tree` (preallocated arrays:
+parent, first child, child count, action, visits, value sum, mover; no
+priors); the children of a node are one contiguous block, ordered at
+expansion by the tactical gain of their action (captures and square-forming
+moves first, formation value in the placement phase) with seeded random
+tie-breaks.  Selection is the tree's ``RULE_UCB1``:
+``Q/N + c*sqrt(ln N_parent / N)`` with ``c = sqrt(2)`` by default (Shen et al.
+2021) over the first ``1 + widen*sqrt(N_parent)`` children (progressive
+widening; unvisited children first, in their order).  Each decision of a turn
+(move, chain jump / STOP, fly drop, capture choice) is its own tree level; a
+value is stored from the point of view of the side that took the action into
+the node.  What is MCTS-specific lives here: the child ordering, the leaf
+evaluator (below) and the placement reward shaping of ``place_rollout``.
 
 Leaves
     A new leaf gets one evaluation.  ``rollout_cap`` > 0 plays up to that many
@@ -32,23 +35,48 @@ Leaves
 Budget and reuse
     ``sims`` simulations, or ``time`` seconds (a wall clock read inside numba
     through ``objmode`` every 8 simulations), or both (whichever ends first).
-    The played move is the most visited root child.  Between calls the tree is
-    kept: when the new state is a descendant of the previous root (found by
+    The played move is the most visited root child.
+
+Minimax values
+    With ``minimax`` = m > 0 (default 1) every node also keeps the minimax value
+    of its explored subtree (:func:`~jiu_env.bots.search_tree.update_minimax`)
+    and selection uses ``(1 - m) * mean + m * minimax`` as the value term
+    (implicit minimax backups, Lanctot, Winands, Pepels and Sturtevant 2014).
+    The mean of many static evaluations is slow to see a single refutation:
+    with ``minimax=0`` (plain UCT, the first release's search) more
+    simulations played *worse* on 14x14 (``mcts:sims=200`` beat
+    ``mcts:sims=800`` 60.5% in the ladder), because widening opens more and more
+    weak replies and capture choices whose evaluations dilute the mean of a
+    good move.  With minimax values 2N beats N (``docs/bots.md`` has the
+    figures, ``benchmarks/budget_scaling.py`` measures them).
+
+Tree reuse
+    Between calls the tree is
+    kept (:func:`~jiu_env.bots.search_tree.find_descendant` and
+    :func:`~jiu_env.bots.search_tree.reroot`): when the new state is a descendant of the previous root (found by
     replaying the visited tree paths with the right number of decisions and
     comparing the Zobrist hash, the header and the board), that subtree is moved
     to the front of the arrays and becomes the root.  With a ``sims`` budget
     the bot is deterministic for a seed.
+
+Random numbers
+    numba's global ``np.random``, re-seeded at the start of every
+    :func:`run_mcts` with a seed the bot draws from its ``self.rng``: the
+    tie-break keys of the child ordering and the rollouts.  Kept as it is so
+    that seeded games do not change (see :mod:`jiu_env.bots.search_tree`).
 """
 
 import math
 import time as _time
 
 import numpy as np
-from numba import njit, objmode
+from numba import njit
 
 from .. import kernel as K
 from .base import MAX_NODES, MAX_SECONDS, MAX_SIMS, Bot, check_param, legal_actions
 from .evaluation_fn import QDC, QDR, SIDE_MASK, action_gain, centre_ring, evaluate
+from .search_tree import (M_FREE, RULE_UCB1, add_children, backup, best_child, find_descendant,  # noqa: F401
+                          has_room, new_tree, now, reroot, reset_root, select_child, signed, update_minimax)
 
 HDR = K.HDR
 PLACEMENT_FLAG = 4  # added to mover[] for nodes whose action is a placement
@@ -57,15 +85,6 @@ PLACE_SCALE = 400.0
 LOCATION_WEIGHT = 0.3
 GREEDY = 0.85  # rollout: probability of taking a capture / square move when one exists
 CONTINUE_CHAIN = 0.9  # rollout: probability of jumping on rather than stopping a chain
-# meta slots
-M_FREE = 0
-
-
-@njit(cache=True)
-def _now():
-    with objmode(t="float64"):
-        t = _time.perf_counter()
-    return t
 
 
 @njit(cache=True)
@@ -101,12 +120,7 @@ def placement_result(s):
 def white_value(s):
     """Result for White of a finished game, or the squashed static evaluation of a live one."""
     if s[K.H_PHASE] == K.PH_OVER:
-        w = s[K.H_WINNER]
-        if w == K.WHITE:
-            return 1.0
-        if w == K.BLACK:
-            return -1.0
-        return 0.0
+        return K.result_for_white(s)
     v = math.tanh(evaluate(s) / EVAL_SCALE)
     return v if s[K.H_TO_MOVE] == K.WHITE else -v
 
@@ -198,69 +212,51 @@ def rollout(s, buf, cap, place_rollout):
 
 
 @njit(cache=True)
-def _expand(s, node, tree, meta, buf, keys):
-    """Create the children of ``node`` (state s); False when the tree is full."""
-    parent, first, nchild, action, visits, wsum, mover = tree
+def _expand(s, node, tree, meta, buf, keys, ordered):
+    """Create the children of ``node`` (state s), best-ordered; False when the tree is full."""
     k = K.legal_actions(s, buf)
-    free = meta[M_FREE]
-    if free + k > parent.shape[0]:
-        return False
+    if not has_room(tree, meta, k):
+        return False  # checked before drawing the tie-break keys
     c = s[K.H_TO_MOVE]
     flag = PLACEMENT_FLAG if s[K.H_PHASE] == K.PH_PLACEMENT else 0
     for i in range(k):
         keys[i] = -(action_gain(s, buf[i]) + np.random.random())
     order = np.argsort(keys[:k])
     for j in range(k):
-        ch = free + j
-        parent[ch] = node
-        first[ch] = -1
-        nchild[ch] = 0
-        action[ch] = buf[order[j]]
-        visits[ch] = 0
-        wsum[ch] = 0.0
-        mover[ch] = c + flag
-    first[node] = free
-    nchild[node] = k
-    meta[M_FREE] = free + k
+        ordered[j] = buf[order[j]]
+    add_children(tree, meta, node, ordered, k, c + flag)
     return True
 
 
 @njit(cache=True)
-def _select(node, tree, c_uct, widen):
-    parent, first, nchild, action, visits, wsum, mover = tree
-    f = first[node]
-    lnp = math.log(visits[node] + 1.0)
-    best = -1e300
-    bi = f
-    k = nchild[node]
-    if widen > 0.0:
-        # progressive widening: children are sorted best-first, open them gradually
-        lim = 1 + int(widen * math.sqrt(visits[node]))
-        if lim < k:
-            k = lim
-    for ch in range(f, f + k):
-        v = visits[ch]
-        if v == 0:
-            return ch  # unvisited children first, in expansion order
-        u = wsum[ch] / v + c_uct * math.sqrt(lnp / v)
-        if u > best:
-            best = u
-            bi = ch
-    return bi
+def _backup_place(tree, path, depth, r, n):
+    """:func:`~jiu_env.bots.search_tree.backup` with ``place_rollout``'s reward for placement nodes
+    (``(1 - LOCATION_WEIGHT) * result + LOCATION_WEIGHT * location``)."""
+    parent, first, nchild, action, visits, wsum, mover, prior, mm = tree
+    visits[0] += 1
+    for i in range(depth):
+        nd = path[i]
+        visits[nd] += 1
+        m = mover[nd]
+        rv = signed(r, m)
+        if m >= PLACEMENT_FLAG:
+            rv = (1.0 - LOCATION_WEIGHT) * rv + LOCATION_WEIGHT * location_score(n, action[nd])
+        wsum[nd] += rv
 
 
 @njit(cache=True)
-def run_mcts(root_state, tree, meta, sims, deadline, c_uct, cap, widen, place_rollout, seed, path):
+def run_mcts(root_state, tree, meta, sims, deadline, c_uct, cap, widen, place_rollout, seed, path, mix=0.0):
     """Run simulations from tree node 0 (= root_state); return how many were made."""
     np.random.seed(seed)
-    parent, first, nchild, action, visits, wsum, mover = tree
+    parent, first, nchild, action, visits, wsum, mover, prior, mm = tree
     n = root_state[K.H_N]
     na = K.num_actions(root_state[K.H_N])
     buf = np.empty(na, np.int64)
     keys = np.empty(na, np.float64)
+    ordered = np.empty(na, np.int64)
     done = 0
     while done < sims:
-        if deadline > 0.0 and (done & 7) == 0 and done > 0 and _now() >= deadline:
+        if deadline > 0.0 and (done & 7) == 0 and done > 0 and now() >= deadline:
             break
         s = root_state.copy()
         node = 0
@@ -269,133 +265,23 @@ def run_mcts(root_state, tree, meta, sims, deadline, c_uct, cap, widen, place_ro
             if first[node] < 0:
                 if node != 0 and visits[node] == 0:
                     break  # a new leaf: one rollout first
-                if not _expand(s, node, tree, meta, buf, keys):
+                if not _expand(s, node, tree, meta, buf, keys, ordered):
                     break  # tree full: rollout from here
-            node = _select(node, tree, c_uct, widen)
+            node = select_child(tree, node, RULE_UCB1, c_uct, widen, mix)
             K.apply_action(s, action[node])
             path[depth] = node
             depth += 1
             if depth >= path.shape[0]:
                 break
         r = rollout(s, buf, cap, place_rollout)
-        visits[0] += 1
-        for i in range(depth):
-            nd = path[i]
-            visits[nd] += 1
-            m = mover[nd]
-            col = m & 3
-            rv = r if col == K.WHITE else -r
-            if place_rollout and m >= PLACEMENT_FLAG:
-                rv = (1.0 - LOCATION_WEIGHT) * rv + LOCATION_WEIGHT * location_score(n, action[nd])
-            wsum[nd] += rv
+        if place_rollout:
+            _backup_place(tree, path, depth, r, n)
+        else:
+            backup(tree, path, depth, r)
+        if mix > 0.0:
+            update_minimax(tree, path, depth, r)
         done += 1
     return done
-
-
-@njit(cache=True)
-def best_child(tree):
-    """The root child with most visits (ties: higher mean value)."""
-    parent, first, nchild, action, visits, wsum, mover = tree
-    f = first[0]
-    bi = f
-    for ch in range(f + 1, f + nchild[0]):
-        if visits[ch] > visits[bi] or (visits[ch] == visits[bi] and visits[ch] > 0
-                                       and wsum[ch] / visits[ch] > wsum[bi] / visits[bi]):
-            bi = ch
-    return bi
-
-
-@njit(cache=True)
-def find_descendant(tree, root_state, target, steps):
-    """Tree node reached from node 0 by ``steps`` decisions that gives ``target``, or -1.
-
-    Depth-first over visited children only, replaying actions on copies of the
-    root state; a match needs the same hash, header fields and board.
-    """
-    parent, first, nchild, action, visits, wsum, mover = tree
-    if steps == 0:
-        return 0 if K.same_decision_point(root_state, target) else -1
-    stack_node = np.empty(steps + 1, np.int64)
-    stack_next = np.empty(steps + 1, np.int64)
-    states = np.empty((steps + 1, root_state.shape[0]), np.int64)
-    states[0] = root_state
-    stack_node[0] = 0
-    stack_next[0] = first[0] if first[0] >= 0 else 0
-    depth = 0
-    while depth >= 0:
-        node = stack_node[depth]
-        f = first[node]
-        end = f + nchild[node] if f >= 0 else 0
-        ch = stack_next[depth]
-        while f >= 0 and ch < end and visits[ch] == 0:
-            ch += 1
-        if f < 0 or ch >= end:
-            depth -= 1
-            continue
-        stack_next[depth] = ch + 1
-        st = states[depth].copy()
-        if st[K.H_PHASE] == K.PH_OVER:
-            continue
-        K.apply_action(st, action[ch])
-        if depth + 1 == steps:
-            if K.same_decision_point(st, target):
-                return ch
-            continue
-        depth += 1
-        states[depth] = st
-        stack_node[depth] = ch
-        stack_next[depth] = first[ch] if first[ch] >= 0 else 0
-    return -1
-
-
-@njit(cache=True)
-def reroot(tree, meta, new_root, scratch):
-    """Move the subtree of ``new_root`` to the front of the arrays (breadth-first), root at 0."""
-    parent, first, nchild, action, visits, wsum, mover = tree
-    s_parent, s_first, s_nchild, s_action, s_visits, s_wsum, s_mover = scratch
-    queue = np.empty(meta[M_FREE], np.int64)  # old indices, in new order
-    queue[0] = new_root
-    head = 0
-    tail = 1
-    while head < tail:
-        old = queue[head]
-        s_parent[head] = -1
-        s_action[head] = action[old]
-        s_visits[head] = visits[old]
-        s_wsum[head] = wsum[old]
-        s_mover[head] = mover[old]
-        f = first[old]
-        if f >= 0:
-            s_first[head] = tail
-            s_nchild[head] = nchild[old]
-            for j in range(nchild[old]):
-                queue[tail] = f + j
-                tail += 1
-        else:
-            s_first[head] = -1
-            s_nchild[head] = 0
-        head += 1
-    for i in range(tail):
-        f = s_first[i]
-        if f >= 0:
-            for j in range(s_nchild[i]):
-                s_parent[f + j] = i
-    for i in range(tail):
-        parent[i] = s_parent[i]
-        first[i] = s_first[i]
-        nchild[i] = s_nchild[i]
-        action[i] = s_action[i]
-        visits[i] = s_visits[i]
-        wsum[i] = s_wsum[i]
-        mover[i] = s_mover[i]
-    meta[M_FREE] = tail
-    return tail
-
-
-def _new_tree(size):
-    return (np.full(size, -1, np.int32), np.full(size, -1, np.int32), np.zeros(size, np.int32),
-            np.zeros(size, np.int32), np.zeros(size, np.int32), np.zeros(size, np.float64),
-            np.zeros(size, np.int8))
 
 
 class MCTSBot(Bot):
@@ -413,10 +299,12 @@ class MCTSBot(Bot):
                          "instead of the formation evaluation (default false)",
         "widen": "progressive widening: N visits open the 1 + widen*sqrt(N) best-ordered children, 0..1e6 "
                  "(default 2; 0 = all)",
+        "minimax": "weight of the explored tree's minimax value against the mean value in selection, 0..1 "
+                   "(implicit minimax backups; default 1; 0 = plain UCT, the first release's search)",
     }
 
     def __init__(self, seed=None, sims=None, time=None, c=math.sqrt(2.0), rollout_cap=0,
-                 max_nodes=1_000_000, reuse=True, widen=2.0, place_rollout=False):
+                 max_nodes=1_000_000, reuse=True, widen=2.0, place_rollout=False, minimax=1.0):
         if sims is None and time is None:
             sims = 1000
         if sims is not None:
@@ -427,6 +315,7 @@ class MCTSBot(Bot):
         rollout_cap = check_param("mcts", "rollout_cap", rollout_cap, 0, 1_000_000, integer=True)
         max_nodes = check_param("mcts", "max_nodes", max_nodes, 1000, MAX_NODES, integer=True)
         widen = check_param("mcts", "widen", widen, 0, 1e6)
+        minimax = check_param("mcts", "minimax", minimax, 0, 1)
         if not isinstance(place_rollout, bool):
             raise ValueError(f"mcts place_rollout must be true or false, not {place_rollout!r}")
         if not isinstance(reuse, bool):
@@ -439,6 +328,7 @@ class MCTSBot(Bot):
         self.reuse = reuse
         self.widen = float(widen)
         self.place_rollout = place_rollout
+        self.minimax = float(minimax)
         self._tree = None
         self._scratch = None
         self._meta = np.zeros(2, np.int64)
@@ -454,7 +344,7 @@ class MCTSBot(Bot):
     def _prepare_tree(self, state):
         """Node 0 = ``state``: the reused subtree when found, else a fresh root."""
         if self._tree is None:
-            self._tree = _new_tree(self.max_nodes)
+            self._tree = new_tree(self.max_nodes, minimax=self.minimax > 0)
         reused = 0
         old = self._root_state
         if self.reuse and old is not None and old.shape == state.shape:
@@ -463,18 +353,12 @@ class MCTSBot(Bot):
                 node = find_descendant(self._tree, old, state, steps)
                 if node > 0:
                     if self._scratch is None:
-                        self._scratch = _new_tree(self.max_nodes)
+                        self._scratch = new_tree(self.max_nodes, minimax=self.minimax > 0)
                     reused = reroot(self._tree, self._meta, node, self._scratch)
                 elif node == 0:
                     reused = int(self._meta[M_FREE])
         if reused == 0:
-            t = self._tree
-            t[0][0] = -1
-            t[1][0] = -1
-            t[2][0] = 0
-            t[4][0] = 0
-            t[5][0] = 0.0
-            self._meta[M_FREE] = 1
+            reset_root(self._tree, self._meta)
         self._root_state = state.copy()
         return reused
 
@@ -491,7 +375,7 @@ class MCTSBot(Bot):
         deadline = 0.0 if self.time is None else t0 + self.time
         path = np.empty(4096, np.int64)
         done = run_mcts(self._root_state, self._tree, self._meta, sims, deadline, self.c,
-                        self.rollout_cap, self.widen, self.place_rollout, seed, path)
+                        self.rollout_cap, self.widen, self.place_rollout, seed, path, self.minimax)
         ch = best_child(self._tree)
         a = int(self._tree[3][ch])
         self.last_info = {"sims": int(done), "reused_nodes": int(reused), "reused_visits": reused_visits,

@@ -56,7 +56,7 @@ from ..kernel import (EMPTY, H_COUNT, H_LAST_FROM, H_LAST_TO, H_N, H_P, H_PHASE,
                       H_TO_MOVE, H_WINNER, HDR, PH_OVER, PH_PLACEMENT, SUB_CAPTURE, legal_actions,
                       squares_at)
 from .base import Bot
-from .greedy import W_WIN, block_tally, rand_below, rng_state, walk_next, walk_start
+from .common import W_WIN, block_tally, rand_below, rng_state, walk_next, walk_start
 
 from ..kernel import DC, DR, num_actions  # noqa: E402
 
