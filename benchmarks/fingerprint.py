@@ -35,7 +35,13 @@ import time
 
 import numpy as np
 
-BOTS = ["random", "greedy", "pattern", "alphabeta:depth=1", "alphabeta:depth=2", "mcts:sims=100"]
+# (label, spec): the search bots are pinned to the first release's engines (quiesce=0,lmr=false;
+# minimax=0) and hashed under that release's spellings, so that its digests stay the reference
+# (the newer defaults search differently on purpose).
+BOTS = [("random", "random"), ("greedy", "greedy"), ("pattern", "pattern"),
+        ("alphabeta:depth=1", "alphabeta:depth=1,quiesce=0,lmr=false"),
+        ("alphabeta:depth=2", "alphabeta:depth=2,quiesce=0,lmr=false"),
+        ("mcts:sims=100", "mcts:sims=100,minimax=0")]
 # Timing fields, and the code-version stamps of the players (they hash the bots' source, so that a
 # resumed tournament replays games after a code change): not part of the games themselves.
 IGNORED_KEYS = {"time", "ms_per_decision", "white_version", "black_version", "fingerprint"}
@@ -58,14 +64,14 @@ def bots_group(n: int, games: int) -> str:
     from jiu_env.bots.match import play_game
 
     out = []
-    for spec in BOTS:
+    for label, spec in BOTS:
         for opp in ("random", "greedy"):
             for g in range(games):
                 w, b = (spec, opp) if g % 2 == 0 else (opp, spec)
                 seed = 1000 * n + 17 * g + 5
                 res = play_game({"board_size": n}, make_bot(w, seed=seed), make_bot(b, seed=seed + 1),
                                 seed=seed, start="battle" if g % 4 == 3 else "placement")
-                out.append([spec, opp, g, _game_summary(res)])
+                out.append([label, opp, g, _game_summary(res)])
     return _digest(out)
 
 

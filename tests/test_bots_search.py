@@ -463,23 +463,34 @@ def test_quiescence_off_is_the_plain_search():
 
 @pytest.mark.parametrize("budget", [0.15, 0.3])
 def test_time_budget_is_per_turn(budget):
-    """Mechanism, not speed: the decisions of one turn share one budget (stated tolerance 50 ms)."""
+    """Mechanism, not speed: the decisions of one turn share one budget.
+
+    Exact: what each decision is allotted (90% of the turn at its first
+    decision, then what is left).  With a stated tolerance of 250 ms (a
+    loaded machine may stall a process that long): the time actually spent.
+    """
     rules = Rules.make("competitive", board_size=6, fly_threshold=0)
     s = position_state(rules, board_from_text(DOUBLE_SQUARE_NO_WIN), "white")
     bot = make_bot(f"alphabeta:time={budget}", seed=0)
     bot.step(s)  # compile outside the measured turn
     bot.restart(0)
-    spent = []
+    spent, allotted = [], []
     t = s.copy()
     while True:
         a = bot.step(t)
         spent.append(bot.last_info["seconds"])
+        allotted.append(bot.last_info.get("budget"))
         K.apply_action(t, a)
         if t[K.H_PHASE] != K.PH_BATTLE or t[K.H_SUB] == K.SUB_MOVE:
             break
     assert len(spent) == 3  # the double square: the move, then two captures
-    assert spent[0] <= (1 - AB.TURN_RESERVE) * budget + 0.05
-    assert sum(spent) <= budget + 0.05
+    assert allotted[0] == pytest.approx((1 - AB.TURN_RESERVE) * budget)
+    for i in (1, 2):
+        if allotted[i] is not None:  # None: a forced decision, no search
+            assert allotted[i] == pytest.approx(max(budget - sum(spent[:i]), 0.02 * budget))
+    assert sum(spent) <= budget + 0.25
+    # the next turn starts afresh
+    assert bot._budget(t)[0] == pytest.approx((1 - AB.TURN_RESERVE) * budget)
     # per decision (the first release's meaning of time): each decision may use the whole budget
     per = make_bot(f"alphabeta:time={budget},turn_time=false", seed=0)
     assert per._budget(s) == (budget, None)

@@ -663,5 +663,5 @@ class AlphaBetaBot(Bot):
         if turn_key is not None:
             self._turn = (turn_key, self._turn[1] + seconds)
         self.last_info = {"depth": reached, "value": best_val, "nodes": int(stats[S_NODES]),
-                          "qnodes": int(stats[S_QNODES]), "seconds": seconds, "forced": False}
+                          "qnodes": int(stats[S_QNODES]), "seconds": seconds, "budget": budget, "forced": False}
         return best_move
