@@ -18,7 +18,7 @@ of the side to move.  Two evaluations exist, one per phase:
 """
 
 import numpy as np
-from numba import literal_unroll, njit
+from numba import njit
 
 from .. import kernel as K
 
@@ -88,12 +88,6 @@ WEIGHTS = HAND_WEIGHTS.copy()
 #: (``alphabeta:eval=tuned``), not the default.
 TUNED_WEIGHTS = np.array([100, 0, 0, 0, 132, 85, 3075, 95, 60], dtype=np.int64)
 
-# The neighbour x of an empty point in each direction (K.DR/K.DC order: up, right, down,
-# left): row step, column step, the two 2x2 windows of the point away from x (window bits as
-# above: the squares a stone stepping in from x can complete), and the unit vector
-# perpendicular to the direction (x's complete squares on its far side lie along it).
-# ``literal_unroll`` compiles the loop over this table as four straight blocks.
-DIRS = ((-1, 0, 2, 3, 0, 1), (0, 1, 0, 2, 1, 0), (1, 0, 0, 1, 0, 1), (0, -1, 1, 3, 1, 0))
 
 
 @njit(cache=True, inline="always")
@@ -101,12 +95,68 @@ def _in(n, r, c):
     return r >= 0 and r < n and c >= 0 and c < n
 
 
+@njit(cache=True, inline="always")
+def _neighbour(s, n, r, c, i, qa, qb, dr, dc, pr, pc, acc):
+    """Count the neighbour x of empty point i (row r, column c) in direction (dr, dc) into ``acc``.
+
+    ``qa``/``qb``: the colours completing the two windows of i away from x
+    (the squares a stone stepping in from x forms); ``(pr, pc)``: the unit
+    vector perpendicular to the direction, along which x's complete squares
+    on its far side lie.  ``acc`` is ``(mob1, mob2, sh1, sh2, open1, open2,
+    th1, th2, best1, best2)``.
+    """
+    mob1, mob2, sh1, sh2, open1, open2, th1, th2, best1, best2 = acc
+    if not _in(n, r + dr, c + dc):
+        return acc
+    x = i + dr * n + dc
+    v = s[x]
+    if v == EMPTY:
+        return acc
+    f = (qa == v) + (qb == v)
+    full = False
+    jump = False
+    if _in(n, r + 2 * dr, c + 2 * dc):
+        y = x + dr * n + dc
+        jump = s[y] == 3 - v
+        o = pr * n + pc
+        full = ((_in(n, r + dr - pr, c + dc - pc) and _same3(s, y, x - o, y - o, v))
+                or (_in(n, r + dr + pr, c + dc + pc) and _same3(s, y, x + o, y + o, v)))
+    if v == WHITE:
+        mob1 += 1
+        if full:
+            sh1 += f
+            open1 += 1
+        if f > 0:
+            th1 += 1
+            if f > best1:
+                best1 = f
+        if jump:  # black can jump this stone
+            th2 += 1
+            if best2 < 1:
+                best2 = 1
+    else:
+        mob2 += 1
+        if full:
+            sh2 += f
+            open2 += 1
+        if f > 0:
+            th2 += 1
+            if f > best2:
+                best2 = f
+        if jump:
+            th1 += 1
+            if best1 < 1:
+                best1 = 1
+    return mob1, mob2, sh1, sh2, open1, open2, th1, th2, best1, best2
+
+
 @njit(cache=True)
 def battle_counts(s):
     """The raw battle terms of ``s`` per colour (White first, then Black for each term).
 
     One pass over the empty points; around each, the four 2x2 windows (triangles)
-    and the four neighbours x, one loop over the direction tables.  For a
+    and the four neighbours x, one function (:func:`_neighbour`) called with
+    each direction's constants.  For a
     neighbour: a step (mobility), the squares it completes by stepping in
     (threat), whether it sits in a complete square on its far side (an open
     square; with a threat too, a shuttle), and whether the other colour can
@@ -143,7 +193,6 @@ def battle_counts(s):
             qne = _tri(s, up and rt, i - n, i - n + 1, i + 1)
             qsw = _tri(s, dn and lf, i - 1, i + n - 1, i + n)
             qse = _tri(s, dn and rt, i + 1, i + n, i + n + 1)
-            q = (qnw, qne, qsw, qse)
             k1 = (qnw == WHITE) + (qne == WHITE) + (qsw == WHITE) + (qse == WHITE)
             k2 = (qnw == BLACK) + (qne == BLACK) + (qsw == BLACK) + (qse == BLACK)
             tri1 += k1
@@ -156,51 +205,15 @@ def battle_counts(s):
                 th2 += 1
                 if k2 > best2:
                     best2 = k2
-            for dd in literal_unroll(DIRS):
-                dr, dc, fa, fb, pr, pc = dd
-                if not _in(n, r + dr, c + dc):
-                    continue
-                x = i + dr * n + dc
-                v = s[x]
-                if v == EMPTY:
-                    continue
-                # windows of the point away from x (the squares a stone stepping in from x completes)
-                f = (q[fa] == v) + (q[fb] == v)
-                # x in a complete square on its far side: with x + step, x + side, x + step + side
-                full = False
-                jump = False
-                if _in(n, r + 2 * dr, c + 2 * dc):
-                    y = x + dr * n + dc
-                    jump = s[y] == 3 - v
-                    o = pr * n + pc
-                    full = ((_in(n, r + dr - pr, c + dc - pc) and _same3(s, y, x - o, y - o, v))
-                            or (_in(n, r + dr + pr, c + dc + pc) and _same3(s, y, x + o, y + o, v)))
-                if v == WHITE:
-                    mob1 += 1
-                    if full:
-                        sh1 += f
-                        open1 += 1
-                    if f > 0:
-                        th1 += 1
-                        if f > best1:
-                            best1 = f
-                    if jump:  # black can jump this stone
-                        th2 += 1
-                        if best2 < 1:
-                            best2 = 1
-                else:
-                    mob2 += 1
-                    if full:
-                        sh2 += f
-                        open2 += 1
-                    if f > 0:
-                        th2 += 1
-                        if f > best2:
-                            best2 = f
-                    if jump:
-                        th1 += 1
-                        if best1 < 1:
-                            best1 = 1
+            # the neighbours above, right, below and left: one body, four calls with the direction's
+            # constants (row / column step, the two windows of the point away from the neighbour,
+            # the perpendicular unit vector)
+            acc = (mob1, mob2, sh1, sh2, open1, open2, th1, th2, best1, best2)
+            acc = _neighbour(s, n, r, c, i, qsw, qse, -1, 0, 0, 1, acc)
+            acc = _neighbour(s, n, r, c, i, qnw, qsw, 0, 1, 1, 0, acc)
+            acc = _neighbour(s, n, r, c, i, qnw, qne, 1, 0, 0, 1, acc)
+            acc = _neighbour(s, n, r, c, i, qne, qse, 0, -1, 1, 0, acc)
+            mob1, mob2, sh1, sh2, open1, open2, th1, th2, best1, best2 = acc
     return tri1, mob1, sh1, open1, th1, best1, tri2, mob2, sh2, open2, th2, best2
 
 

@@ -87,7 +87,7 @@ Random numbers
       LCG of :mod:`jiu_env.bots.common` (``rng_state`` / ``rand_below``),
       one state per decision from a seed (from ``self.rng``, or from the
       position hash in ``judge_battle``).
-    - ``vector.py`` (batched runner, vector env): one SplitMix64 stream per
+    - ``jiu_env/batch.py`` (batched runner, vector env): one SplitMix64 stream per
       game slot; it also draws the seeds of the greedy opponent.
     - AlphaZero's Dirichlet root noise: the NumPy generator passed to
       ``PUCT.search``.
