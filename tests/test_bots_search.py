@@ -451,6 +451,19 @@ def test_quiescence_declines_a_capture_that_loses_two_for_one():
     assert before - int(t[K.H_COUNT + K.WHITE]) == 2
 
 
+def test_mcts_with_a_budget_declines_the_capture_that_loses_two_for_one():
+    # the capture is the best-ordered move, so two simulations take it; with minimax values MCTS
+    # sees Black's chain recapture; plain UCT (the first release) averages it away and takes it even
+    # with 3000 simulations
+    rules = Rules.make("competitive", board_size=8, fly_threshold=0)
+    s = position_state(rules, board_from_text(POISONED_CAPTURE), "white")
+    bait = [int(a) for a in legal_actions(s) if K.is_jump_kind(K.action_kind(int(a), int(s[K.H_P])))][0]
+    for seed in range(3):
+        assert make_bot("mcts:sims=2", seed=seed).step(s) == bait
+        assert make_bot("mcts:sims=3000", seed=seed).step(s) != bait
+        assert make_bot("mcts:sims=3000,minimax=0", seed=seed).step(s) == bait
+
+
 def test_quiescence_off_is_the_plain_search():
     # quiesce=0, lmr=false and the hand weights are the alpha-beta of the first release, move for move
     rules = Rules.make("competitive", board_size=8, fly_threshold=0)
