@@ -25,6 +25,7 @@ def main() -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     data = json.loads((a.folder / "results.json").read_text())
     ratings = data["elo"]["ratings"]
@@ -51,6 +52,10 @@ def main() -> None:
         ax.axhline(elo, color="grey", lw=0.8, ls="--")
         ax.text(ax.get_xlim()[0] if lines else 0, elo, f" {name}", va="bottom", fontsize=8, color="grey")
     ax.set_xscale("log")
+    ticks = sorted({p[0] for pts in lines.values() for p in pts})
+    ax.set_xticks(ticks)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     ax.set_xlabel("seconds per turn (log scale)")
     ax.set_ylabel(f"Elo ({data['elo']['anchor']} = 0)")
     ax.set_title(data.get("title", "Elo over time per turn"), fontsize=10)
