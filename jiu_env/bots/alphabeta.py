@@ -401,29 +401,23 @@ def _search(s, depth, alpha, beta, ply, ctx):
             reduce = (stats[S_LMR] != 0 and neg and nd >= LMR_MIN_DEPTH - 1 and searched >= LMR_AFTER
                       and generated and bonus == 0 and (scores[i - 1] >> 32) <= 0
                       and a != killers[ply, 0] and a != killers[ply, 1])
+            full = True
             if reduce:
                 # a late quiet move: first a null-window search one turn shallower; only a move
-                # that beats alpha there is searched at full depth
+                # that beats alpha there is searched at full depth (bonus is 0 for a quiet move)
                 val = -_search(s, nd - 1, -lo - 1, -lo, ply + 1, ctx)
-                if val <= alpha or stats[S_ABORT] != 0:
-                    unmake_move(s, ply, u_hdr, u_pts, u_hist)
-                    searched += 1
-                    if stats[S_ABORT] != 0:
-                        return 0
-                    if val > best:
-                        best = val
-                        bestmove = a
-                    continue
-            if neg:
-                val = -_search(s, nd, -hi, -lo, ply + 1, ctx) + bonus
-            else:
-                val = _search(s, nd, lo, hi, ply + 1, ctx) + bonus
-            if searched > 0 and val > alpha and val < beta and stats[S_ABORT] == 0:
-                hi = beta - bonus
+                full = val > alpha and stats[S_ABORT] == 0
+            if full:
                 if neg:
                     val = -_search(s, nd, -hi, -lo, ply + 1, ctx) + bonus
                 else:
                     val = _search(s, nd, lo, hi, ply + 1, ctx) + bonus
+                if searched > 0 and val > alpha and val < beta and stats[S_ABORT] == 0:
+                    hi = beta - bonus
+                    if neg:
+                        val = -_search(s, nd, -hi, -lo, ply + 1, ctx) + bonus
+                    else:
+                        val = _search(s, nd, lo, hi, ply + 1, ctx) + bonus
         unmake_move(s, ply, u_hdr, u_pts, u_hist)
         searched += 1
         if stats[S_ABORT] != 0:

@@ -121,6 +121,9 @@ def _neighbour(s, n, r, c, i, qa, qb, dr, dc, pr, pc, acc):
         o = pr * n + pc
         full = ((_in(n, r + dr - pr, c + dc - pc) and _same3(s, y, x - o, y - o, v))
                 or (_in(n, r + dr + pr, c + dc + pc) and _same3(s, y, x + o, y + o, v)))
+    # The two colours' branches mirror each other.  Kept written out: one inlined helper taking
+    # and returning the seven counters made the whole evaluation 25% slower (CPU time over
+    # 32,501 positions of 14x14 games).
     if v == WHITE:
         mob1 += 1
         if full:

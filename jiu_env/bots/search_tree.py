@@ -412,18 +412,17 @@ def reroot(tree, meta, new_root, scratch):
         if f >= 0:
             for j in range(s_nchild[i]):
                 s_parent[f + j] = i
-    for i in range(tail):
-        parent[i] = s_parent[i]
-        first[i] = s_first[i]
-        nchild[i] = s_nchild[i]
-        action[i] = s_action[i]
-        visits[i] = s_visits[i]
-        wsum[i] = s_wsum[i]
-        mover[i] = s_mover[i]
-        if has_prior:
-            prior[i] = s_prior[i]
-        if has_mm:
-            mm[i] = s_mm[i]
+    parent[:tail] = s_parent[:tail]
+    first[:tail] = s_first[:tail]
+    nchild[:tail] = s_nchild[:tail]
+    action[:tail] = s_action[:tail]
+    visits[:tail] = s_visits[:tail]
+    wsum[:tail] = s_wsum[:tail]
+    mover[:tail] = s_mover[:tail]
+    if has_prior:
+        prior[:tail] = s_prior[:tail]
+    if has_mm:
+        mm[:tail] = s_mm[:tail]
     meta[M_FREE] = tail
     return tail
 
