@@ -147,9 +147,11 @@ def main() -> None:
     played = time.perf_counter() - t0
     test_games = {g for g in range(a.games) if g % 10 == 9}
 
+    now, pending, chain = (E.BATTLE_TERMS.index(t) for t in ("take_now", "pending", "chain"))
+
     def quiet(x: np.ndarray) -> np.ndarray:
         # no stone to take at once, no pending capture, no open chain: a quiet turn start
-        return (x[:, 5] == 0) & (x[:, 7] == 0) & (x[:, 8] == 0)
+        return (x[:, now] == 0) & (x[:, pending] == 0) & (x[:, chain] == 0)
 
     xs = [(p[0][quiet(p[0])], p[1][quiet(p[0])], p[2]) for p in parts]
     xtr = np.concatenate([p[0] for p in xs if p[2] not in test_games])

@@ -170,6 +170,16 @@ def _reference_turns(s, mover, phase):
     return out
 
 
+def _walked_turns(s):
+    """(actions, final board) of every way the turn walker finishes the turn of s."""
+    ctx = walk_start(s)
+    got = []
+    while (row := walk_next(*ctx)) >= 0:
+        st = ctx[0][row]
+        got.append((tuple(int(a) for a in ctx[3][:row]), st[K.HDR:K.HDR + st[K.H_P]].tobytes()))
+    return got
+
+
 def test_walker_enumerates_every_way_to_finish_the_turn(positions):
     checked = set()
     for ps in (positions[600], positions[800 + 1], positions[800 + 2], positions[800 + 3]):
@@ -177,13 +187,8 @@ def test_walker_enumerates_every_way_to_finish_the_turn(positions):
             if s[K.H_PHASE] != K.PH_BATTLE or s[K.H_SUB] == K.SUB_CAPTURE:
                 continue
             checked.add(_kind(s))
-            ref = _reference_turns(s, s[K.H_TO_MOVE], s[K.H_PHASE])
-            ctx = walk_start(s)
-            got = []
-            while (row := walk_next(*ctx)) >= 0:
-                st = ctx[0][row]
-                got.append((tuple(int(a) for a in ctx[3][:row]), st[K.HDR:K.HDR + st[K.H_P]].tobytes()))
-            assert sorted(got) == sorted(ref)
+            got = _walked_turns(s)
+            assert sorted(got) == sorted(_reference_turns(s, s[K.H_TO_MOVE], s[K.H_PHASE]))
             assert len(set(p for p, _ in got)) == len(got)
     assert checked >= {"move", "chain", "drop", "fly-move", "ban-move"}
 
@@ -207,13 +212,8 @@ def test_walker_and_simple_bots_under_the_rules_options(i):
         if s[K.H_PHASE] != K.PH_BATTLE or s[K.H_SUB] == K.SUB_CAPTURE:
             continue
         kinds.add(_kind(s))
-        ref = _reference_turns(s, s[K.H_TO_MOVE], s[K.H_PHASE])
-        ctx = walk_start(s)
-        got = []
-        while (row := walk_next(*ctx)) >= 0:
-            st = ctx[0][row]
-            got.append((tuple(int(a) for a in ctx[3][:row]), st[K.HDR:K.HDR + st[K.H_P]].tobytes()))
-        assert sorted(got) == sorted(ref)
+        got = _walked_turns(s)
+        assert sorted(got) == sorted(_reference_turns(s, s[K.H_TO_MOVE], s[K.H_PHASE]))
     assert {"move", "fly-move"} <= kinds
 
 

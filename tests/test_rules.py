@@ -1308,17 +1308,21 @@ def _line_env(rows, flyer="g6", fly=False, **options):
     return plain_env(b, **kw), n
 
 
+# row a is black but for a6; the black stone on b6 can step in
+ROW_A_ALMOST_BLACK = [
+    "xxxxxx.",
+    "......x",
+    ".......",
+    ".......",
+    "o.o.o.o",
+    ".......",
+    "ooo....",
+]
+
+
 def test_formations_full_row_captures_two():
     # 枪: the step b6-a6 completes row a (all black): two captures, no square
-    e, n = _line_env([
-        "xxxxxx.",
-        "......x",
-        ".......",
-        ".......",
-        "o.o.o.o",
-        ".......",
-        "ooo....",
-    ])
+    e, n = _line_env(ROW_A_ALMOST_BLACK)
     act(e, "b6-a6")
     assert K.squares_at(e.state, pt("a6", n), BLACK) == 0 and K.full_lines_at(e.state, pt("a6", n), BLACK) == 1
     assert e.subphase == "capture" and e.pending_captures == 2
@@ -1327,15 +1331,7 @@ def test_formations_full_row_captures_two():
 
 
 def test_formations_off_by_default():
-    e, n = _line_env([
-        "xxxxxx.",
-        "......x",
-        ".......",
-        ".......",
-        "o.o.o.o",
-        ".......",
-        "ooo....",
-    ], formations=False)
+    e, n = _line_env(ROW_A_ALMOST_BLACK, formations=False)
     act(e, "b6-a6")
     assert e.agent_selection == "white" and count(e, WHITE) == 7
 
