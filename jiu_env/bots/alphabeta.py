@@ -43,7 +43,14 @@ Quiescence and reductions
     square, then its best ``QCAP_WIDTH`` capture choices and chain jumps), so
     that an exchange at the horizon is played out, not judged half-way: a
     one-turn search takes a stone that loses two to a chain jump back, one
-    turn of quiescence does not (``tests/test_bots_search.py``).  Late quiet
+    turn of quiescence does not (``tests/test_bots_search.py``).  Delta
+    pruning (``qdelta``, in centistones): a capture that takes ``k`` stones
+    is not tried when the stand-pat score plus ``100 k + qdelta`` stays
+    below alpha; without it (``qdelta=0``) the quiescence tree is searched in
+    full.  A leaf's quiescence value goes into the transposition table at
+    depth 0 (never over a deeper entry), and static evaluations are cached
+    by decision hash: leaves recur through transpositions of the turns above
+    them, and the evaluation is most of a leaf's cost.  Late quiet
     moves (no capture, not a killer, the fifth or later at a node at least
     ``LMR_MIN_DEPTH`` turns from the leaves) are first searched one turn
     shallower with a null window and re-searched at full depth only if they
@@ -84,11 +91,12 @@ MAXPLY = 400  # decisions on one search path
 CHECK_EVERY = 1023  # nodes between clock reads (mask)
 
 # stats slots: nodes, node limit, abort flag, capture / drop widths, quiescence turns, late-move
-# reductions on/off, quiescence nodes
-S_NODES, S_LIMIT, S_ABORT, S_CAPW, S_DROPW, S_QTURNS, S_LMR, S_QNODES = 0, 1, 2, 3, 4, 5, 6, 7
+# reductions on/off, quiescence nodes, delta-pruning margin
+S_NODES, S_LIMIT, S_ABORT, S_CAPW, S_DROPW, S_QTURNS, S_LMR, S_QNODES, S_QDELTA = 0, 1, 2, 3, 4, 5, 6, 7, 8
 QCAP_WIDTH = 3  # capture choices searched in quiescence, most damaging first
 LMR_MIN_DEPTH = 3  # late-move reductions only this many turns from the leaves, or more
 LMR_AFTER = 4  # ... and after this many moves searched at the node
+EVAL_CACHE_BITS = 18  # log2 of evaluation-cache entries
 TURN_RESERVE = 0.1  # share of a turn's time kept back at its first decision for the decisions that follow
 # TT flags
 F_EXACT, F_LOWER, F_UPPER = 1, 2, 3
@@ -244,6 +252,27 @@ def _tactical(s, a, g):
 
 
 @njit(cache=True)
+def _evaluate(s, ctx):
+    """The static evaluation of s, through a cache keyed on the decision hash (battle phase).
+
+    The evaluation is a pure function of the decision point, so the cache only saves
+    time: a leaf and the turn starts inside quiescence recur through transpositions.
+    """
+    weights = ctx[10]
+    if s[K.H_PHASE] != K.PH_BATTLE:
+        return evaluate_with(s, weights)
+    ec = ctx[11]
+    key = K.decision_hash(s)
+    i = (key >> 8) & (ec.shape[0] - 1)
+    if ec[i, 0] == key:
+        return ec[i, 1]
+    v = evaluate_with(s, weights)
+    ec[i, 0] = key
+    ec[i, 1] = v
+    return v
+
+
+@njit(cache=True)
 def _qsearch(s, alpha, beta, ply, qturns, ctx):
     """Quiescence search of battle state s for its side to move (fail-soft).
 
@@ -253,19 +282,19 @@ def _qsearch(s, alpha, beta, ply, qturns, ctx):
     on).  Up to ``qturns`` more turns are searched this way, so an exchange
     of captures at the horizon is played out instead of judged half-way.
     """
-    movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing, weights = ctx
+    movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing, weights, ecache = ctx
     side = s[K.H_TO_MOVE]
     sub = s[K.H_SUB]
     start = sub == K.SUB_MOVE
     best = -INF
     if start:
-        best = evaluate_with(s, weights)
+        best = _evaluate(s, ctx)
         if best >= beta or qturns <= 0 or ply >= MAXPLY - 2:
             return best
         if best > alpha:
             alpha = best
     elif ply >= MAXPLY - 2:
-        return evaluate_with(s, weights)
+        return _evaluate(s, ctx)
     moves = movebuf[ply]
     scores = scorebuf[ply]
     k = K.legal_actions(s, moves)
@@ -288,6 +317,15 @@ def _qsearch(s, alpha, beta, ply, qturns, ctx):
         tries = stats[S_DROPW]
     for i in range(tries):
         a = _pick(moves, scores, i, k)
+        if start and stats[S_QDELTA] > 0:
+            # delta pruning: a capture whose stones (weights[0] each), plus the margin, cannot lift
+            # the stand-pat score to alpha is not searched; captures are ordered by their gain,
+            # which grows with the stones taken (action_gain: a jump 150 + 200 per square its
+            # landing forms, a step 200 per square), so no later one can either
+            g = scores[i]
+            taken = (g - 150) // 200 + 1 if g % 200 == 150 else g // 200
+            if best + weights[0] * taken + stats[S_QDELTA] <= alpha:
+                break
         make_move(s, a, ply, u_hdr, u_pts, u_hist)
         _tick(ctx)
         stats[S_QNODES] += 1
@@ -307,18 +345,38 @@ def _qsearch(s, alpha, beta, ply, qturns, ctx):
                 if alpha >= beta:
                     break
     if best == -INF:  # a mid-turn point always has a move; kept for safety
-        return evaluate_with(s, weights)
+        return _evaluate(s, ctx)
     return best
 
 
 @njit(cache=True)
 def _search(s, depth, alpha, beta, ply, ctx):
     """Negamax with PVS, fail-soft; s is a live decision point; returns score for its side to move."""
-    movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing, weights = ctx
+    movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing, weights, ecache = ctx
     if depth <= 0 or ply >= MAXPLY - 1:
         if stats[S_QTURNS] > 0 and s[K.H_PHASE] == K.PH_BATTLE and ply < MAXPLY - 1:
-            return _qsearch(s, alpha, beta, ply, stats[S_QTURNS], ctx)
-        return evaluate_with(s, weights)
+            # the quiescence value of a leaf goes into the table at depth 0, where no deeper
+            # entry is displaced (leaves recur through transpositions of the turns above them)
+            key = K.decision_hash(s)
+            idx = key & (tt.shape[0] - 1)
+            if tt[idx, 0] == key and (tt[idx, 2] & 0xFF) == 0:
+                info = tt[idx, 2]
+                v = tt[idx, 1]
+                flag = (info >> 8) & 0xFF
+                if flag == F_EXACT or (flag == F_LOWER and v >= beta) or (flag == F_UPPER and v <= alpha):
+                    return v
+            v = _qsearch(s, alpha, beta, ply, stats[S_QTURNS], ctx)
+            if stats[S_ABORT] == 0 and (tt[idx, 0] == 0 or (tt[idx, 2] & 0xFF) == 0):
+                flag = F_EXACT
+                if v <= alpha:
+                    flag = F_UPPER
+                elif v >= beta:
+                    flag = F_LOWER
+                tt[idx, 0] = key
+                tt[idx, 1] = v
+                tt[idx, 2] = (flag << 8)
+            return v
+        return _evaluate(s, ctx)
     key = K.decision_hash(s)
     idx = key & (tt.shape[0] - 1)
     ttmove = -1
@@ -451,7 +509,7 @@ def search_root(s, root_moves, root_scores, nroot, depth, ctx):
     Returns (index of the best move, its value, root moves fully searched).
     The best move is swapped to the front of ``root_moves`` for the next iteration.
     """
-    movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing, weights = ctx
+    movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing, weights, ecache = ctx
     side = s[K.H_TO_MOVE]
     opp = 3 - side
     alpha = -INF
@@ -523,6 +581,7 @@ class AlphaBetaBot(Bot):
                 "iterative deepening stops at the deadline",
         "turn_time": "the time budget covers a whole turn, all its decisions (default true)",
         "quiesce": "turns of quiescence search (captures only) below the leaves, 0..16 (default 1; 0 = off)",
+        "qdelta": "delta-pruning margin of the quiescence search in centistones (default 300; 0 = off)",
         "lmr": "late-move reductions of quiet moves (default true)",
         "eval": "battle evaluation weights: hand (hand-set, the default) or tuned (fitted to game outcomes)",
         "place_depth": "depth cap in the placement phase (default 2)",
@@ -532,7 +591,7 @@ class AlphaBetaBot(Bot):
     }
 
     def __init__(self, seed=None, depth=None, time=None, place_depth=2, cap_width=8, drop_width=12,
-                 tt_bits=20, quiesce=1, lmr=True, eval="hand", turn_time=True):
+                 tt_bits=20, quiesce=1, qdelta=300, lmr=True, eval="hand", turn_time=True):
         if depth is None and time is None:
             depth = 3
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 64):
@@ -546,6 +605,7 @@ class AlphaBetaBot(Bot):
         if isinstance(tt_bits, bool) or not isinstance(tt_bits, int) or not 10 <= tt_bits <= 26:
             raise ValueError(f"alphabeta tt_bits must be an int in 10..26, not {tt_bits!r}")
         quiesce = check_param("alphabeta", "quiesce", quiesce, 0, 16, integer=True)
+        qdelta = check_param("alphabeta", "qdelta", qdelta, 0, 1 << 30, integer=True)
         for name, v in (("lmr", lmr), ("turn_time", turn_time)):
             if not isinstance(v, bool):
                 raise ValueError(f"alphabeta {name} must be true or false, not {v!r}")
@@ -558,6 +618,7 @@ class AlphaBetaBot(Bot):
         self.drop_width = drop_width
         self.tt_bits = tt_bits
         self.quiesce = quiesce
+        self.qdelta = qdelta
         self.lmr = lmr
         self.eval = eval
         self.turn_time = turn_time
@@ -586,9 +647,10 @@ class AlphaBetaBot(Bot):
                 np.full((MAXPLY, 2), -1, np.int64),  # killers
                 np.zeros((3, na), np.int64),  # history heuristic
                 np.zeros((t, 4), np.int64),  # TT rows: key, value, (move+1) << 16 | flag << 8 | depth, spare
-                np.zeros(8, np.int64),  # stats
+                np.zeros(9, np.int64),  # stats
                 np.zeros(1, np.float64),  # deadline
                 EVAL_WEIGHTS[self.eval].copy(),  # evaluation weights
+                np.zeros((1 << EVAL_CACHE_BITS, 2), np.int64),  # evaluation cache: key, value
             )
             self._ctx_points = p_
         return self._ctx
@@ -641,6 +703,7 @@ class AlphaBetaBot(Bot):
         stats[S_DROPW] = self.drop_width
         stats[S_QTURNS] = self.quiesce
         stats[S_LMR] = 1 if self.lmr else 0
+        stats[S_QDELTA] = self.qdelta
         best_move, best_val, reached = int(root[0]), 0, 0
         for d in range(1, max_depth + 1):
             bi, val, done = search_root(s, root, root_scores, len(root), d, ctx)
