@@ -349,6 +349,19 @@ def _qsearch(s, alpha, beta, ply, qturns, ctx):
     return best
 
 
+@njit(cache=True, inline="always")
+def _tt_store(tt, idx, key, v, alpha, beta, move, depth):
+    """Store value v of a search with window (alpha, beta) as exact or as a bound, with its move and depth."""
+    flag = F_EXACT
+    if v <= alpha:
+        flag = F_UPPER
+    elif v >= beta:
+        flag = F_LOWER
+    tt[idx, 0] = key
+    tt[idx, 1] = v
+    tt[idx, 2] = ((move + 1) << 16) | (flag << 8) | depth
+
+
 @njit(cache=True)
 def _search(s, depth, alpha, beta, ply, ctx):
     """Negamax with PVS, fail-soft; s is a live decision point; returns score for its side to move."""
@@ -367,14 +380,7 @@ def _search(s, depth, alpha, beta, ply, ctx):
                     return v
             v = _qsearch(s, alpha, beta, ply, stats[S_QTURNS], ctx)
             if stats[S_ABORT] == 0 and (tt[idx, 0] == 0 or (tt[idx, 2] & 0xFF) == 0):
-                flag = F_EXACT
-                if v <= alpha:
-                    flag = F_UPPER
-                elif v >= beta:
-                    flag = F_LOWER
-                tt[idx, 0] = key
-                tt[idx, 1] = v
-                tt[idx, 2] = (flag << 8)
+                _tt_store(tt, idx, key, v, alpha, beta, -1, 0)
             return v
         return _evaluate(s, ctx)
     key = K.decision_hash(s)
@@ -491,14 +497,7 @@ def _search(s, depth, alpha, beta, ply, ctx):
                         killers[ply, 0] = a
                     history[side, a] += depth * depth
                     break
-    flag = F_EXACT
-    if best <= a0:
-        flag = F_UPPER
-    elif best >= beta:
-        flag = F_LOWER
-    tt[idx, 0] = key
-    tt[idx, 1] = best
-    tt[idx, 2] = ((bestmove + 1) << 16) | (flag << 8) | depth
+    _tt_store(tt, idx, key, best, a0, beta, bestmove, depth)
     return best
 
 
