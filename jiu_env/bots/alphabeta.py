@@ -80,7 +80,7 @@ from numba import njit
 
 from .. import kernel as K
 from .base import MAX_SECONDS, Bot, check_param, legal_actions
-from .evaluation_fn import HAND_WEIGHTS, TUNED_WEIGHTS, action_gain, evaluate_with
+from .evaluation_fn import GAIN_SQUARE, HAND_WEIGHTS, TUNED_WEIGHTS, action_gain, evaluate_with, stones_taken
 from .search_tree import now
 
 HDR = K.HDR
@@ -248,7 +248,7 @@ def _tick(ctx):
 def _tactical(s, a, g):
     """Is action a (ordering gain g) a capture at a turn start: a jump, or a step that forms a square?"""
     kind = K.action_kind(a, s[K.H_P])
-    return K.is_jump_kind(kind) or (K.is_step_kind(kind) and g >= 200)
+    return K.is_jump_kind(kind) or (K.is_step_kind(kind) and g >= GAIN_SQUARE)
 
 
 @njit(cache=True)
@@ -320,11 +320,8 @@ def _qsearch(s, alpha, beta, ply, qturns, ctx):
         if start and stats[S_QDELTA] > 0:
             # delta pruning: a capture whose stones (weights[0] each), plus the margin, cannot lift
             # the stand-pat score to alpha is not searched; captures are ordered by their gain,
-            # which grows with the stones taken (action_gain: a jump 150 + 200 per square its
-            # landing forms, a step 200 per square), so no later one can either
-            g = scores[i]
-            taken = (g - 150) // 200 + 1 if g % 200 == 150 else g // 200
-            if best + weights[0] * taken + stats[S_QDELTA] <= alpha:
+            # which grows with the stones taken, so no later one can either
+            if best + weights[0] * stones_taken(scores[i]) + stats[S_QDELTA] <= alpha:
                 break
         make_move(s, a, ply, u_hdr, u_pts, u_hist)
         _tick(ctx)
@@ -350,6 +347,13 @@ def _qsearch(s, alpha, beta, ply, qturns, ctx):
 
 
 @njit(cache=True, inline="always")
+def _tt_cut(info, v, alpha, beta):
+    """Does a table entry (flags in ``info``, value v) decide a search with window (alpha, beta)?"""
+    flag = (info >> 8) & 0xFF
+    return flag == F_EXACT or (flag == F_LOWER and v >= beta) or (flag == F_UPPER and v <= alpha)
+
+
+@njit(cache=True, inline="always")
 def _tt_store(tt, idx, key, v, alpha, beta, move, depth):
     """Store value v of a search with window (alpha, beta) as exact or as a bound, with its move and depth."""
     flag = F_EXACT
@@ -372,12 +376,8 @@ def _search(s, depth, alpha, beta, ply, ctx):
             # entry is displaced (leaves recur through transpositions of the turns above them)
             key = K.decision_hash(s)
             idx = key & (tt.shape[0] - 1)
-            if tt[idx, 0] == key and (tt[idx, 2] & 0xFF) == 0:
-                info = tt[idx, 2]
-                v = tt[idx, 1]
-                flag = (info >> 8) & 0xFF
-                if flag == F_EXACT or (flag == F_LOWER and v >= beta) or (flag == F_UPPER and v <= alpha):
-                    return v
+            if tt[idx, 0] == key and (tt[idx, 2] & 0xFF) == 0 and _tt_cut(tt[idx, 2], tt[idx, 1], alpha, beta):
+                return tt[idx, 1]
             v = _qsearch(s, alpha, beta, ply, stats[S_QTURNS], ctx)
             if stats[S_ABORT] == 0 and (tt[idx, 0] == 0 or (tt[idx, 2] & 0xFF) == 0):
                 _tt_store(tt, idx, key, v, alpha, beta, -1, 0)
@@ -389,15 +389,8 @@ def _search(s, depth, alpha, beta, ply, ctx):
     if tt[idx, 0] == key:
         info = tt[idx, 2]
         ttmove = (info >> 16) - 1
-        if (info & 0xFF) == depth:
-            v = tt[idx, 1]
-            flag = (info >> 8) & 0xFF
-            if flag == F_EXACT:
-                return v
-            if flag == F_LOWER and v >= beta:
-                return v
-            if flag == F_UPPER and v <= alpha:
-                return v
+        if (info & 0xFF) == depth and _tt_cut(info, tt[idx, 1], alpha, beta):
+            return tt[idx, 1]
     moves = movebuf[ply]
     scores = scorebuf[ply]
     side = s[K.H_TO_MOVE]

@@ -468,6 +468,20 @@ def placement_gain(s, p, c):
     return g + P_CENTRE * (n // 2 - 1 - centre_ring(n, p))
 
 
+# Ordering gains of a turn-start capture (action_gain): a jump takes one stone, each square a move
+# forms takes one more.
+GAIN_JUMP = 150
+GAIN_SQUARE = 200
+
+
+@njit(cache=True, inline="always")
+def stones_taken(g):
+    """Stones a turn-start step or jump with ordering gain ``g`` takes at once (its jump and squares)."""
+    if g % GAIN_SQUARE == GAIN_JUMP:
+        return (g - GAIN_JUMP) // GAIN_SQUARE + 1
+    return g // GAIN_SQUARE
+
+
 @njit(cache=True)
 def action_gain(s, a):
     """Quick tactical value of action a in s for ordering and rollouts (captures / squares)."""
@@ -484,14 +498,14 @@ def action_gain(s, a):
         return 0
     kind = K.action_kind(a, p_)
     if sub == K.SUB_DROP:
-        return 200 * squares_if_moved(s, s[K.H_LIFT], a, c) + placement_gain(s, a, c)
+        return GAIN_SQUARE * squares_if_moved(s, s[K.H_LIFT], a, c) + placement_gain(s, a, c)
     p = K.action_point(a, p_)
     if K.is_jump_kind(kind):
         d = kind - K.A_JUMP
         q = p + 2 * (DR[d] * n + DC[d])
-        return 150 + 200 * far_squares(s, n, q, d, c)
+        return GAIN_JUMP + GAIN_SQUARE * far_squares(s, n, q, d, c)
     if K.is_step_kind(kind):
         d = kind - K.A_STEP
         q = p + DR[d] * n + DC[d]
-        return 200 * far_squares(s, n, q, d, c)
+        return GAIN_SQUARE * far_squares(s, n, q, d, c)
     return 40 - stone_importance(s, p)  # LIFT: the stone the mover misses least first
