@@ -584,6 +584,33 @@ def test_quiescence_off_is_the_plain_search():
     assert make_bot("alphabeta:depth=2", seed=0).step(s) is not None
 
 
+def test_evaluation_weights_by_name_or_by_value(states):
+    # eval=w1/w2/... (the spec-string form) and a Python sequence give the search those weights:
+    # the hand weights written out play exactly as eval=hand, other weights reach the evaluation
+    hand = "/".join(str(int(v)) for v in E.HAND_WEIGHTS)
+    assert list(AB.eval_weights(hand)) == list(E.HAND_WEIGHTS)
+    assert list(AB.eval_weights(list(E.TUNED_WEIGHTS))) == list(E.TUNED_WEIGHTS)
+    battle = [s for name, s in states if s[K.H_PHASE] == K.PH_BATTLE][:12]
+    for s in battle:
+        a = make_bot("alphabeta:depth=2", seed=3)
+        b = make_bot(f"alphabeta:depth=2,eval={hand}", seed=3)
+        assert a.step(s) == b.step(s)
+        assert a.last_info["nodes"] == b.last_info["nodes"]
+    double = E.HAND_WEIGHTS * 2
+    bot = AB.AlphaBetaBot(depth=1, eval=list(double))
+    ctx = bot._context(int(battle[0][K.H_P]))
+    assert AB._evaluate(battle[0].copy(), ctx) == E.evaluate_with(battle[0].copy(), double)
+
+
+@pytest.mark.parametrize("bad", ["best", "1/2/3", "100/8/1/60/6/85/30/95/6.5", "100/8/1/60/6/85/30/95/x",
+                                 "100/8/1/60/6/85/30/95/60/1", "100/8/1/60/6/85/30/95/99999999"])
+def test_bad_evaluation_weights_are_errors(bad):
+    with pytest.raises(ValueError, match="alphabeta eval must be one of hand, tuned"):
+        make_bot(f"alphabeta:eval={bad}")
+    with pytest.raises(ValueError, match="alphabeta eval"):
+        AB.AlphaBetaBot(eval=[100, 8, 1, 60, 6, 85, 30, 95, True])
+
+
 @pytest.mark.parametrize("budget", [0.15, 0.3])
 def test_time_budget_is_per_turn(budget):
     """Mechanism, not speed: the decisions of one turn share one budget.

@@ -61,7 +61,9 @@ Evaluation weights
     ``eval=hand`` (the default) uses the hand-set battle weights of
     :mod:`jiu_env.bots.evaluation_fn`; ``eval=tuned`` the weights fitted to
     game outcomes by ``benchmarks/tune_eval.py`` (``TUNED_WEIGHTS``; see
-    ``docs/bots.md`` for how they fared in play).
+    ``docs/bots.md`` for how they fared in play); ``eval=100/8/1/...`` any
+    weights, one integer per term of ``BATTLE_TERMS`` (what
+    ``benchmarks/tune_spsa.py`` tunes by playing games).
 
 Selectivity
     Several square captures of one turn give the same position in any order, so
@@ -80,7 +82,8 @@ from numba import njit
 
 from .. import kernel as K
 from .base import MAX_SECONDS, Bot, check_param, legal_actions
-from .evaluation_fn import GAIN_SQUARE, HAND_WEIGHTS, TUNED_WEIGHTS, action_gain, evaluate_with, stones_taken
+from .evaluation_fn import (BATTLE_TERMS, GAIN_SQUARE, HAND_WEIGHTS, NUM_TERMS, TUNED_WEIGHTS, action_gain,
+                            evaluate_with, stones_taken)
 from .search_tree import now
 
 HDR = K.HDR
@@ -563,6 +566,28 @@ def order_root(s, moves, k, jitter, history):
 EVAL_WEIGHTS = {"hand": HAND_WEIGHTS, "tuned": TUNED_WEIGHTS}
 
 
+def eval_weights(eval) -> np.ndarray:
+    """The battle weights an ``eval`` parameter names: a name of ``EVAL_WEIGHTS``, ``NUM_TERMS``
+    integers separated by ``/`` (``BATTLE_TERMS`` order, stones first; spec strings cannot hold
+    commas), or, from Python, a sequence of ``NUM_TERMS`` integers.  ValueError otherwise.
+    """
+    if isinstance(eval, str) and eval in EVAL_WEIGHTS:
+        return EVAL_WEIGHTS[eval].copy()
+    items = eval.split("/") if isinstance(eval, str) else eval
+    try:
+        vals = [int(v) if isinstance(v, str) else v for v in items]
+        ok = len(vals) == NUM_TERMS and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and abs(int(v)) <= 1 << 20
+            for v in vals)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"alphabeta eval must be one of {', '.join(EVAL_WEIGHTS)} or {NUM_TERMS} integers "
+                         f"(|w| <= {1 << 20}) for the terms {'/'.join(BATTLE_TERMS)}, separated by '/', "
+                         f"not {eval!r}")
+    return np.array([int(v) for v in vals], dtype=np.int64)
+
+
 class AlphaBetaBot(Bot):
     """Iterative-deepening negamax alpha-beta over the kernel (see the module doc for units and timing)."""
 
@@ -575,7 +600,8 @@ class AlphaBetaBot(Bot):
         "quiesce": "turns of quiescence search (captures only) below the leaves, 0..16 (default 1; 0 = off)",
         "qdelta": "delta-pruning margin of the quiescence search in centistones (default 300; 0 = off)",
         "lmr": "late-move reductions of quiet moves (default true)",
-        "eval": "battle evaluation weights: hand (hand-set, the default) or tuned (fitted to game outcomes)",
+        "eval": "battle evaluation weights: hand (hand-set, the default), tuned (fitted to game outcomes) "
+                "or the weights of the terms as integers separated by '/' (stones/triangles/...)",
         "place_depth": "depth cap in the placement phase (default 2)",
         "cap_width": "capture choices searched below the root, most damaging first (default 8; 0 = all)",
         "drop_width": "fly drops searched below the root, best-ordered first (default 12; 0 = all)",
@@ -601,8 +627,7 @@ class AlphaBetaBot(Bot):
         for name, v in (("lmr", lmr), ("turn_time", turn_time)):
             if not isinstance(v, bool):
                 raise ValueError(f"alphabeta {name} must be true or false, not {v!r}")
-        if eval not in EVAL_WEIGHTS:
-            raise ValueError(f"alphabeta eval must be one of {', '.join(EVAL_WEIGHTS)}, not {eval!r}")
+        self._weights = eval_weights(eval)
         self.depth = depth
         self.time = None if time is None else float(time)
         self.place_depth = place_depth
@@ -641,7 +666,7 @@ class AlphaBetaBot(Bot):
                 np.zeros((t, 4), np.int64),  # TT rows: key, value, (move+1) << 16 | flag << 8 | depth, spare
                 np.zeros(9, np.int64),  # stats
                 np.zeros(1, np.float64),  # deadline
-                EVAL_WEIGHTS[self.eval].copy(),  # evaluation weights
+                self._weights.copy(),  # evaluation weights
                 np.zeros((1 << EVAL_CACHE_BITS, 2), np.int64),  # evaluation cache: key, value
             )
             self._ctx_points = p_
