@@ -139,6 +139,26 @@ def test_make_unmake_restores_every_entry(states):
     assert checked > 500
 
 
+def test_make_null_unmake_restores_every_entry(states):
+    # a null move is the kernel's pass (the other side to move, its turn-start checks run) and
+    # unmake_move restores the state exactly
+    u = (np.zeros((4, K.HDR), np.int64), np.zeros((4, 8), np.int64), np.zeros((4, 2), np.int64))
+    checked = 0
+    for name, s in states:
+        if s[K.H_PHASE] != K.PH_BATTLE or s[K.H_SUB] != K.SUB_MOVE:
+            continue
+        work = s.copy()
+        AB.make_null(work, 2, *u)
+        ref = s.copy()
+        K.pass_turn(ref)
+        assert np.array_equal(work, ref), name
+        assert u[1][2, 7] == 1  # marked: no second null move right after it
+        AB.unmake_move(work, 2, *u)
+        assert np.array_equal(work, s), name
+        checked += 1
+    assert checked > 10
+
+
 def test_make_unmake_across_the_end_of_placement():
     r = Rules.make("competitive", board_size=4)
     s = r.new_state()
@@ -554,6 +574,34 @@ def test_delta_pruning_searches_less_and_still_declines_the_bait(states):
                 assert K.is_legal(t, bot.step(t)), name
                 qnodes[margin] += bot.last_info["qnodes"]
     assert 0 < qnodes[100] < qnodes[0]
+
+
+def test_null_move_searches_less_and_keeps_the_tactics(states):
+    # null=1 cuts null-window turn starts whose static value beats beta when a search one turn
+    # shallower after a pass still does: fewer nodes over the sampled battle states at depth 3,
+    # legal moves, and the hand-built tactics are still found
+    nodes = {0: 0, 1: 0}
+    cuts = 0
+    for name, t in states:
+        if t[K.H_PHASE] == K.PH_BATTLE and t[K.H_SUB] == K.SUB_MOVE and t[K.H_P] >= 36:
+            for r in nodes:
+                bot = make_bot(f"alphabeta:depth=3,null={r}", seed=0)
+                assert K.is_legal(t, bot.step(t)), name
+                nodes[r] += bot.last_info["nodes"]
+                cuts += bot.last_info["nullcuts"] if r else 0
+    assert cuts > 0 and 0 < nodes[1] < nodes[0]
+    rules = Rules.make("competitive", board_size=8, fly_threshold=0)
+    s = position_state(rules, board_from_text(POISONED_CAPTURE), "white")
+    bait = [int(a) for a in legal_actions(s) if K.is_jump_kind(K.action_kind(int(a), int(s[K.H_P])))][0]
+    assert make_bot("alphabeta:depth=3,null=1", seed=0).step(s) != bait
+    rules6 = Rules.make("competitive", board_size=6, fly_threshold=0)
+    for board in (LAST_STONE, DOUBLE_SQUARE):
+        end = _win_turn(make_bot("alphabeta:depth=3,null=1", seed=3), position_state(rules6, board_from_text(board), "white"))
+        assert end[K.H_PHASE] == K.PH_OVER and end[K.H_WINNER] == K.WHITE
+    s = position_state(rules6, board_from_text(SHUTTLE), "white")
+    bot = make_bot("alphabeta:depth=3,null=1,quiesce=0", seed=0)
+    bot.step(s)
+    assert bot.last_info["value"] >= AB.WIN  # the three-turn shuttle win, as without null moves
 
 
 def test_evaluation_cache_returns_the_evaluation(states):

@@ -94,8 +94,8 @@ MAXPLY = 400  # decisions on one search path
 CHECK_EVERY = 1023  # nodes between clock reads (mask)
 
 # stats slots: nodes, node limit, abort flag, capture / drop widths, quiescence turns, late-move
-# reductions on/off, quiescence nodes, delta-pruning margin
-S_NODES, S_LIMIT, S_ABORT, S_CAPW, S_DROPW, S_QTURNS, S_LMR, S_QNODES, S_QDELTA = 0, 1, 2, 3, 4, 5, 6, 7, 8
+# reductions on/off, quiescence nodes, delta-pruning margin, null-move reduction, null-move cut-offs
+S_NODES, S_LIMIT, S_ABORT, S_CAPW, S_DROPW, S_QTURNS, S_LMR, S_QNODES, S_QDELTA, S_NULL, S_NULLCUT = range(11)
 QCAP_WIDTH = 3  # capture choices searched in quiescence, most damaging first
 LMR_MIN_DEPTH = 3  # late-move reductions only this many turns from the leaves, or more
 LMR_AFTER = 4  # ... and after this many moves searched at the node
@@ -146,7 +146,21 @@ def make_move(s, a, ply, u_hdr, u_pts, u_hist):
     for i in range(m):
         u_pts[ply, 4 + i] = s[HDR + u_pts[ply, i]]
     u_pts[ply, 3] = m
+    u_pts[ply, 7] = 0
     K.apply_action(s, a)
+
+
+@njit(cache=True)
+def make_null(s, ply, u_hdr, u_pts, u_hist):
+    """Pass the turn (a null move) at a battle turn start, saving what it changes in row ``ply``."""
+    for i in range(HDR):
+        u_hdr[ply, i] = s[i]
+    slot = HDR + s[K.H_P] + s[K.H_HLEN] % s[K.H_CAP]
+    u_hist[ply, 0] = slot
+    u_hist[ply, 1] = s[slot]
+    u_pts[ply, 3] = 0
+    u_pts[ply, 7] = 1  # marks a null move: no second one right after it
+    K.pass_turn_unchecked(s)
 
 
 @njit(cache=True)
@@ -410,6 +424,25 @@ def _search(s, depth, alpha, beta, ply, ctx):
             pre1 = k1
         if k2 >= 0 and k2 != pre0 and k2 != pre1 and K.is_legal(s, k2):
             pre2 = k2
+    # null move: at a turn start of a null-window search whose static value already beats
+    # beta, let the opponent move twice; if a shallower search still beats beta, cut
+    R = stats[S_NULL]
+    if (R > 0 and depth >= 2 and beta - alpha == 1 and s[K.H_PHASE] == K.PH_BATTLE
+            and s[K.H_SUB] == K.SUB_MOVE and s[K.H_FLY_NOW] == 0 and u_pts[ply - 1, 7] == 0
+            and abs(beta) < WIN and _evaluate(s, ctx) >= beta):
+        make_null(s, ply, u_hdr, u_pts, u_hist)
+        _tick(ctx)
+        if s[K.H_PHASE] == K.PH_OVER:
+            nv = -INF
+        else:
+            nd = depth - 1 - R
+            nv = -_search(s, nd if nd > 0 else 0, -beta, -beta + 1, ply + 1, ctx)
+        unmake_move(s, ply, u_hdr, u_pts, u_hist)
+        if stats[S_ABORT] != 0:
+            return 0
+        if nv >= beta:
+            stats[S_NULLCUT] += 1
+            return beta if nv >= WIN else nv
     stage = 0
     generated = False
     k = 0
@@ -600,6 +633,7 @@ class AlphaBetaBot(Bot):
         "quiesce": "turns of quiescence search (captures only) below the leaves, 0..16 (default 1; 0 = off)",
         "qdelta": "delta-pruning margin of the quiescence search in centistones (default 300; 0 = off)",
         "lmr": "late-move reductions of quiet moves (default true)",
+        "null": "null-move reduction in turns at null-window turn starts (0 = off)",
         "eval": "battle evaluation weights: hand (hand-set, the default), tuned (fitted to game outcomes) "
                 "or the weights of the terms as integers separated by '/' (stones/triangles/...)",
         "place_depth": "depth cap in the placement phase (default 2)",
@@ -609,7 +643,7 @@ class AlphaBetaBot(Bot):
     }
 
     def __init__(self, seed=None, depth=None, time=None, place_depth=2, cap_width=8, drop_width=12,
-                 tt_bits=20, quiesce=1, qdelta=300, lmr=True, eval="hand", turn_time=True):
+                 tt_bits=20, quiesce=1, qdelta=300, lmr=True, null=0, eval="hand", turn_time=True):
         if depth is None and time is None:
             depth = 3
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 64):
@@ -624,6 +658,7 @@ class AlphaBetaBot(Bot):
             raise ValueError(f"alphabeta tt_bits must be an int in 10..26, not {tt_bits!r}")
         quiesce = check_param("alphabeta", "quiesce", quiesce, 0, 16, integer=True)
         qdelta = check_param("alphabeta", "qdelta", qdelta, 0, 1 << 30, integer=True)
+        null = check_param("alphabeta", "null", null, 0, 8, integer=True)
         for name, v in (("lmr", lmr), ("turn_time", turn_time)):
             if not isinstance(v, bool):
                 raise ValueError(f"alphabeta {name} must be true or false, not {v!r}")
@@ -636,6 +671,7 @@ class AlphaBetaBot(Bot):
         self.tt_bits = tt_bits
         self.quiesce = quiesce
         self.qdelta = qdelta
+        self.null = null
         self.lmr = lmr
         self.eval = eval
         self.turn_time = turn_time
@@ -664,7 +700,7 @@ class AlphaBetaBot(Bot):
                 np.full((MAXPLY, 2), -1, np.int64),  # killers
                 np.zeros((3, na), np.int64),  # history heuristic
                 np.zeros((t, 4), np.int64),  # TT rows: key, value, (move+1) << 16 | flag << 8 | depth, spare
-                np.zeros(9, np.int64),  # stats
+                np.zeros(11, np.int64),  # stats
                 np.zeros(1, np.float64),  # deadline
                 self._weights.copy(),  # evaluation weights
                 np.zeros((1 << EVAL_CACHE_BITS, 2), np.int64),  # evaluation cache: key, value
@@ -721,6 +757,7 @@ class AlphaBetaBot(Bot):
         stats[S_QTURNS] = self.quiesce
         stats[S_LMR] = 1 if self.lmr else 0
         stats[S_QDELTA] = self.qdelta
+        stats[S_NULL] = self.null
         best_move, best_val, reached = int(root[0]), 0, 0
         for d in range(1, max_depth + 1):
             bi, val, done = search_root(s, root, root_scores, len(root), d, ctx)
@@ -737,5 +774,5 @@ class AlphaBetaBot(Bot):
         if turn_key is not None:
             self._turn = (turn_key, self._turn[1] + seconds)
         self.last_info = {"depth": reached, "value": best_val, "nodes": int(stats[S_NODES]),
-                          "qnodes": int(stats[S_QNODES]), "seconds": seconds, "budget": budget, "forced": False}
+                          "qnodes": int(stats[S_QNODES]), "nullcuts": int(stats[S_NULLCUT]), "seconds": seconds, "budget": budget, "forced": False}
         return best_move
