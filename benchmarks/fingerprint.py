@@ -35,12 +35,12 @@ import time
 
 import numpy as np
 
-# (label, spec): the search bots are pinned to the first release's engines (quiesce=0,lmr=false;
+# (label, spec): the search bots are pinned to the first release's engines (quiesce=0,lmr=false,eval=hand;
 # minimax=0) and hashed under that release's spellings, so that its digests stay the reference
 # (the newer defaults search differently on purpose).
 BOTS = [("random", "random"), ("greedy", "greedy"), ("pattern", "pattern"),
-        ("alphabeta:depth=1", "alphabeta:depth=1,quiesce=0,lmr=false"),
-        ("alphabeta:depth=2", "alphabeta:depth=2,quiesce=0,lmr=false"),
+        ("alphabeta:depth=1", "alphabeta:depth=1,quiesce=0,lmr=false,eval=hand"),
+        ("alphabeta:depth=2", "alphabeta:depth=2,quiesce=0,lmr=false,eval=hand"),
         ("mcts:sims=100", "mcts:sims=100,minimax=0")]
 # Timing fields, and the code-version stamps of the players (they hash the bots' source, so that a
 # resumed tournament replays games after a code change): not part of the games themselves.

@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 DEFAULT_SPECS = ("alphabeta:qdelta=0", "alphabeta", "alphabeta:quiesce=0")
-POSITION_PLAYER = "alphabeta:depth=1,quiesce=0,lmr=false"  # the first release's engine
+POSITION_PLAYER = "alphabeta:depth=1,quiesce=0,lmr=false,eval=hand"  # the first release's engine
 
 
 def positions(seed: int, games: int = 4, per_game: int = 10) -> list[np.ndarray]:

@@ -396,7 +396,7 @@ def test_alphabeta_equals_plain_minimax(depth):
             continue  # keep the Python reference quick
         side = int(s[K.H_TO_MOVE])
         vals = {int(a): ref_child(s, int(a), side, 3 - side, depth) for a in legal_actions(s)}
-        bot = make_bot(f"alphabeta:depth={depth},cap_width=0,drop_width=0,quiesce=0,lmr=false", seed=depth)
+        bot = make_bot(f"alphabeta:depth={depth},cap_width=0,drop_width=0,quiesce=0,lmr=false,eval=hand", seed=depth)
         a = bot.step(s)
         if len(vals) == 1:
             continue
@@ -471,7 +471,7 @@ def test_alphabeta_with_quiescence_equals_minimax_with_reference_quiescence(dept
         side = int(s[K.H_TO_MOVE])
         leaf = lambda c: ref_qsearch(c, 1) if c[K.H_PHASE] == K.PH_BATTLE else int(E.evaluate(c))
         vals = {int(a): ref_child(s, int(a), side, 3 - side, depth, leaf) for a in legal_actions(s)}
-        bot = make_bot(f"alphabeta:depth={depth},cap_width=0,drop_width=0,quiesce=1,qdelta=0,lmr=false", seed=depth)
+        bot = make_bot(f"alphabeta:depth={depth},cap_width=0,drop_width=0,quiesce=1,qdelta=0,lmr=false,eval=hand", seed=depth)
         a = bot.step(s)
         if bot.last_info["depth"] != depth:
             continue  # a proven result stopped it early (compared at fixed depth above)
@@ -498,7 +498,7 @@ def test_alphabeta_equals_minimax_through_a_double_capture(depth):
     rules = Rules.make("competitive", board_size=6, fly_threshold=0)
     s = position_state(rules, board_from_text(DOUBLE_SQUARE_NO_WIN), "white")
     vals = {int(a): ref_child(s, int(a), K.WHITE, K.BLACK, depth) for a in legal_actions(s)}
-    bot = make_bot(f"alphabeta:depth={depth},cap_width=0,drop_width=0,quiesce=0,lmr=false", seed=0)
+    bot = make_bot(f"alphabeta:depth={depth},cap_width=0,drop_width=0,quiesce=0,lmr=false,eval=hand", seed=0)
     a = bot.step(s)
     assert bot.last_info["value"] == max(vals.values())
     assert vals[a] == max(vals.values())
@@ -612,7 +612,7 @@ def test_evaluation_cache_returns_the_evaluation(states):
             ctx = bot._context(int(s[K.H_P]))
             ctx[11][:] = 0
             t = s.copy()
-            want = int(E.evaluate(t))
+            want = int(E.evaluate_with(t, AB.SPSA_WEIGHTS))  # the default weights
             assert AB._evaluate(t, ctx) == want, name
             assert AB._evaluate(t, ctx) == want, name  # from the cache
             if t[K.H_PHASE] == K.PH_BATTLE:
@@ -640,7 +640,7 @@ def test_evaluation_weights_by_name_or_by_value(states):
     assert list(AB.eval_weights(list(E.TUNED_WEIGHTS))) == list(E.TUNED_WEIGHTS)
     battle = [s for name, s in states if s[K.H_PHASE] == K.PH_BATTLE][:12]
     for s in battle:
-        a = make_bot("alphabeta:depth=2", seed=3)
+        a = make_bot("alphabeta:depth=2,eval=hand", seed=3)
         b = make_bot(f"alphabeta:depth=2,eval={hand}", seed=3)
         assert a.step(s) == b.step(s)
         assert a.last_info["nodes"] == b.last_info["nodes"]
@@ -653,7 +653,7 @@ def test_evaluation_weights_by_name_or_by_value(states):
 @pytest.mark.parametrize("bad", ["best", "1/2/3", "100/8/1/60/6/85/30/95/6.5", "100/8/1/60/6/85/30/95/x",
                                  "100/8/1/60/6/85/30/95/60/1", "100/8/1/60/6/85/30/95/99999999"])
 def test_bad_evaluation_weights_are_errors(bad):
-    with pytest.raises(ValueError, match="alphabeta eval must be one of hand, tuned"):
+    with pytest.raises(ValueError, match="alphabeta eval must be one of spsa, hand, tuned"):
         make_bot(f"alphabeta:eval={bad}")
     with pytest.raises(ValueError, match="alphabeta eval"):
         AB.AlphaBetaBot(eval=[100, 8, 1, 60, 6, 85, 30, 95, True])

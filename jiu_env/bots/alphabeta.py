@@ -58,12 +58,13 @@ Quiescence and reductions
     turn_time=false`` is the first release's engine, move for move.
 
 Evaluation weights
-    ``eval=hand`` (the default) uses the hand-set battle weights of
-    :mod:`jiu_env.bots.evaluation_fn`; ``eval=tuned`` the weights fitted to
-    game outcomes by ``benchmarks/tune_eval.py`` (``TUNED_WEIGHTS``; see
-    ``docs/bots.md`` for how they fared in play); ``eval=100/8/1/...`` any
-    weights, one integer per term of ``BATTLE_TERMS`` (what
-    ``benchmarks/tune_spsa.py`` tunes by playing games).
+    ``eval=spsa`` (the default) uses the battle weights tuned by playing
+    games (``SPSA_WEIGHTS``, ``benchmarks/tune_spsa.py``: depth-2 games in the
+    loop); ``eval=hand`` the hand-set weights of the first release;
+    ``eval=tuned`` the weights fitted to game outcomes by
+    ``benchmarks/tune_eval.py`` (``TUNED_WEIGHTS``; see ``docs/bots.md`` for
+    how each fared in play); ``eval=100/8/1/...`` any weights, one integer
+    per term of ``BATTLE_TERMS``.
 
 Selectivity
     Several square captures of one turn give the same position in any order, so
@@ -82,8 +83,8 @@ from numba import njit
 
 from .. import kernel as K
 from .base import MAX_SECONDS, Bot, check_param, legal_actions
-from .evaluation_fn import (BATTLE_TERMS, GAIN_SQUARE, HAND_WEIGHTS, NUM_TERMS, TUNED_WEIGHTS, action_gain,
-                            evaluate_with, stones_taken)
+from .evaluation_fn import (BATTLE_TERMS, GAIN_SQUARE, HAND_WEIGHTS, NUM_TERMS, SPSA_WEIGHTS, TUNED_WEIGHTS,
+                            action_gain, evaluate_with, stones_taken)
 from .search_tree import now
 
 HDR = K.HDR
@@ -595,8 +596,9 @@ def order_root(s, moves, k, jitter, history):
     return moves[order].copy()
 
 
-#: Evaluation weight sets by name (``alphabeta:eval=tuned``); "hand" is the default.
-EVAL_WEIGHTS = {"hand": HAND_WEIGHTS, "tuned": TUNED_WEIGHTS}
+#: Evaluation weight sets by name (``alphabeta:eval=hand``): "spsa" (tuned by playing) is the
+#: default, "hand" the first release's, "tuned" the Texel fit to game outcomes.
+EVAL_WEIGHTS = {"spsa": SPSA_WEIGHTS, "hand": HAND_WEIGHTS, "tuned": TUNED_WEIGHTS}
 
 
 def eval_weights(eval) -> np.ndarray:
@@ -634,8 +636,8 @@ class AlphaBetaBot(Bot):
         "qdelta": "delta-pruning margin of the quiescence search in centistones (default 300; 0 = off)",
         "lmr": "late-move reductions of quiet moves (default true)",
         "null": "null-move reduction in turns at null-window turn starts (0 = off)",
-        "eval": "battle evaluation weights: hand (hand-set, the default), tuned (fitted to game outcomes) "
-                "or the weights of the terms as integers separated by '/' (stones/triangles/...)",
+        "eval": "battle evaluation weights: spsa (tuned by playing, the default), hand (the first release's), "
+                "tuned (fitted to game outcomes) or the terms' weights as integers separated by '/'",
         "place_depth": "depth cap in the placement phase (default 2)",
         "cap_width": "capture choices searched below the root, most damaging first (default 8; 0 = all)",
         "drop_width": "fly drops searched below the root, best-ordered first (default 12; 0 = all)",
@@ -643,7 +645,7 @@ class AlphaBetaBot(Bot):
     }
 
     def __init__(self, seed=None, depth=None, time=None, place_depth=2, cap_width=8, drop_width=12,
-                 tt_bits=20, quiesce=1, qdelta=300, lmr=True, null=0, eval="hand", turn_time=True):
+                 tt_bits=20, quiesce=1, qdelta=300, lmr=True, null=0, eval="spsa", turn_time=True):
         if depth is None and time is None:
             depth = 3
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 64):

@@ -79,7 +79,8 @@ BATTLE_TERMS = ("stones", "triangles", "mobility", "shuttles", "open_squares", "
 HAND_WEIGHTS = np.array([STONE, W_TRI, W_MOB, W_SHUTTLE, W_OPEN, W_NOW, W_THREAT, W_PENDING, W_CHAIN],
                         dtype=np.int64)
 NUM_TERMS = len(BATTLE_TERMS)
-#: The weights the search bots use by default.
+#: The weights of :func:`evaluate` / :func:`battle_eval` (MCTS leaves); alpha-beta picks its
+#: weight set by name (``alphabeta:eval=...``, default ``spsa``).
 WEIGHTS = HAND_WEIGHTS.copy()
 #: Weights fitted to the outcomes of 400 engine games (Texel's method on 51,726 quiet
 #: positions; ``python benchmarks/tune_eval.py --games 400``, ``baselines/tuning/weights.json``).
@@ -87,6 +88,13 @@ WEIGHTS = HAND_WEIGHTS.copy()
 #: weights) but did not play better (``docs/bots.md``), so they are an option
 #: (``alphabeta:eval=tuned``), not the default.
 TUNED_WEIGHTS = np.array([100, 0, 0, 0, 132, 85, 3075, 95, 60], dtype=np.int64)
+#: Weights tuned by playing: SPSA over 800 pairs of depth-2 alpha-beta games on 14x14 from the
+#: hand weights (``python benchmarks/tune_spsa.py --iterations 800``, ``baselines/tuning/spsa.json``).
+#: Against the hand weights at depth 2 on openings the tuning never saw they scored 74.2% of
+#: 200 games; they are alpha-beta's default (``alphabeta:eval=spsa``).  More weight on
+#: triangles, dalian shuttles, open squares, pending captures and open chains; almost none
+#: on mobility and on the opponent's threats.
+SPSA_WEIGHTS = np.array([100, 46, 0, 120, 17, 91, 2, 137, 69], dtype=np.int64)
 
 
 
