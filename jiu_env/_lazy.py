@@ -45,6 +45,17 @@ class Package(types.ModuleType):
             return
         super().__setattr__(name, value)
 
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        """Pickle the package by name, as pickle-by-reference does for plain modules.
+
+        cloudpickle looks its module reducer up by the exact type
+        ``types.ModuleType``; without this a closure over ``jiu_env`` (RLlib's
+        ``register_env`` factory, a ``@ray.remote`` function, a spawn-started
+        ``SubprocVecEnv`` worker) failed with "cannot pickle 'Package' object".
+        Unpickling imports the package, which gives back the same module.
+        """
+        return importlib.import_module, (self.__name__,)
+
 
 def register_gym_ids() -> None:
     """Register the single-agent ids with Gymnasium (the env modules load on ``gymnasium.make``)."""

@@ -45,8 +45,8 @@ from ray.rllib.utils.typing import MultiAgentDict
 
 from .. import kernel as K
 from ..bots.base import Bot
-from ..envs.common import (AGENTS, RESET_OPTIONS, check_action, mask_space, new_game, planes_space, reset_options,
-                           start_plan)
+from ..envs.common import (AGENTS, RESET_OPTIONS, Thawing, check_action, mask_space, new_game, planes_space,
+                           reset_options, start_plan)
 from ..nets import SpatialActionHead, ValueHead, conv_trunk, orthogonal_init
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, observe
@@ -60,7 +60,7 @@ ENV_OPTIONS = ("rules", "illegal")  # other env_config keys are single rules (bo
 
 
 # ---------------------------------------------------------------------- env
-class JiuMultiAgentEnv(MultiAgentEnv):
+class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
     """Jiu as a turn-based RLlib ``MultiAgentEnv`` (agents ``"white"`` and ``"black"``).
 
     ``env_config`` (a dict, all optional): ``rules`` (a profile name,
@@ -124,6 +124,8 @@ class JiuMultiAgentEnv(MultiAgentEnv):
                              f"not {sorted(map(str, action_dict))}")
         a = check_action(action_dict[agent], self.num_actions)  # RLlib may hand over a one-element array
         s = self.state
+        if not s.flags.writeable:  # handed out read-only (Ray's object store, setflags): play on a copy
+            s = self.state = s.copy()
         if not K.is_legal(s, a):
             if self.illegal == "raise":
                 raise ValueError(
