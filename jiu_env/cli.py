@@ -695,7 +695,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _err(f"bench: {e}")
 
 
-# name -> (one-line help, example, add_arguments, run).
+def _train_args(p):
+    from .learn import pipeline
+
+    pipeline.add_arguments(p)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from .learn import pipeline
+
+    return pipeline.run(args)
+
+
 # name -> (help, example, add the arguments, run): the sub-commands of ``jiu``
 Command = tuple[str, str, Callable[[argparse.ArgumentParser], Any], Callable[[argparse.Namespace], int]]
 COMMANDS: dict[str, Command] = {
@@ -717,6 +728,9 @@ COMMANDS: dict[str, Command] = {
     "warm": ("compile the bots' numba code into the on-disk cache (once per machine, image or cluster node)",
              "jiu warm\n  jiu warm greedy alphabeta:depth=2 --board-size 14",
              _warm_args, cmd_warm),
+    "train": ("learn a policy-value network from the engines: labelled engine games, then training (resumable)",
+              "jiu train runs/jiu14 --games 1000 --steps 20000\n  jiu train /tmp/quick --quick",
+              _train_args, cmd_train),
 }
 
 

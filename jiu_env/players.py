@@ -76,8 +76,8 @@ def make_player(spec: Any, seed: int | None = None, **overrides: Any) -> Any:
     spec = spec.strip()
     prefix, sep, rest = spec.partition(":")
     if prefix in REGISTRY:
-        if prefix == "alphazero" and rest.strip() and "=" not in rest:
-            return _alphazero(rest.strip(), seed, **overrides)
+        if prefix in ("alphazero", "policy") and rest.strip() and "=" not in rest:
+            return _network_file(prefix, rest.strip(), seed, **overrides)
         return _builtin(spec, seed, overrides)
     if overrides:
         raise TypeError(f"parameters {sorted(overrides)} can only be given with a built-in bot, not {spec!r}")
@@ -211,15 +211,16 @@ def _user_class(module: str, rest: str, seed: int | None) -> Any:
 
 
 # ------------------------------------------------------------ player kinds
-def _alphazero(path: str, seed: int | None, **params: Any) -> Any:
+def _network_file(kind: str, path: str, seed: int | None, **params: Any) -> Any:
+    """``alphazero:PATH`` / ``policy:PATH``: the network player ``kind`` on the checkpoint file ``path``."""
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"AlphaZero checkpoint {path!r} not found")
-    return _builtin("alphazero", seed, {"checkpoint": path, **params})
+        raise FileNotFoundError(f"{kind} checkpoint {path!r} not found")
+    return _builtin(kind, seed, {"checkpoint": path, **params})
 
 
 def _az_factory(arg: str, seed: int | None) -> Any:
     warnings.warn("the player spec 'az:PATH' is deprecated; use 'alphazero:PATH'", DeprecationWarning, stacklevel=3)
-    return _alphazero(arg, seed)
+    return _network_file("alphazero", arg, seed)
 
 
 def _sb3_factory(arg: str, seed: int | None) -> Any:

@@ -173,6 +173,12 @@ H_SQ_RETURN = 38  # square_on_return (0/1)
 H_FORMATIONS = 39  # formations (0/1): full-line captures of the traditional rule text
 HDR = 40  # header length (every slot is in use; a new field grows HDR)
 
+#: Header fields that hold the rules options (written once by ``new_state``): two states are
+#: under the same rules of play when these agree.  A learned network or a kept search tree
+#: belongs to one rule set, and checks a state against it with these.
+RULE_FIELDS = (H_N, H_FLY, H_BAN, H_MIN, H_CHAIN_STOP, H_REP, H_MAXT, H_FLYER_MOVES, H_MIN_CHECK, H_SQ_RETURN,
+               H_FORMATIONS)
+
 #: Header fields that hold a point (or -1): what a board symmetry must map.
 POINT_FIELDS = (H_CHAIN, H_LIFT, H_ORIGIN, H_LAST_FROM, H_LAST_TO)
 

@@ -25,6 +25,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
     "alphabeta": ("jiu_env.bots.alphabeta", "AlphaBetaBot"),
     "mcts": ("jiu_env.bots.mcts", "MCTSBot"),
     "alphazero": ("jiu_env.bots.alphazero", "AlphaZeroBot"),
+    "policy": ("jiu_env.bots.policy", "PolicyBot"),
 }
 
 

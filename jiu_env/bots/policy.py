@@ -1,0 +1,155 @@
+"""The network's own move: one forward pass of a policy-value network per decision, no search.
+
+``make_bot("policy")`` loads the checkpoint shipped for the board size of the
+first position it is shown (``jiu_env/data/policy_jiu14.pt`` on 14x14, made by
+:mod:`jiu_env.learn`); ``policy:checkpoint=PATH`` loads another.  The network
+sees the observation planes of the side to move; its logits are masked to
+the legal actions and the best one is played (``temperature > 0`` samples
+``softmax(logits / temperature)`` instead).
+
+A network belongs to the rules it was trained under: the board size and
+every rules option of the position (the header's ``RULE_FIELDS``) must equal
+the checkpoint's, else the bot refuses the position with an error naming
+both, rather than play a network outside what it learnt.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import numpy as np
+
+from .. import kernel as K
+from ..observation import NUM_PLANES, write_observation
+from ..rules import Rules
+from .base import Bot, check_param, legal_actions
+
+DATA_DIR = pathlib.Path(__file__).resolve().parents[1] / "data"
+#: The shipped networks by board size (package data).
+SHIPPED = {14: DATA_DIR / "policy_jiu14.pt"}
+
+
+def shipped_checkpoint(board_size: int) -> pathlib.Path:
+    """The checkpoint shipped for ``board_size``; FileNotFoundError naming the sizes there are."""
+    path = SHIPPED.get(int(board_size))
+    if path is None or not path.exists():
+        have = sorted(n for n, p in SHIPPED.items() if p.exists())
+        raise FileNotFoundError(f"no network is shipped for {board_size}x{board_size} (shipped: "
+                                f"{', '.join(f'{n}x{n}' for n in have) or 'none'}); train one with `jiu train` "
+                                "and pass checkpoint=PATH")
+    return path
+
+
+def load_network(path: str | pathlib.Path) -> tuple[Any, dict[str, Any], Rules | None]:
+    """``(net, data, rules)`` of a checkpoint, with errors that name the file."""
+    from .alphazero import load_checkpoint
+
+    path = pathlib.Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"checkpoint {path} not found")
+    try:
+        net, data = load_checkpoint(path)
+    except ValueError:
+        raise
+    except Exception as e:  # torch's own errors for a corrupt or foreign file
+        raise ValueError(f"{path} is not a readable jiu_env network checkpoint: {type(e).__name__}: {e}") from None
+    rules = Rules.make(dict(data["rules"])) if data.get("rules") else None
+    return net, data, rules
+
+
+def rules_mismatch(state: np.ndarray, rules: Rules) -> str | None:
+    """Why ``state`` is not under ``rules`` (a sentence naming both), or None when it is."""
+    ref = rules.new_state()
+    diff = [i for i in K.RULE_FIELDS if int(state[i]) != int(ref[i])]
+    if not diff:
+        return None
+    names = {v: k for k, v in vars(K).items() if k.startswith("H_") and isinstance(v, int)}
+    parts = ", ".join(f"{names.get(i, i)}={int(state[i])} (network: {int(ref[i])})" for i in diff)
+    return f"the position's rules differ from the network's ({rules.board_size}x{rules.board_size} " \
+           f"{rules.profile}): {parts}"
+
+
+class NetworkPlayer(Bot):
+    """Base of the players that run a policy-value network: loading by board size and the rules check."""
+
+    def __init__(self, seed: int | None = None, checkpoint: str | None = None, threads: int = 1) -> None:
+        threads = check_param(self.name, "threads", threads, 0, 1024, integer=True)
+        self.threads = int(threads)
+        self.checkpoint = pathlib.Path(checkpoint) if checkpoint else None
+        self.net: Any = None
+        self.net_rules: Rules | None = None
+        self.data: dict[str, Any] = {}
+        if self.checkpoint is not None:
+            self._load(self.checkpoint)
+        super().__init__(seed=seed)
+
+    def _load(self, path: pathlib.Path) -> None:
+        import torch
+
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        self.net, self.data, self.net_rules = load_network(path)
+        self.checkpoint = path
+
+    def _network_for(self, state: np.ndarray) -> Any:
+        """The network, loaded on first use for the state's board size; refuses a state under other rules."""
+        if self.net is None:
+            self._load(shipped_checkpoint(int(state[K.H_N])))
+        if self.net_rules is not None:
+            why = rules_mismatch(state, self.net_rules)
+            if why is not None:
+                raise ValueError(f"{self.name}: {self.checkpoint} cannot play this position: {why}")
+        return self.net
+
+    def logits_and_value(self, state: np.ndarray) -> tuple[np.ndarray, float]:
+        """The network's logits over the flat actions and its value for the side to move."""
+        import torch
+
+        net = self._network_for(state)
+        n = int(state[K.H_N])
+        obs = np.empty((n, n, NUM_PLANES), np.float32)
+        write_observation(state, int(state[K.H_TO_MOVE]), obs)
+        with torch.inference_mode():
+            logits, v = net(torch.from_numpy(obs.transpose(2, 0, 1)[None].copy()))
+        return logits[0].numpy(), float(v[0])
+
+    def version_key(self) -> str:
+        """Code and weights: a new network is a new player for a tournament."""
+        from ..players import file_hash
+
+        path = self.checkpoint if self.checkpoint is not None else SHIPPED.get(14)
+        return f"{file_hash(__file__)}+{file_hash(path) if path is not None and path.exists() else 'none'}"
+
+
+class PolicyBot(NetworkPlayer):
+    """The network's most likely legal action (``temperature > 0``: sampled), one forward pass per decision."""
+
+    name = "policy"
+    PARAMS = {
+        "checkpoint": "network checkpoint (default: the one shipped for the board size, e.g. policy_jiu14.pt)",
+        "temperature": "0 plays the most likely legal action; > 0 samples softmax(logits / temperature) (default 0)",
+        "threads": "torch CPU threads for the whole process; 0 leaves torch's setting (default 1)",
+    }
+
+    def __init__(self, seed: int | None = None, checkpoint: str | None = None, temperature: float = 0.0,
+                 threads: int = 1) -> None:
+        self.temperature = check_param("policy", "temperature", temperature, 0, 1e6)
+        super().__init__(seed=seed, checkpoint=checkpoint, threads=threads)
+
+    def _choose(self, state: np.ndarray) -> int:
+        acts = legal_actions(state)
+        logits, _ = self.logits_and_value(state)
+        if acts.size == 1:
+            return int(acts[0])
+        x = logits[acts].astype(np.float64)
+        if self.temperature <= 0:
+            return int(acts[int(np.argmax(x))])
+        p = np.exp((x - x.max()) / self.temperature)
+        return int(acts[self.rng.choice(acts.size, p=p / p.sum())])
+
+    def __repr__(self) -> str:
+        return f"PolicyBot(checkpoint={str(self.checkpoint)!r}, temperature={self.temperature}, seed={self.seed!r})"
+
+
+__all__ = ["PolicyBot", "NetworkPlayer", "SHIPPED", "shipped_checkpoint", "load_network", "rules_mismatch"]

@@ -1,0 +1,329 @@
+"""Training data from search: engine games stored as chunks of moves with their labels.
+
+Why games and not positions: a 14x14 game has about 600 decisions, and its
+positions (kernel states or observation planes) would take megabytes.  The
+kernel replays a game's actions from the rules' start position in
+microseconds, so a chunk stores only, per game, its seed, actions and result
+and, per decision, the teacher's label; :func:`iter_positions` replays them
+into positions when a dataset is built.
+
+Labels.  Every decision of a game after its random opening is put to the
+**teacher** (a bot spec, ``alphabeta:depth=2`` by default) as a fresh search:
+the teacher is restarted with a seed derived from the game seed and the
+decision index before it searches, so a label depends on the position and
+that seed only, never on the searches before it.  That is what makes a label
+checkable (a fresh search of the replayed position gives it again) and the
+data the same whichever process or machine made it.  A label is the
+teacher's move and its search value (centistones for the side to move,
+``alphabeta``'s ``last_info["value"]``, clipped to ``+-VALUE_WIN`` for a
+forced result).  Decisions with one legal action are not labelled (there is
+nothing to learn from them).
+
+The game is played by the labels, except that with probability ``explore``
+a battle move (not a chain jump, drop or capture choice) is replaced by a
+random legal move: the position is still labelled with the teacher's move,
+and the games reach positions the teacher alone would not (a learner facing
+weaker opponents meets them).  The first ``k`` placements, ``k`` drawn from
+``0..random_opening``, are random and unlabelled.
+
+Storage.  A run directory holds ``manifest.json`` (the settings, and per
+chunk its games, decisions, labels, CPU seconds and SHA-256) and the chunks
+``chunk-00000.npz``...; chunk ``i`` holds games ``i*chunk_games`` to
+``(i+1)*chunk_games - 1``.  A chunk is written to a temporary file and
+renamed, so a run stopped at any point loses at most the chunk in progress,
+and :func:`generate` started again with the same settings makes only the
+chunks that are missing.  Settings that differ from the manifest's are
+refused, so one directory never mixes two teachers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import kernel as K
+from ..rules import Rules
+
+DATA_FORMAT = "jiu_env.learn.games/1"
+MANIFEST = "manifest.json"
+VALUE_WIN = 100_000  # label of a forced win for the side to move (centistones; a loss is -VALUE_WIN)
+NO_VALUE = np.iinfo(np.int32).min  # a labelled decision whose teacher reports no value
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """What a data run plays and how it labels (stored in the manifest; a resumed run must match it)."""
+
+    teacher: str = "alphabeta:depth=2,tt_bits=18"
+    rules: dict[str, Any] = field(default_factory=lambda: Rules.make("competitive").to_dict())
+    seed: int = 0
+    chunk_games: int = 8
+    random_opening: int = 8
+    explore: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.teacher, str) or not self.teacher:
+            raise ValueError(f"teacher must be a bot spec string, not {self.teacher!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be an int >= 0, not {self.seed!r}")
+        if isinstance(self.chunk_games, bool) or not isinstance(self.chunk_games, int) or not 1 <= self.chunk_games <= 10_000:
+            raise ValueError(f"chunk_games must be an int in 1..10000, not {self.chunk_games!r}")
+        if isinstance(self.random_opening, bool) or not isinstance(self.random_opening, int) \
+                or not 0 <= self.random_opening <= 64:
+            raise ValueError(f"random_opening must be an int in 0..64, not {self.random_opening!r}")
+        if isinstance(self.explore, bool) or not isinstance(self.explore, (int, float)) or not 0 <= self.explore <= 1:
+            raise ValueError(f"explore must be a number in 0..1, not {self.explore!r}")
+        Rules.make(dict(self.rules))  # refuse bad rules now, not in a worker
+
+    @property
+    def rules_obj(self) -> Rules:
+        return Rules.make(dict(self.rules))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def game_seed(config: DataConfig, game: int) -> int:
+    """The seed of game number ``game`` of a run (independent of chunking and of the process that plays it)."""
+    return int(np.random.SeedSequence([config.seed, game]).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def decision_seed(gseed: int, decision: int) -> int:
+    """The teacher's seed for decision ``decision`` of the game seeded ``gseed``."""
+    return int(np.random.SeedSequence([gseed, decision, 7]).generate_state(1)[0])
+
+
+def teacher_label(teacher: Any, state: np.ndarray, gseed: int) -> tuple[int, int]:
+    """``(action, value)``: the teacher's fresh search of ``state`` (decision index from the state)."""
+    teacher.restart(decision_seed(gseed, int(state[K.H_DECISIONS])))
+    a = int(teacher.step(state))
+    info = getattr(teacher, "last_info", None) or {}
+    v = info.get("value")
+    if v is None:
+        return a, int(NO_VALUE)
+    return a, int(max(-VALUE_WIN, min(VALUE_WIN, int(v))))
+
+
+def play_labelled_game(config: DataConfig, teacher: Any, gseed: int) -> dict[str, Any]:
+    """One game of the run: its actions, per-decision labels and result."""
+    rules = config.rules_obj
+    rng = np.random.default_rng(gseed)
+    opening = int(rng.integers(config.random_opening + 1))
+    s = rules.new_state()
+    buf = np.empty(rules.num_actions, np.int64)
+    actions: list[int] = []
+    labels: list[int] = []
+    values: list[int] = []
+    while s[K.H_PHASE] != K.PH_OVER:
+        k = K.legal_actions(s, buf)
+        label, value = -1, 0
+        if s[K.H_PHASE] == K.PH_PLACEMENT and int(s[K.H_DECISIONS]) < opening:
+            a = int(buf[rng.integers(k)])
+        elif k == 1:
+            a = int(buf[0])
+        else:
+            label, value = teacher_label(teacher, s, gseed)
+            a = label
+            if config.explore > 0 and s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] == K.SUB_MOVE \
+                    and rng.random() < config.explore:
+                a = int(buf[rng.integers(k)])
+        K.apply_action(s, a)
+        actions.append(a)
+        labels.append(label)
+        values.append(value)
+    return {"seed": gseed, "actions": actions, "labels": labels, "values": values,
+            "result": int(K.result_for_white(s)), "end_reason": int(s[K.H_END_REASON]),
+            "battle_turns": int(s[K.H_TURNS])}
+
+
+def chunk_name(i: int) -> str:
+    return f"chunk-{i:05d}.npz"
+
+
+def make_chunk(config: DataConfig, index: int, out_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """Play the games of chunk ``index`` and write the chunk file atomically; returns its manifest entry."""
+    from ..bots import make_bot
+
+    t0 = time.process_time()
+    w0 = time.perf_counter()
+    teacher = make_bot(config.teacher, seed=0)
+    games = [play_labelled_game(config, teacher, game_seed(config, g))
+             for g in range(index * config.chunk_games, (index + 1) * config.chunk_games)]
+    offsets = np.cumsum([0] + [len(g["actions"]) for g in games]).astype(np.int64)
+    arrays = {
+        "seed": np.array([g["seed"] for g in games], np.int64),
+        "offsets": offsets,
+        "actions": np.concatenate([np.array(g["actions"], np.int32) for g in games]),
+        "labels": np.concatenate([np.array(g["labels"], np.int32) for g in games]),
+        "values": np.concatenate([np.array(g["values"], np.int32) for g in games]),
+        "result": np.array([g["result"] for g in games], np.int8),
+        "end_reason": np.array([g["end_reason"] for g in games], np.int8),
+        "battle_turns": np.array([g["battle_turns"] for g in games], np.int32),
+    }
+    out = pathlib.Path(out_dir)
+    path = out / chunk_name(index)
+    tmp = out / f".{chunk_name(index)}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        np.savez_compressed(f, **arrays)
+    os.replace(tmp, path)
+    return chunk_entry(path, cpu_seconds=time.process_time() - t0, wall_seconds=time.perf_counter() - w0)
+
+
+def chunk_entry(path: pathlib.Path, cpu_seconds: float | None = None, wall_seconds: float | None = None
+                ) -> dict[str, Any]:
+    """A chunk's manifest entry, read from its file."""
+    with np.load(path) as z:
+        n_games = int(z["seed"].size)
+        decisions = int(z["actions"].size)
+        labelled = int((z["labels"] >= 0).sum())
+        wins = {"white": int((z["result"] > 0).sum()), "black": int((z["result"] < 0).sum()),
+                "none": int((z["result"] == 0).sum())}
+    return {"games": n_games, "decisions": decisions, "labelled": labelled, "results": wins,
+            "cpu_seconds": None if cpu_seconds is None else round(cpu_seconds, 3),
+            "wall_seconds": None if wall_seconds is None else round(wall_seconds, 3),
+            "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
+def read_manifest(out_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
+    path = pathlib.Path(out_dir) / MANIFEST
+    if not path.exists():
+        return None
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    if not isinstance(data, dict) or data.get("format") != DATA_FORMAT:
+        raise ValueError(f"{path} is not a jiu_env training-data manifest (format {DATA_FORMAT})")
+    return data
+
+
+def write_manifest(out_dir: str | os.PathLike[str], data: dict[str, Any]) -> None:
+    out = pathlib.Path(out_dir)
+    tmp = out / f".{MANIFEST}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, out / MANIFEST)
+
+
+def open_run(out_dir: str | os.PathLike[str], config: DataConfig) -> dict[str, Any]:
+    """The manifest of the run in ``out_dir``: created for ``config``, or checked against it when resuming.
+
+    Chunk files on disk that the manifest does not list yet (a run stopped
+    between writing a chunk and the manifest) are read back into it.
+    """
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    data = read_manifest(out)
+    if data is None:
+        data = {"format": DATA_FORMAT, "config": config.to_dict(), "chunks": {}}
+    elif data["config"] != json.loads(json.dumps(config.to_dict())):
+        raise ValueError(f"{out} holds data made with other settings: {data['config']} (asked: {config.to_dict()}); "
+                         "use another directory")
+    for path in sorted(out.glob("chunk-*.npz")):
+        if path.name not in data["chunks"]:
+            data["chunks"][path.name] = chunk_entry(path)
+    for tmp in out.glob(".chunk-*.tmp"):  # a chunk in progress when a run was stopped
+        tmp.unlink()
+    write_manifest(out, data)
+    return data
+
+
+def _chunk_job(args: tuple[dict[str, Any], int, str]) -> tuple[int, dict[str, Any]]:
+    cfg, index, out = args
+    return index, make_chunk(DataConfig(**cfg), index, out)
+
+
+def generate(out_dir: str | os.PathLike[str], config: DataConfig, games: int, workers: int = 1,
+             progress: bool = True) -> dict[str, Any]:
+    """Make the chunks of the first ``games`` games (rounded up to whole chunks) that ``out_dir`` lacks.
+
+    ``workers > 1`` plays chunks in that many processes.  Returns the manifest.
+    """
+    if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= 10_000_000:
+        raise ValueError(f"games must be an int in 1..10000000, not {games!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 1024:
+        raise ValueError(f"workers must be an int in 1..1024, not {workers!r}")
+    data = open_run(out_dir, config)
+    n_chunks = -(-games // config.chunk_games)
+    todo = [i for i in range(n_chunks) if chunk_name(i) not in data["chunks"]]
+    jobs = [(config.to_dict(), i, str(out_dir)) for i in todo]
+    bar = _progress(len(jobs), progress, f"chunks of {config.chunk_games} games")
+
+    def done(index: int, entry: dict[str, Any]) -> None:
+        data["chunks"][chunk_name(index)] = entry
+        write_manifest(out_dir, data)
+        bar(entry)
+
+    if workers == 1 or len(jobs) <= 1:
+        for job in jobs:
+            done(*_chunk_job(job))
+    else:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
+            for fut in as_completed([pool.submit(_chunk_job, job) for job in jobs]):
+                done(*fut.result())
+    return data
+
+
+def _progress(total: int, on: bool, what: str):
+    """A progress line per finished chunk (stderr), with the CPU time so far."""
+    import sys
+
+    state = {"n": 0, "cpu": 0.0, "games": 0}
+
+    def tick(entry: dict[str, Any]) -> None:
+        state["n"] += 1
+        state["cpu"] += entry.get("cpu_seconds") or 0.0
+        state["games"] += entry["games"]
+        if on:
+            print(f"[{state['n']}/{total} {what}] {state['games']} games, {entry['labelled']} labels in the last "
+                  f"chunk, {state['cpu']:.0f} CPU s", file=sys.stderr, flush=True)
+
+    return tick
+
+
+# ---------------------------------------------------------------- reading
+def load_games(out_dir: str | os.PathLike[str], verify: bool = False) -> Iterator[dict[str, Any]]:
+    """Every game of a run, chunk by chunk: dicts with ``seed``, ``actions``, ``labels``, ``values``, ``result``."""
+    data = read_manifest(out_dir)
+    if data is None:
+        raise FileNotFoundError(f"no {MANIFEST} in {out_dir}: not a training-data directory")
+    for name in sorted(data["chunks"]):
+        path = pathlib.Path(out_dir) / name
+        if verify and hashlib.sha256(path.read_bytes()).hexdigest() != data["chunks"][name]["sha256"]:
+            raise ValueError(f"{path} does not match its manifest entry (changed or corrupt)")
+        with np.load(path) as z:
+            arr = {k: z[k] for k in z.files}
+        off = arr["offsets"]
+        for g in range(arr["seed"].size):
+            sl = slice(int(off[g]), int(off[g + 1]))
+            yield {"seed": int(arr["seed"][g]), "actions": arr["actions"][sl], "labels": arr["labels"][sl],
+                   "values": arr["values"][sl], "result": int(arr["result"][g]), "chunk": name}
+
+
+def iter_positions(rules: Rules, game: dict[str, Any]) -> Iterator[tuple[np.ndarray, int, int, int]]:
+    """Replay ``game`` and yield ``(state, label, value, result for the side to move)`` at each labelled decision.
+
+    The state is the kernel's own array, changed by the next step: copy it to keep it.
+    """
+    s = rules.new_state()
+    result = game["result"]
+    for a, lab, v in zip(game["actions"], game["labels"], game["values"]):
+        if lab >= 0:
+            mover = int(s[K.H_TO_MOVE])
+            yield s, int(lab), int(v), result if mover == K.WHITE else -result
+        K.apply_action(s, int(a))
+
+
+__all__ = ["DataConfig", "DATA_FORMAT", "VALUE_WIN", "NO_VALUE", "game_seed", "decision_seed", "teacher_label",
+           "play_labelled_game", "make_chunk", "open_run", "generate", "load_games", "iter_positions",
+           "read_manifest"]

@@ -1,0 +1,147 @@
+"""Positions for training, replayed from the game chunks of :mod:`jiu_env.learn.data`.
+
+A :class:`Positions` holds, per labelled decision, the observation planes of
+the side to move (``uint8``, the plane value times :data:`PLANE_SCALE`: the
+planes are 0/1 except a few constant fractions, which this keeps to 1/240),
+the teacher's action, its search value, the game result for the side to move,
+whether the position is in the placement phase and the game it came from.
+At about 4 KB a position on 14x14, half a million positions fit in memory.
+
+Symmetry augmentation (:func:`augment`) maps planes and actions with the
+symmetries that commute with the rules of the position's phase
+(:func:`jiu_env.symmetry.symmetries_for`: 8 in battle, 4 in placement on an
+even board), so a placement target is never moved by a symmetry the
+placement rules do not have.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import numpy as np
+
+from .. import kernel as K
+from ..observation import NUM_PLANES, write_observation
+from ..rules import Rules
+from ..symmetry import ALL_SYMMETRIES, action_map, placement_symmetries, transform_observation
+from .data import NO_VALUE, VALUE_WIN, iter_positions, load_games, read_manifest
+
+PLANE_SCALE = 240  # uint8 planes: value * 240 (exact for 0, 1, quarters and thirds)
+
+
+@dataclass
+class Positions:
+    """Labelled positions as arrays (first axis: position)."""
+
+    planes: np.ndarray  # uint8 (M, N, N, C), the side to move's planes * PLANE_SCALE
+    action: np.ndarray  # int64 (M,), the teacher's action
+    value: np.ndarray  # int32 (M,), the teacher's search value for the side to move (NO_VALUE: none)
+    result: np.ndarray  # int8 (M,), the game result for the side to move
+    placement: np.ndarray  # bool (M,), a placement-phase position
+    game: np.ndarray  # int64 (M,), the game's seed
+
+    def __len__(self) -> int:
+        return int(self.action.size)
+
+    def subset(self, idx: np.ndarray) -> Positions:
+        return Positions(self.planes[idx], self.action[idx], self.value[idx], self.result[idx],
+                         self.placement[idx], self.game[idx])
+
+    def split(self, val_share: float, seed: int = 0) -> tuple[Positions, Positions]:
+        """``(train, validation)`` split by game, so no game has positions on both sides."""
+        games = np.unique(self.game)
+        rng = np.random.default_rng(seed)
+        val_games = rng.choice(games, size=max(1, int(round(val_share * games.size))), replace=False) \
+            if games.size > 1 and val_share > 0 else np.array([], np.int64)
+        is_val = np.isin(self.game, val_games)
+        return self.subset(np.flatnonzero(~is_val)), self.subset(np.flatnonzero(is_val))
+
+
+def rules_of_run(data_dir: str | os.PathLike[str]) -> Rules:
+    manifest = read_manifest(data_dir)
+    if manifest is None:
+        raise FileNotFoundError(f"no manifest in {data_dir}: not a training-data directory")
+    return Rules.make(dict(manifest["config"]["rules"]))
+
+
+def load_positions(data_dirs: Iterable[str | os.PathLike[str]], max_games: int | None = None,
+                   progress: bool = False) -> tuple[Positions, Rules]:
+    """Replay every game of the runs in ``data_dirs`` (all made under the same rules) into :class:`Positions`."""
+    dirs = list(data_dirs)
+    if not dirs:
+        raise ValueError("no data directories given")
+    rules = rules_of_run(dirs[0])
+    for d in dirs[1:]:
+        if rules_of_run(d) != rules:
+            raise ValueError(f"{d} was made under other rules than {dirs[0]}")
+    n = rules.board_size
+    chunks: list[list[Any]] = [[], [], [], [], [], []]
+    obs = np.empty((n, n, NUM_PLANES), np.float32)
+    games = 0
+    for d in dirs:
+        for game in load_games(d):
+            if max_games is not None and games >= max_games:
+                break
+            games += 1
+            rows = []
+            for s, label, value, result in iter_positions(rules, game):
+                write_observation(s, int(s[K.H_TO_MOVE]), obs)
+                rows.append((np.rint(obs * PLANE_SCALE).astype(np.uint8), label, value, result,
+                             s[K.H_PHASE] == K.PH_PLACEMENT))
+            if rows:
+                chunks[0].append(np.stack([r[0] for r in rows]))
+                chunks[1].append(np.array([r[1] for r in rows], np.int64))
+                chunks[2].append(np.array([r[2] for r in rows], np.int32))
+                chunks[3].append(np.array([r[3] for r in rows], np.int8))
+                chunks[4].append(np.array([r[4] for r in rows], bool))
+                chunks[5].append(np.full(len(rows), game["seed"], np.int64))
+            if progress and games % 100 == 0:
+                print(f"replayed {games} games", flush=True)
+    if not chunks[0]:
+        raise ValueError(f"no labelled positions in {dirs}")
+    return Positions(*(np.concatenate(c) for c in chunks)), rules
+
+
+def value_target(value: np.ndarray, result: np.ndarray, result_weight: float, scale: float) -> np.ndarray:
+    """The value head's target in [-1, 1]: ``w * result + (1 - w) * tanh(search value / scale)``.
+
+    The game result alone is noisy (one game decides it for every position
+    in it); the search value alone is the teacher's evaluation.  A position
+    whose teacher gave no value uses the result alone.
+    """
+    v = value.astype(np.float64)
+    has = value != NO_VALUE
+    search = np.where(has, np.tanh(np.clip(v, -VALUE_WIN, VALUE_WIN) / scale), result)
+    return (result_weight * result + (1.0 - result_weight) * search).astype(np.float32)
+
+
+def random_symmetries(placement: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """One symmetry per position, uniform over those that commute with the rules of its phase."""
+    place_syms = np.array(placement_symmetries(n))
+    every = np.array(ALL_SYMMETRIES)
+    return np.where(placement, place_syms[rng.integers(place_syms.size, size=placement.size)],
+                    every[rng.integers(every.size, size=placement.size)])
+
+
+def apply_symmetries(planes: np.ndarray, actions: np.ndarray, syms: np.ndarray, n: int
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Planes ``(B, N, N, C)`` and actions ``(B,)`` each mapped by its own symmetry ``syms[i]``."""
+    out_p = np.empty_like(planes)
+    out_a = np.empty_like(actions)
+    for sym in np.unique(syms):
+        idx = np.flatnonzero(syms == sym)
+        out_p[idx] = transform_observation(planes[idx], int(sym))
+        out_a[idx] = action_map(int(sym), n)[actions[idx]]
+    return out_p, out_a
+
+
+def augment(planes: np.ndarray, actions: np.ndarray, placement: np.ndarray, n: int,
+            rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A random rules-preserving symmetry per position: mapped planes ``(B, N, N, C)`` and actions."""
+    return apply_symmetries(planes, actions, random_symmetries(placement, n, rng), n)
+
+
+__all__ = ["Positions", "PLANE_SCALE", "load_positions", "rules_of_run", "value_target", "augment",
+           "random_symmetries", "apply_symmetries"]

@@ -1,0 +1,236 @@
+"""Supervised training of the policy-value network on positions labelled by search.
+
+The network is :func:`jiu_env.bots.alphazero.build_net` (residual CNN over
+the observation planes, a spatial policy head over the flat actions, a
+pooled value head).  Loss: cross-entropy of the policy against the
+teacher's move, plus ``value_weight`` times the squared error of the value
+against :func:`jiu_env.learn.dataset.value_target`.  Every batch is mapped
+by a random symmetry that commutes with the rules of each position's phase.
+
+Resumable: every ``save_every`` steps the run directory gets ``state.pt``
+(weights, optimiser, step, the settings, the CPU and wall seconds so far),
+written to a temporary file and renamed; a run started again on the same
+directory continues from it, with the same batches it would have drawn
+(batch ``k`` is drawn from a generator seeded by ``(seed, k)``).  The curve
+(``curve.csv``: losses, validation accuracy, CPU seconds) is appended as it
+goes, and ``net.pt`` is the latest network as a checkpoint that the players
+load.  Training runs on the CPU by default, on a GPU when ``device`` names one.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import pathlib
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from ..rules import Rules
+from .dataset import PLANE_SCALE, Positions, augment, value_target
+
+STATE = "state.pt"
+CURVE = "curve.csv"
+NET = "net.pt"
+CURVE_FIELDS = ("step", "positions", "cpu_seconds", "wall_seconds", "lr", "train_policy_loss", "train_value_loss",
+                "val_policy_loss", "val_value_loss", "val_accuracy", "val_placement_accuracy", "val_battle_accuracy")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Network shape and optimisation settings (stored with the run; a resumed run must match)."""
+
+    channels: int = 32
+    blocks: int = 3
+    batch: int = 256
+    steps: int = 20_000
+    lr: float = 2e-3
+    warmup: int = 200
+    weight_decay: float = 1e-4
+    value_weight: float = 1.0
+    result_weight: float = 0.5
+    value_scale: float = 800.0
+    val_share: float = 0.05
+    seed: int = 0
+    eval_every: int = 500
+    save_every: int = 500
+
+    def __post_init__(self) -> None:
+        ints = dict(channels=(1, 1024), blocks=(0, 64), batch=(1, 1 << 16), steps=(1, 10 ** 9), warmup=(0, 10 ** 9),
+                    seed=(0, 2 ** 63 - 1), eval_every=(1, 10 ** 9), save_every=(1, 10 ** 9))
+        for name, (lo, hi) in ints.items():
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+                raise ValueError(f"{name} must be an int in {lo}..{hi}, not {v!r}")
+        floats = dict(lr=(0, 10), weight_decay=(0, 1), value_weight=(0, 100), result_weight=(0, 1),
+                      value_scale=(1e-6, 1e9), val_share=(0, 0.5))
+        for name, (lo, hi) in floats.items():
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not lo <= v <= hi:
+                raise ValueError(f"{name} must be a number in {lo}..{hi}, not {v!r}")
+
+
+def _lr(cfg: TrainConfig, step: int) -> float:
+    """Linear warm-up, then cosine decay to a tenth of ``lr`` at ``steps``."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    t = min(1.0, (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup))
+    return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * t)))
+
+
+def _tensor(planes: np.ndarray, device: Any) -> Any:
+    """uint8 planes ``(B, N, N, C)`` as a float32 ``(B, C, N, N)`` tensor in channels-last memory."""
+    import torch
+
+    x = torch.from_numpy(planes).to(device).permute(0, 3, 1, 2).float().mul_(1.0 / PLANE_SCALE)
+    return x.contiguous(memory_format=torch.channels_last)
+
+
+def _atomic_save(obj: Any, path: pathlib.Path) -> None:
+    import torch
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def _trim_curve(path: pathlib.Path, step: int) -> None:
+    """Drop curve rows past ``step`` (written after the last saved state by a run that was stopped)."""
+    if not path.exists():
+        return
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    keep = [r for r in rows if int(r["step"]) <= step]
+    if len(keep) != len(rows):
+        tmp = path.with_name(f".{path.name}.tmp")
+        with open(tmp, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, CURVE_FIELDS)
+            w.writeheader()
+            w.writerows(keep)
+        os.replace(tmp, path)
+
+
+def evaluate_net(net: Any, data: Positions, cfg: TrainConfig, device: Any = "cpu", batch: int = 1024
+                 ) -> dict[str, float]:
+    """Policy and value loss and top-1 accuracy (all, placement, battle) of ``net`` on ``data`` (no augmentation)."""
+    import torch
+    import torch.nn.functional as F
+
+    net.eval()
+    target_v = value_target(data.value, data.result, cfg.result_weight, cfg.value_scale)
+    pl = vl = 0.0
+    hit = np.zeros(len(data), bool)
+    with torch.inference_mode():
+        for i in range(0, len(data), batch):
+            sl = slice(i, i + batch)
+            logits, v = net(_tensor(data.planes[sl], device))
+            y = torch.from_numpy(data.action[sl]).to(device)
+            pl += float(F.cross_entropy(logits, y, reduction="sum"))
+            vl += float(((v - torch.from_numpy(target_v[sl]).to(device)) ** 2).sum())
+            hit[sl] = (logits.argmax(1) == y).cpu().numpy()
+    m = max(1, len(data))
+    place = data.placement
+    return {"val_policy_loss": pl / m, "val_value_loss": vl / m, "val_accuracy": float(hit.mean()) if len(data) else 0.0,
+            "val_placement_accuracy": float(hit[place].mean()) if place.any() else float("nan"),
+            "val_battle_accuracy": float(hit[~place].mean()) if (~place).any() else float("nan")}
+
+
+def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: TrainConfig, device: str = "cpu",
+          threads: int = 1, progress: bool = True, meta: dict[str, Any] | None = None,
+          stop_after: int | None = None) -> dict[str, Any]:
+    """Train (or continue training) a network on ``data``; returns the last curve row.
+
+    ``stop_after``: stop after that many steps in this call (the run resumes
+    later from ``state.pt``), e.g. to fit a session or a test.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    from ..bots.alphazero import build_net, save_checkpoint
+
+    if threads:
+        torch.set_num_threads(int(threads))
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    train_set, val_set = data.split(cfg.val_share, cfg.seed)
+    if len(train_set) == 0:
+        raise ValueError("no training positions (every game went to validation)")
+    torch.manual_seed(cfg.seed)
+    net = build_net(cfg.channels, cfg.blocks).to(device).to(memory_format=torch.channels_last)
+    opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    step, cpu0, wall0 = 0, 0.0, 0.0
+    state_path = out / STATE
+    if state_path.exists():
+        st = torch.load(state_path, map_location=device, weights_only=False)
+        if st["config"] != asdict(cfg) or st["rules"] != rules.to_dict():
+            raise ValueError(f"{state_path} belongs to a run with other settings: {st['config']} under rules "
+                             f"{st['rules']}; use another directory")
+        net.load_state_dict(st["net"])
+        opt.load_state_dict(st["opt"])
+        step, cpu0, wall0 = int(st["step"]), float(st["cpu_seconds"]), float(st["wall_seconds"])
+    _trim_curve(out / CURVE, step)
+    c_start, w_start = time.process_time(), time.perf_counter()
+    target_all = value_target(train_set.value, train_set.result, cfg.result_weight, cfg.value_scale)
+    n = rules.board_size
+    run_meta = {"kind": "policy-value", "phase": "both", "train": asdict(cfg), **(meta or {})}
+    row: dict[str, Any] = {}
+    sums = [0.0, 0.0, 0]
+    end = cfg.steps if stop_after is None else min(cfg.steps, step + int(stop_after))
+
+    def cpu() -> float:
+        return cpu0 + time.process_time() - c_start
+
+    def wall() -> float:
+        return wall0 + time.perf_counter() - w_start
+
+    def save() -> None:
+        _atomic_save({"net": net.state_dict(), "opt": opt.state_dict(), "step": step, "config": asdict(cfg),
+                      "rules": rules.to_dict(), "cpu_seconds": cpu(), "wall_seconds": wall()}, state_path)
+        save_checkpoint(out / NET, net.to(memory_format=torch.contiguous_format), rules,
+                        {**run_meta, "steps": step, "cpu_seconds": round(cpu(), 1)})
+        net.to(memory_format=torch.channels_last)
+
+    while step < end:
+        net.train()
+        rng = np.random.default_rng([cfg.seed, step])
+        idx = rng.integers(len(train_set), size=cfg.batch)
+        planes, actions = augment(train_set.planes[idx], train_set.action[idx], train_set.placement[idx], n, rng)
+        for g in opt.param_groups:
+            g["lr"] = _lr(cfg, step)
+        logits, v = net(_tensor(planes, device))
+        lp = F.cross_entropy(logits, torch.from_numpy(actions).to(device))
+        lv = F.mse_loss(v, torch.from_numpy(target_all[idx]).to(device))
+        loss = lp + cfg.value_weight * lv
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        step += 1
+        sums[0] += lp.item()
+        sums[1] += lv.item()
+        sums[2] += 1
+        if step % cfg.eval_every == 0 or step == end:
+            row = {"step": step, "positions": step * cfg.batch, "cpu_seconds": round(cpu(), 1),
+                   "wall_seconds": round(wall(), 1), "lr": _lr(cfg, step - 1),
+                   "train_policy_loss": sums[0] / sums[2], "train_value_loss": sums[1] / sums[2],
+                   **evaluate_net(net, val_set, cfg, device)}
+            sums = [0.0, 0.0, 0]
+            new = not (out / CURVE).exists()
+            with open(out / CURVE, "a", newline="", encoding="utf-8") as f:
+                w = csv.DictWriter(f, CURVE_FIELDS)
+                if new:
+                    w.writeheader()
+                w.writerow({k: (f"{row[k]:.5g}" if isinstance(row[k], float) else row[k]) for k in CURVE_FIELDS})
+            if progress:
+                print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}),
+                      file=sys.stderr, flush=True)
+        if step % cfg.save_every == 0 or step == end:
+            save()
+    return row
+
+
+__all__ = ["TrainConfig", "train", "evaluate_net", "STATE", "CURVE", "NET"]

@@ -1,0 +1,235 @@
+"""The learning pipeline: labelled data from search, augmentation, training, the policy player, `jiu train`."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from jiu_env import Rules, make_bot, play_game
+from jiu_env import kernel as K
+from jiu_env.learn.data import (DataConfig, generate, iter_positions, load_games, play_labelled_game, read_manifest,
+                                teacher_label)
+from jiu_env.observation import NUM_PLANES, write_observation
+from jiu_env.symmetry import (ALL_SYMMETRIES, placement_symmetries, symmetries_for, transform_action,
+                              transform_state)
+
+torch = pytest.importorskip("torch")
+
+from jiu_env.learn.dataset import (PLANE_SCALE, apply_symmetries, load_positions,  # noqa: E402
+                                   random_symmetries, value_target)
+from jiu_env.learn.train import TrainConfig, train  # noqa: E402
+
+R6 = Rules.make("competitive", board_size=6)
+CFG6 = DataConfig(teacher="alphabeta:depth=2,tt_bits=14", rules=R6.to_dict(), chunk_games=2, random_opening=3,
+                  explore=0.2, seed=11)
+
+
+@pytest.fixture(scope="module")
+def data6(tmp_path_factory):
+    out = tmp_path_factory.mktemp("data6")
+    generate(out, CFG6, 6, progress=False)
+    return out
+
+
+def test_labels_equal_a_fresh_search(data6):
+    rng = np.random.default_rng(0)
+    checked = 0
+    for game in load_games(data6):
+        for s, label, value, _ in iter_positions(R6, game):
+            if rng.random() < 0.1:
+                fresh = make_bot(CFG6.teacher)  # a new bot: nothing kept from the game's earlier searches
+                assert teacher_label(fresh, s.copy(), game["seed"]) == (label, value)
+                checked += 1
+    assert checked >= 20
+
+
+def test_data_replays_to_the_recorded_results_and_labels_are_legal(data6):
+    n_games = 0
+    for game in load_games(data6, verify=True):
+        s = R6.new_state()
+        for a, lab in zip(game["actions"], game["labels"]):
+            if lab >= 0:
+                assert K.is_legal(s, int(lab))
+            K.apply_action(s, int(a))
+        assert s[K.H_PHASE] == K.PH_OVER and int(K.result_for_white(s)) == game["result"]
+        n_games += 1
+    assert n_games == 6
+    # explore > 0: some played moves differ from their labels, and only battle moves do
+    games = list(load_games(data6))
+    differ = sum(int(((g["labels"] >= 0) & (g["labels"] != g["actions"])).sum()) for g in games)
+    assert differ > 0
+
+
+def test_generation_is_independent_of_chunking_and_workers(tmp_path):
+    one = DataConfig(**{**CFG6.to_dict(), "chunk_games": 1})
+    generate(tmp_path / "a", one, 4, progress=False)
+    generate(tmp_path / "b", CFG6, 4, workers=2, progress=False)
+    ga, gb = list(load_games(tmp_path / "a")), list(load_games(tmp_path / "b"))
+    assert len(ga) == len(gb) == 4
+    for x, y in zip(ga, gb):
+        assert x["seed"] == y["seed"] and np.array_equal(x["actions"], y["actions"])
+        assert np.array_equal(x["labels"], y["labels"]) and np.array_equal(x["values"], y["values"])
+
+
+def test_resume_refuses_other_settings(tmp_path):
+    generate(tmp_path, DataConfig(**{**CFG6.to_dict(), "teacher": "greedy"}), 2, progress=False)
+    with pytest.raises(ValueError, match="other settings"):
+        generate(tmp_path, CFG6, 2, progress=False)
+
+
+def test_bad_data_settings_are_refused():
+    with pytest.raises(ValueError, match="chunk_games"):
+        DataConfig(chunk_games=0)
+    with pytest.raises(ValueError, match="explore"):
+        DataConfig(explore=1.5)
+    with pytest.raises(ValueError):
+        DataConfig(rules={"board_size": 3})
+
+
+def test_killed_generation_resumes_with_nothing_lost_or_duplicated(tmp_path):
+    cfg = DataConfig(**{**CFG6.to_dict(), "chunk_games": 1})
+    generate(tmp_path / "ref", cfg, 6, progress=False)
+    ref = read_manifest(tmp_path / "ref")["chunks"]
+    code = ("import sys; from jiu_env.learn.data import DataConfig, generate; "
+            f"generate(sys.argv[1], DataConfig(**{cfg.to_dict()!r}), 6, progress=False)")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "run")])
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list((tmp_path / "run").glob("chunk-00001.npz")):
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = sorted(p.name for p in (tmp_path / "run").glob("chunk-*.npz"))
+    assert 0 < len(before) < 6, "the run should have been killed part-way"
+    generate(tmp_path / "run", cfg, 6, progress=False)
+    got = read_manifest(tmp_path / "run")["chunks"]
+    assert sorted(got) == sorted(ref)
+    assert {k: v["sha256"] for k, v in got.items()} == {k: v["sha256"] for k, v in ref.items()}
+    assert not list((tmp_path / "run").glob(".*tmp"))
+
+
+def test_augmentation_maps_planes_and_targets_exactly(data6):
+    rng = np.random.default_rng(1)
+    obs = np.empty((6, 6, NUM_PLANES), np.float32)
+    seen_place = seen_battle = 0
+    for game in load_games(data6):
+        for s, label, _, _ in iter_positions(R6, game):
+            if rng.random() > 0.15:
+                continue
+            write_observation(s, int(s[K.H_TO_MOVE]), obs)
+            planes = np.rint(obs * PLANE_SCALE).astype(np.uint8)[None]
+            place = s[K.H_PHASE] == K.PH_PLACEMENT
+            for g in symmetries_for(s):
+                tp, ta = apply_symmetries(planes, np.array([label]), np.array([g]), 6)
+                t = transform_state(s, g)
+                want = np.empty_like(obs)
+                write_observation(t, int(t[K.H_TO_MOVE]), want)
+                assert np.array_equal(tp[0], np.rint(want * PLANE_SCALE).astype(np.uint8))
+                assert ta[0] == transform_action(label, g, 6) and K.is_legal(t, int(ta[0]))
+            seen_place += place
+            seen_battle += not place
+    assert seen_place and seen_battle
+    # random symmetries respect the phase: placement positions only get the placement group
+    placement = np.array([True, False] * 500)
+    syms = random_symmetries(placement, 6, np.random.default_rng(2))
+    assert set(syms[placement]) == set(placement_symmetries(6)) and len(placement_symmetries(6)) == 4
+    assert set(syms[~placement]) == set(ALL_SYMMETRIES)
+
+
+def test_value_target_mixes_result_and_search():
+    from jiu_env.learn.data import NO_VALUE
+
+    v = value_target(np.array([0, 800, NO_VALUE], np.int32), np.array([1, -1, -1], np.int8), 0.5, 800.0)
+    assert v == pytest.approx([0.5, -0.5 + 0.5 * np.tanh(1.0), -1.0])
+
+
+@pytest.fixture(scope="module")
+def trained6(data6, tmp_path_factory):
+    out = tmp_path_factory.mktemp("net6")
+    data, rules = load_positions([data6])
+    cfg = TrainConfig(channels=8, blocks=1, batch=32, steps=40, eval_every=10, save_every=10)
+    train(data, rules, out, cfg, progress=False)
+    return out, data, rules, cfg
+
+
+def test_training_resumes_to_the_same_weights(trained6, tmp_path):
+    out, data, rules, cfg = trained6
+    train(data, rules, tmp_path, cfg, progress=False, stop_after=23)
+    train(data, rules, tmp_path, cfg, progress=False)
+    a = torch.load(out / "state.pt", weights_only=False)["net"]
+    b = torch.load(tmp_path / "state.pt", weights_only=False)["net"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    steps = [int(line.split(",")[0]) for line in (tmp_path / "curve.csv").read_text().splitlines()[1:]]
+    assert steps == [10, 20, 23, 30, 40]
+
+
+def test_training_refuses_other_settings(trained6):
+    out, data, rules, cfg = trained6
+    with pytest.raises(ValueError, match="other settings"):
+        train(data, rules, out, TrainConfig(channels=4, blocks=1, steps=41), progress=False)
+
+
+def test_checkpoint_round_trips(trained6):
+    from jiu_env.bots.alphazero import load_checkpoint, save_checkpoint
+
+    out, data, rules, _ = trained6
+    net, meta = load_checkpoint(out / "net.pt")
+    assert meta["rules"] == rules.to_dict() and meta["meta"]["kind"] == "policy-value"
+    x = torch.rand(3, NUM_PLANES, 6, 6)
+    save_checkpoint(out / "copy.pt", net, rules, meta["meta"])
+    twin, _ = load_checkpoint(out / "copy.pt")
+    with torch.inference_mode():
+        for p, q in zip(net(x), twin(x)):
+            assert torch.equal(p, q)
+
+
+def test_policy_player_plays_legal_games_and_refuses_other_rules(trained6):
+    out, _, rules, _ = trained6
+    bot = make_bot(f"policy:{out / 'net.pt'}", seed=1)
+    g = play_game(rules, bot, "random", seed=2)
+    assert g.end_reason != "illegal_action"
+    g = play_game(rules, "greedy", make_bot(f"policy:checkpoint={out / 'net.pt'},temperature=1", seed=3), seed=4)
+    assert g.end_reason != "illegal_action"
+    with pytest.raises(ValueError, match=r"board_size|H_N=8 \(network: 6\)"):
+        bot.step(Rules.make("competitive", board_size=8).new_state())
+    with pytest.raises(ValueError, match="H_MAXT"):
+        bot.step(Rules.make("competitive", board_size=6, max_battle_turns=50).new_state())
+
+
+def test_policy_player_names_a_bad_checkpoint(tmp_path):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="bad.pt"):
+        make_bot(f"policy:{bad}")
+    with pytest.raises(FileNotFoundError, match="missing.pt"):
+        make_bot(f"policy:{tmp_path / 'missing.pt'}")
+
+
+def test_policy_without_a_shipped_network_for_the_size_says_so():
+    bot = make_bot("policy")
+    with pytest.raises(FileNotFoundError, match="no network is shipped for 5x5"):
+        bot.step(Rules.make("competitive", board_size=5).new_state())
+
+
+def test_jiu_train_quick_runs_end_to_end_and_resumes(tmp_path):
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "jiu_env.cli", "train", str(tmp_path / "q"), "--quick"]
+    t0 = time.monotonic()
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert time.monotonic() - t0 < 60
+    report = json.loads(done.stdout)
+    assert report["data"]["games"] == 8 and pathlib.Path(report["train"]["checkpoint"]).exists()
+    again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["data"]["cpu_seconds_now"] < report["data"]["cpu_seconds"] + 1
+    assert "[1/" not in again.stderr  # no chunk made twice
+    bad = subprocess.run([*cmd, "--rule", "board_size"], capture_output=True, text=True, env=env, timeout=300)
+    assert bad.returncode == 2 and "KEY=VALUE" in bad.stderr
