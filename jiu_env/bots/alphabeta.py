@@ -679,6 +679,7 @@ class AlphaBetaBot(Bot):
         self.turn_time = turn_time
         self._ctx = None
         self._ctx_points = 0
+        self._ctx_rules = None  # the RULE_FIELDS values the table and caches were filled under
         self._turn = None  # (turn key, seconds spent on it so far) for the per-turn budget
         self.last_info = {}
         super().__init__(seed=seed)
@@ -689,8 +690,15 @@ class AlphaBetaBot(Bot):
         self._turn = None
         self.last_info = {}
 
-    def _context(self, p_):
-        if self._ctx is None or self._ctx_points != p_:
+    def _context(self, p_, rules=None):
+        """The search arrays for boards of ``p_`` points under ``rules`` (the state's RULE_FIELDS values).
+
+        The transposition table, evaluation cache, killers and history are kept
+        from one decision to the next while the rules stay the same; a position
+        under other rules (same board size, another rules option) gets fresh
+        ones, so that nothing learnt under one rule set is used under another.
+        """
+        if self._ctx is None or self._ctx_points != p_ or getattr(self, "_ctx_rules", None) != rules:
             na = K.stop_action(p_) + 1
             t = 1 << self.tt_bits
             self._ctx = (
@@ -708,6 +716,7 @@ class AlphaBetaBot(Bot):
                 np.zeros((1 << EVAL_CACHE_BITS, 2), np.int64),  # evaluation cache: key, value
             )
             self._ctx_points = p_
+            self._ctx_rules = rules
         return self._ctx
 
     def _budget(self, s):
@@ -740,7 +749,7 @@ class AlphaBetaBot(Bot):
         s = state.copy()
         budget, turn_key = self._budget(s)
         p_ = int(s[K.H_P])
-        ctx = self._context(p_)
+        ctx = self._context(p_, tuple(int(s[f]) for f in K.RULE_FIELDS))
         stats, deadline, killers = ctx[8], ctx[9], ctx[5]
         killers[:] = -1
         history = ctx[6]

@@ -56,7 +56,10 @@ Tree reuse
     :func:`~jiu_env.bots.search_tree.reroot`): when the new state is a descendant of the previous root (found by
     replaying the visited tree paths with the right number of decisions and
     comparing the Zobrist hash, the header and the board), that subtree is moved
-    to the front of the arrays and becomes the root.  With a ``sims`` budget
+    to the front of the arrays and becomes the root.  The tree is only reused
+    for a state under the same rules (every header slot of
+    :data:`jiu_env.kernel.RULE_FIELDS` equal): a position under other rules
+    gets a fresh tree, whose moves are legal there.  With a ``sims`` budget
     the bot is deterministic for a seed.
 
 Random numbers

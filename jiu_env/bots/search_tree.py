@@ -328,13 +328,30 @@ def best_child(tree, node=0):
 
 # ------------------------------------------------------------------ tree reuse
 @njit(cache=True)
+def same_rules(a, b):
+    """Are states ``a`` and ``b`` under the same rules of play (every header slot of
+    :data:`jiu_env.kernel.RULE_FIELDS` equal)?  A kept tree, table or cache belongs to one rule set."""
+    if a.shape[0] != b.shape[0]:
+        return False
+    for f in K.RULE_FIELDS:
+        if a[f] != b[f]:
+            return False
+    return True
+
+
+@njit(cache=True)
 def find_descendant(tree, root_state, target, steps):
     """Tree node reached from node 0 by ``steps`` decisions that gives ``target``, or -1.
 
     Depth-first over visited children only, replaying actions on copies of the
-    root state; a match needs the same hash, header fields and board.
+    root state; a match needs the same hash, header fields and board.  A
+    target under other rules (any of :data:`jiu_env.kernel.RULE_FIELDS`
+    differs from the root's) is never found: the tree's moves were legal
+    under the root's rules only.
     """
     parent, first, nchild, action, visits, wsum, mover, prior, mm = tree
+    if not same_rules(root_state, target):
+        return -1
     if steps == 0:
         return 0 if K.same_decision_point(root_state, target) else -1
     stack_node = np.empty(steps + 1, np.int64)
@@ -429,5 +446,6 @@ def reroot(tree, meta, new_root, scratch):
 
 __all__ = ["new_tree", "new_trees", "tree_row", "reset_root", "reset_roots", "has_room", "add_children",
            "select_child", "backup", "update_minimax", "signed", "best_child", "find_descendant", "reroot", "now",
+           "same_rules",
            "RULE_UCB1", "RULE_PUCT", "M_FREE", "MOVER_COLOUR", "T_PARENT", "T_FIRST", "T_NCHILD", "T_ACTION",
            "T_VISITS", "T_WSUM", "T_MOVER", "T_PRIOR", "T_MM"]
