@@ -98,3 +98,122 @@ def test_alphabeta_tables_are_fresh_under_other_rules():
     assert bot._ctx[7] is tt  # same rules: the table is kept
     bot.step(walk)
     assert bot._ctx[7] is not tt and bot._ctx_rules == tuple(int(walk[f]) for f in K.RULE_FIELDS)
+
+
+# ------------------------------------------------- class 4: re-entrant calls of the single-agent env
+def test_an_opponent_cannot_step_or_reset_the_env_that_asks_it():
+    from jiu_env.envs.single_agent import JiuVsBotEnv
+
+    env = None
+    seen = []
+
+    def cheat(kind):
+        def opponent(state):
+            buf = np.empty(K.num_actions(int(state[K.H_N])), np.int64)
+            k = K.legal_actions(state, buf)
+            if kind == "step":
+                try:
+                    env.step(int(buf[0]))  # act for the learner
+                except RuntimeError as e:
+                    seen.append(str(e))
+                    raise
+            else:
+                try:
+                    env.reset(seed=5)
+                except RuntimeError as e:
+                    seen.append(str(e))
+                    raise
+            return int(buf[0])
+        return opponent
+
+    for kind in ("step", "reset"):
+        env = JiuVsBotEnv(opponent=cheat(kind), learner="black", board_size=6)
+        seen.clear()
+        with pytest.raises(RuntimeError, match=f"{kind}\\(\\) called during the opponent's turn"):
+            env.reset(seed=0)  # White (the opponent) moves first
+        assert seen and "re-entrant" in seen[0]
+        # the env is left without a half-made game: it asks for a reset, and a fair opponent plays again
+        with pytest.raises(RuntimeError, match="reset"):
+            env.step(0)
+        env.set_opponent("random")
+        env.reset(seed=0)
+        obs, *_ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+        assert env._busy is None
+
+
+def test_an_opponent_that_catches_the_refusal_leaves_a_consistent_game():
+    from jiu_env.envs.single_agent import JiuVsBotEnv
+
+    env = None
+    refused = []
+
+    def polite(state):
+        try:
+            env.step(0)
+        except RuntimeError:
+            refused.append(True)
+        buf = np.empty(K.num_actions(int(state[K.H_N])), np.int64)
+        return int(buf[:K.legal_actions(state, buf)][0])
+
+    env = JiuVsBotEnv(opponent=polite, learner="black", board_size=6)
+    env.reset(seed=0)
+    before = env.state.copy()
+    a = int(np.flatnonzero(env.action_masks())[0])
+    env.step(a)
+    assert refused and env.state[K.H_TO_MOVE] == K.BLACK and env.state[K.H_DECISIONS] == before[K.H_DECISIONS] + 2
+
+
+def test_a_placement_player_cannot_reset_the_env():
+    from jiu_env.envs.single_agent import JiuVsBotEnv
+
+    env = None
+
+    def placer(state):
+        env.reset()
+        return 0
+
+    env = JiuVsBotEnv(opponent="random", placement=placer, start="battle", board_size=6)
+    with pytest.raises(RuntimeError, match="placement player's decision"):
+        env.reset(seed=0)
+
+
+# ------------------------------------------------- class 10: the small ones (envs)
+@pytest.mark.parametrize("value", [1e6 + 1, -2e6, 1e300, -1e308, float("inf"), float("nan")])
+def test_capture_reward_that_could_overflow_is_refused(value):
+    from jiu_env.envs.single_agent import JiuVsBotEnv
+
+    with pytest.raises(ValueError, match="capture_reward"):
+        JiuVsBotEnv(board_size=6, capture_reward=value)
+    env = JiuVsBotEnv(board_size=6, capture_reward=0.5)
+    with pytest.raises(ValueError, match="capture_reward"):
+        env.capture_reward = value  # set later: checked too, the old value kept
+    assert env.capture_reward == 0.5
+    assert JiuVsBotEnv(board_size=6, capture_reward=-1e6).capture_reward == -1e6
+
+
+def test_capture_reward_survives_pickling():
+    import pickle
+
+    from jiu_env.envs.single_agent import JiuVsBotEnv
+
+    env = JiuVsBotEnv(board_size=6, capture_reward=0.25)
+    env.reset(seed=1)
+    assert pickle.loads(pickle.dumps(env)).capture_reward == 0.25
+
+
+@pytest.mark.parametrize("wrapped", [True, False])
+def test_aec_last_after_every_agent_stepped_out_is_a_clear_error(wrapped):
+    from jiu_env.envs.aec import env as make_env, raw_env
+
+    e = make_env(rules={"board_size": 6}) if wrapped else raw_env(rules={"board_size": 6})
+    e.reset(seed=0)
+    for _ in e.agent_iter():
+        obs, _, term, trunc, _ = e.last()
+        e.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+    assert not e.agents
+    with pytest.raises(RuntimeError, match="stepped out of the game.*reset"):
+        e.last()
+    with pytest.raises(RuntimeError, match="stepped out"):
+        e.last(observe=False)
+    e.reset(seed=1)
+    assert e.last()[1:4] == (0.0, False, False)

@@ -35,6 +35,17 @@ def env(render_mode: str | None = None, rules: str | Rules | dict[str, Any] = "c
     return e
 
 
+class _Rewards(dict):
+    """The cumulative rewards by agent: a missing agent (one that has stepped out of a finished game)
+    raises a RuntimeError that says so, where PettingZoo's ``last()`` would give a bare ``KeyError``."""
+
+    def __missing__(self, agent: str) -> float:
+        if agent in AGENTS:
+            raise RuntimeError(f"agent {agent!r} is done and has stepped out of the game (step(None)); once "
+                               "every agent has, last() has no agent left to report on: call reset()")
+        raise KeyError(agent)
+
+
 class ActionTypeWrapper(wrappers.AssertOutOfBoundsWrapper):
     """PettingZoo's out-of-bounds assertion, after refusing an action that is not an integer
     (or ``None``) with a TypeError naming its type.
@@ -202,7 +213,7 @@ class raw_env(RenderedShell, AECEnv):
     # ------------------------------------------------------------ internals
     def _reset_bookkeeping(self):
         self.rewards = {a: 0.0 for a in AGENTS}
-        self._cumulative_rewards = {a: 0.0 for a in AGENTS}
+        self._cumulative_rewards = _Rewards({a: 0.0 for a in AGENTS})
         self.terminations = {a: False for a in AGENTS}
         self.truncations = {a: False for a in AGENTS}
         self.infos = {a: {} for a in AGENTS}

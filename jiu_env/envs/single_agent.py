@@ -50,6 +50,20 @@ def as_opponent(opponent: Any, seed: int | None = None) -> Any:
     return make_player(opponent, seed=seed)
 
 
+#: The largest ``capture_reward`` (in absolute value): a shaping reward is a fraction of the +-1
+#: result, and a bound keeps every reward a finite float.
+MAX_CAPTURE_REWARD: float = 1e6
+
+
+def _check_capture_reward(value):
+    """``value`` as a float: a finite number (not a bool) of absolute value at most MAX_CAPTURE_REWARD."""
+    _check_finite("capture_reward", value)
+    if abs(float(value)) > MAX_CAPTURE_REWARD:
+        raise ValueError(f"capture_reward must be between -{MAX_CAPTURE_REWARD:g} and {MAX_CAPTURE_REWARD:g} "
+                         f"(a shaping reward per stone, added to the +-1 result), not {value!r}")
+    return float(value)
+
+
 def _check_finite(name, value):
     """TypeError unless ``value`` is a real number (not a bool); ValueError for nan and infinities."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
@@ -92,7 +106,8 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         enemy stone removed and ``-capture_reward`` for every own stone lost
         (by either side's jumps or square captures during the step), added to
         the step's reward.  0 by default (pure +1 / -1 / 0 results); a finite number
-        (nan and infinities are rejected).
+        of absolute value at most ``MAX_CAPTURE_REWARD`` (1e6; nan, infinities and
+        larger values are rejected, also when the attribute is set later).
     render_mode:
         ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
 
@@ -128,11 +143,11 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         if illegal not in ("terminate", "raise"):
             raise ValueError(f"illegal must be 'terminate' or 'raise', not {illegal!r}")
         check_render_mode(render_mode, self.metadata["render_modes"])
-        _check_finite("capture_reward", capture_reward)
+        capture_reward = _check_capture_reward(capture_reward)
         self.learner = learner
         self.start = start
         self.illegal = illegal
-        self.capture_reward = float(capture_reward)
+        self._capture_reward = capture_reward
         self.render_mode = render_mode
         self.placement = None if placement == "random" else as_opponent(placement)
         self.set_opponent(opponent)
@@ -147,6 +162,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         self.opponent_name = self.opponent_names[0]
         self._done = True
         self._error = False
+        self._busy = None  # while a player of this env decides: what it is doing ("the opponent's turn"...)
         self._base = 0
         self._buf = np.empty(self.num_actions, np.int64)
 
@@ -173,6 +189,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         """
         # Every option is checked (and a given position built) before anything changes: a reset that
         # raises here leaves the env, its game and its random generator as they were.
+        self._refuse_reentry("reset")
         options = reset_options(options, RESET_OPTIONS)
         learner = options.get("learner", self.learner)
         if not isinstance(learner, str) or learner not in ("white", "black", "random"):
@@ -212,6 +229,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play the learner's decision, then the opponent's, until the learner decides again."""
+        self._refuse_reentry("step")
         if self._error:
             raise RuntimeError("the episode ended with an error; call reset()")
         if self._done:
@@ -236,8 +254,8 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
             self._done = self._error = True
             raise
         reward = 0.0
-        if self.capture_reward:
-            reward += self.capture_reward * (self._potential() - before)
+        if self._capture_reward:
+            reward += self._capture_reward * (self._potential() - before)
         over = s[K.H_PHASE] == K.PH_OVER
         truncated = bool(over and s[K.H_TRUNC])
         terminated = bool(over and not truncated)
@@ -264,6 +282,15 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
 
     # ------------------------------------------------------------ accessors
     @property
+    def capture_reward(self) -> float:
+        """The battle-phase shaping reward per stone taken or lost (see the class doc); checked when set."""
+        return self._capture_reward
+
+    @capture_reward.setter
+    def capture_reward(self, value: float) -> None:
+        self._capture_reward = _check_capture_reward(value)
+
+    @property
     def learner_colour(self) -> str:
         """``"white"`` or ``"black"``: the learner's side in the current game."""
         return COLOUR_NAMES[self.colour]
@@ -276,6 +303,27 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         return np.sort(self._buf[:k])
 
     # ------------------------------------------------------------ internals
+    def _refuse_reentry(self, what):
+        """RuntimeError when called from inside a player's decision of this env (re-entrant call).
+
+        The opponent (and the placement player) decides inside ``step()`` and
+        ``reset()``; if it called ``step()`` or ``reset()`` of the same env it
+        would act for the learner, or start another game under the one being
+        played.  Nothing is changed.
+        """
+        busy = getattr(self, "_busy", None)
+        if busy is not None:
+            raise RuntimeError(f"{what}() called during {busy} inside this env's step() or reset(): a player "
+                               "must not step or reset the env that is asking it for a move (re-entrant call)")
+
+    def _ask(self, player, state, busy):
+        """``player.step(state)`` with re-entrant calls of this env's step() / reset() refused."""
+        self._busy = busy
+        try:
+            return player.step(state)
+        finally:
+            self._busy = None
+
     def _pick_opponent(self):
         i = 0 if len(self.opponents) == 1 else int(self.np_random.integers(len(self.opponents)))
         self.opponent_name = self.opponent_names[i]
@@ -288,14 +336,14 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         if start == "battle":
             self.placement.restart(seed=int(self.np_random.integers(_SEED_MAX)))
             while s[K.H_PHASE] == K.PH_PLACEMENT:
-                a = self.placement.step(s.copy())
+                a = self._ask(self.placement, s.copy(), "the placement player's decision")
                 self._apply_checked(s, a, "placement player")
         return s
 
     def _play_opponent(self):
         s = self.state
         while s[K.H_PHASE] != K.PH_OVER and s[K.H_TO_MOVE] != self.colour:
-            a = self.opponent.step(s.copy())
+            a = self._ask(self.opponent, s.copy(), "the opponent's turn")
             self._apply_checked(s, a, "opponent")
 
     def _apply_checked(self, s, a, who):
@@ -357,8 +405,12 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         }
 
     def __setstate__(self, d: dict[str, Any]) -> None:
+        if "capture_reward" in d:  # pickled before capture_reward was a checked property
+            d = dict(d)
+            d["_capture_reward"] = _check_capture_reward(d.pop("capture_reward"))
         super().__setstate__(d)  # writable copies of arrays unpickled read-only (Ray)
         self.__dict__.setdefault("_error", False)
+        self.__dict__["_busy"] = None  # an env pickled from inside a player's decision is not busy any more
 
 
 def _name_of(opponent):
@@ -415,4 +467,4 @@ class JiuSelfPlayEnv(JiuVsBotEnv):
         return opp
 
 
-__all__ = ["JiuVsBotEnv", "JiuSelfPlayEnv", "as_opponent", "check_action", "CallableOpponent"]
+__all__ = ["JiuVsBotEnv", "JiuSelfPlayEnv", "as_opponent", "check_action", "CallableOpponent", "MAX_CAPTURE_REWARD"]
