@@ -148,8 +148,14 @@ def chunk_name(i: int) -> str:
     return f"chunk-{i:05d}.npz"
 
 
-def make_chunk(config: DataConfig, index: int, out_dir: str | os.PathLike[str]) -> dict[str, Any]:
-    """Play the games of chunk ``index`` and write the chunk file atomically; returns its manifest entry."""
+def play_chunk(config: DataConfig, index: int) -> tuple[bytes, float, float]:
+    """Play the games of chunk ``index``: ``(the chunk file's bytes, CPU seconds, wall seconds)``.
+
+    Writes nothing, so it runs the same in this process, a worker process or
+    a Ray task on another machine; :func:`store_chunk` writes the bytes.
+    """
+    import io
+
     from ..bots import make_bot
 
     t0 = time.process_time()
@@ -168,13 +174,25 @@ def make_chunk(config: DataConfig, index: int, out_dir: str | os.PathLike[str]) 
         "end_reason": np.array([g["end_reason"] for g in games], np.int8),
         "battle_turns": np.array([g["battle_turns"] for g in games], np.int32),
     }
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    return buf.getvalue(), time.process_time() - t0, time.perf_counter() - w0
+
+
+def store_chunk(out_dir: str | os.PathLike[str], index: int, payload: bytes, cpu_seconds: float | None = None,
+                wall_seconds: float | None = None) -> dict[str, Any]:
+    """Write chunk ``index`` atomically (temporary file, then rename); returns its manifest entry."""
     out = pathlib.Path(out_dir)
     path = out / chunk_name(index)
     tmp = out / f".{chunk_name(index)}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
-        np.savez_compressed(f, **arrays)
+    tmp.write_bytes(payload)
     os.replace(tmp, path)
-    return chunk_entry(path, cpu_seconds=time.process_time() - t0, wall_seconds=time.perf_counter() - w0)
+    return chunk_entry(path, cpu_seconds=cpu_seconds, wall_seconds=wall_seconds)
+
+
+def make_chunk(config: DataConfig, index: int, out_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """Play chunk ``index`` here and write it; returns its manifest entry."""
+    return store_chunk(out_dir, index, *play_chunk(config, index))
 
 
 def chunk_entry(path: pathlib.Path, cpu_seconds: float | None = None, wall_seconds: float | None = None
@@ -235,43 +253,82 @@ def open_run(out_dir: str | os.PathLike[str], config: DataConfig) -> dict[str, A
     return data
 
 
-def _chunk_job(args: tuple[dict[str, Any], int, str]) -> tuple[int, dict[str, Any]]:
-    cfg, index, out = args
-    return index, make_chunk(DataConfig(**cfg), index, out)
+def _chunk_job(cfg: dict[str, Any], index: int) -> tuple[int, bytes, float, float]:
+    return (index, *play_chunk(DataConfig(**cfg), index))
 
 
 def generate(out_dir: str | os.PathLike[str], config: DataConfig, games: int, workers: int = 1,
-             progress: bool = True) -> dict[str, Any]:
+             progress: bool = True, backend: str = "local", address: str | None = None) -> dict[str, Any]:
     """Make the chunks of the first ``games`` games (rounded up to whole chunks) that ``out_dir`` lacks.
 
-    ``workers > 1`` plays chunks in that many processes.  Returns the manifest.
+    ``backend="local"``: this process (``workers == 1``) or a pool of
+    ``workers`` processes; ``backend="ray"``: Ray tasks on the cluster at
+    ``address`` (or a private instance of ``workers`` CPUs on this machine),
+    retried on another node if theirs is lost.  A chunk depends only on the
+    settings and its index, so every backend writes the same bytes; the
+    chunks are written here as they come back.  Returns the manifest.
     """
+    from ..evaluation.backends import check_backend
+
     if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= 10_000_000:
         raise ValueError(f"games must be an int in 1..10000000, not {games!r}")
     if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 1024:
         raise ValueError(f"workers must be an int in 1..1024, not {workers!r}")
+    check_backend(backend, address)
     data = open_run(out_dir, config)
     n_chunks = -(-games // config.chunk_games)
     todo = [i for i in range(n_chunks) if chunk_name(i) not in data["chunks"]]
-    jobs = [(config.to_dict(), i, str(out_dir)) for i in todo]
-    bar = _progress(len(jobs), progress, f"chunks of {config.chunk_games} games")
+    cfg = config.to_dict()
+    bar = _progress(len(todo), progress, f"chunks of {config.chunk_games} games")
 
-    def done(index: int, entry: dict[str, Any]) -> None:
-        data["chunks"][chunk_name(index)] = entry
+    def done(index: int, payload: bytes, cpu: float, wall: float) -> None:
+        data["chunks"][chunk_name(index)] = store_chunk(out_dir, index, payload, cpu, wall)
         write_manifest(out_dir, data)
-        bar(entry)
+        bar(data["chunks"][chunk_name(index)])
 
-    if workers == 1 or len(jobs) <= 1:
-        for job in jobs:
-            done(*_chunk_job(job))
+    if not todo:
+        return data
+    if backend == "ray":
+        for result in _ray_chunks(cfg, todo, workers if workers > 1 else None, address):
+            done(*result)
+    elif workers == 1 or len(todo) == 1:
+        for i in todo:
+            done(*_chunk_job(cfg, i))
     else:
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as pool:
-            for fut in as_completed([pool.submit(_chunk_job, job) for job in jobs]):
+        with ProcessPoolExecutor(min(workers, len(todo)), mp_context=mp.get_context("spawn")) as pool:
+            for fut in as_completed([pool.submit(_chunk_job, cfg, i) for i in todo]):
                 done(*fut.result())
     return data
+
+
+def _ray_chunks(cfg: dict[str, Any], todo: list[int], workers: int | None, address: str | None
+                ) -> Iterator[tuple[int, bytes, float, float]]:
+    """Chunks played as Ray tasks (at most two per CPU in flight), yielded as they finish."""
+    from ..evaluation.backends import init_ray
+
+    import ray
+
+    started = False
+    if not ray.is_initialized():
+        init_ray(address, num_cpus=workers)
+        started = True
+    try:
+        job = ray.remote(num_cpus=1, max_retries=3)(_chunk_job)
+        limit = 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
+        it = iter(todo)
+        pending = [job.remote(cfg, i) for i in (next(it, None) for _ in range(limit)) if i is not None]
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(ready[0])
+            nxt = next(it, None)
+            if nxt is not None:
+                pending.append(job.remote(cfg, nxt))
+    finally:
+        if started:
+            ray.shutdown()
 
 
 def _progress(total: int, on: bool, what: str):
@@ -325,5 +382,5 @@ def iter_positions(rules: Rules, game: dict[str, Any]) -> Iterator[tuple[np.ndar
 
 
 __all__ = ["DataConfig", "DATA_FORMAT", "VALUE_WIN", "NO_VALUE", "game_seed", "decision_seed", "teacher_label",
-           "play_labelled_game", "make_chunk", "open_run", "generate", "load_games", "iter_positions",
+           "play_labelled_game", "play_chunk", "store_chunk", "make_chunk", "open_run", "generate", "load_games", "iter_positions",
            "read_manifest"]

@@ -49,6 +49,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="share of battle moves replaced by a random move (labels stay the teacher's; default 0.05)")
     p.add_argument("--seed", type=int, default=0, help="seed of the games and of the training (default 0)")
     p.add_argument("--workers", type=int, default=1, help="processes generating data (default 1)")
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="where data chunks are played: local processes or Ray tasks (default local)")
+    p.add_argument("--address", metavar="HOST:PORT",
+                   help="Ray cluster to play data chunks on (with --backend ray; default: a private instance here)")
+    p.add_argument("--data", action="append", metavar="DIR", default=[],
+                   help="another data directory (made by jiu train under the same rules) to train on as well "
+                        "(repeatable)")
     p.add_argument("--steps", type=int, default=20_000, help="training steps (default 20000)")
     p.add_argument("--batch", type=int, default=256, help="positions per training step (default 256)")
     p.add_argument("--channels", type=int, default=32, help="network width (default 32)")
@@ -93,9 +100,9 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all", workers: int = 1,
+def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all", workers: int = 1, extra_data=(),
                  threads: int = 1, device: str = "cpu", max_steps_now: int | None = None,
-                 progress: bool = True) -> dict[str, Any]:
+                 progress: bool = True, backend: str = "local", address: str | None = None) -> dict[str, Any]:
     """Run (or resume) the stages of the pipeline with settings ``s`` (see :func:`settings`) in ``out``."""
     from .data import DataConfig, generate
 
@@ -106,7 +113,8 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
                      random_opening=s["random_opening"], explore=s["explore"])
     if stage in ("all", "data"):
         t0 = time.process_time()
-        manifest = generate(out / "data", cfg, s["games"], workers=workers, progress=progress)
+        manifest = generate(out / "data", cfg, s["games"], workers=workers, progress=progress, backend=backend,
+                            address=address)
         chunks = manifest["chunks"].values()
         report["data"] = {"games": sum(c["games"] for c in chunks), "labelled": sum(c["labelled"] for c in chunks),
                           "cpu_seconds": round(sum(c["cpu_seconds"] or 0.0 for c in chunks), 1),
@@ -115,7 +123,7 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
         from .dataset import load_positions
         from .train import NET, TrainConfig, train
 
-        data, rules = load_positions([out / "data"])
+        data, rules = load_positions([out / "data", *extra_data])
         tcfg = TrainConfig(**s["train"])
         row = train(data, rules, out / "net", tcfg, device=device, threads=threads, progress=progress,
                     stop_after=max_steps_now,
@@ -132,9 +140,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"jiu train: error: {e}", file=sys.stderr)
         return 2
     try:
-        report = run_pipeline(args.out, s, args.stage, workers=args.workers, threads=args.threads,
-                              device=args.device, max_steps_now=args.max_steps_now)
-    except (ValueError, FileNotFoundError) as e:
+        report = run_pipeline(args.out, s, args.stage, workers=args.workers, extra_data=args.data, threads=args.threads,
+                              device=args.device, max_steps_now=args.max_steps_now, backend=args.backend,
+                              address=args.address)
+    except (ValueError, FileNotFoundError, ImportError) as e:
         print(f"jiu train: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
