@@ -123,6 +123,7 @@ QUICK_PLAYERS = [
 QUICK_GAMES = 4
 QUICK_OPENING = 4
 CI_TARGET = 50.0  # Elo: the interval half-width the baseline ladder aims at
+SPRT_GAMES = 1000  # the most games of an SPRT match when --games is not given
 
 
 def _eval_args(p):
@@ -157,6 +158,15 @@ def _eval_args(p):
     p.add_argument("--fresh", action="store_true", help="with --out: discard stored games instead of resuming")
     p.add_argument("--title", help="title of the report")
     p.add_argument("--no-progress", action="store_true", help="no progress bar / progress lines")
+    p.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"),
+                   help="two players only: stop as soon as a sequential probability ratio test of H0 'the first "
+                        "player is ELO0 Elo stronger' against H1 'ELO1 Elo stronger' decides (pentanomial model on "
+                        "colour-swapped game pairs, logistic Elo, as fishtest); --games is then the most games "
+                        f"played (default {SPRT_GAMES})")
+    p.add_argument("--alpha", type=float, metavar="P",
+                   help="with --sprt: the probability of accepting H1 when H0 holds (default 0.05)")
+    p.add_argument("--beta", type=float, metavar="P",
+                   help="with --sprt: the probability of accepting H0 when H1 holds (default 0.05)")
 
 
 def _quick_players():
@@ -277,8 +287,34 @@ def _note(msg):
     print(f"jiu eval: note: {msg}", file=sys.stderr)
 
 
+def _with_sprt(cfg, args):
+    """``cfg`` with the SPRT settings of ``--sprt``, ``--alpha`` and ``--beta`` (unchanged without them)."""
+    from .evaluation.tournament import TournamentConfig
+
+    if args.sprt is None and cfg.sprt is None:
+        if args.alpha is not None or args.beta is not None:
+            raise ValueError("--alpha and --beta are the error rates of --sprt: give --sprt ELO0 ELO1")
+        return cfg
+    d = cfg.to_dict()
+    sprt = dict(d.get("sprt") or {})  # a config file's sprt table, overridden by the flags
+    if args.sprt is not None:
+        sprt["elo0"], sprt["elo1"] = args.sprt
+    for key, val in (("alpha", args.alpha), ("beta", args.beta)):
+        if val is not None:
+            sprt[key] = val
+    d["sprt"] = sprt
+    if args.games is None and not args.config:
+        d["games"] = SPRT_GAMES
+    try:
+        out = TournamentConfig.from_dict(d)
+    except (ValueError, TypeError) as e:
+        raise type(e)(f"--sprt: {e}") from None
+    out.execution = dict(cfg.execution)
+    return out
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
-    from .evaluation.report import pairs_table, ratings_table, settings_text
+    from .evaluation.report import pairs_table, ratings_table, settings_text, sprt_table
     from .evaluation.tournament import run_tournament
 
     if args.fresh and not args.out:
@@ -287,7 +323,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if why:
         return _err(f"eval: {why}")
     try:
-        cfg = _build_config(args)
+        cfg = _with_sprt(_build_config(args), args)
     except (ValueError, TypeError, ImportError, OSError) as e:
         return _err(f"eval: {e}")
     backend = args.backend or cfg.execution.get("backend") or "local"
@@ -296,9 +332,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return _err("eval: --address is the address of a Ray cluster: it needs --backend ray")
     command = "jiu " + " ".join(shlex.quote(a) for a in args._argv) if hasattr(args, "_argv") else None
     t0 = time.perf_counter()
+    progress = _Progress(not args.no_progress)
     try:
         res = run_tournament(cfg, out_dir=args.out, workers=args.workers, resume=not args.fresh,
-                             progress=_Progress(not args.no_progress), command=command, log=_note,
+                             progress=progress, command=command, log=_note,
                              backend=backend, address=address)
     except (ValueError, TypeError, ImportError, OSError) as e:
         return _err(f"eval: {e}")
@@ -308,6 +345,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         where = f"; the finished games are in {args.out}/games.jsonl: run the same command to resume" if args.out else ""
         return _err(f"eval: interrupted{where}", 130)
     el = time.perf_counter() - t0
+    if progress.bar is not None:  # a match stopped by its SPRT ends before the bar's total
+        progress.bar.close()
     s = res.summary
     print()
     print(s["title"])
@@ -318,6 +357,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     print(pairs_table(s))
     bc = s["by_colour"]
     print(f"\nWhite won {bc['white_wins']}, Black won {bc['black_wins']}, {bc['draws']} drawn or undecided")
+    if s.get("sprt"):
+        print()
+        print(sprt_table(s))
     elo = s.get("elo") or {}
     if "error" in elo:
         print(f"\nElo fit not possible: {elo['error']}")
@@ -330,11 +372,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
             listing = ", ".join(f"{w} > {lo}" for w, lo in sweeps[:6]) + (" ..." if len(sweeps) > 6 else "")
             print(f"\nwon every game: {listing}. Such pairs say little about the size of the gap, however many "
                   "games; if intervals stay wide, add players of intermediate strength (e.g. mix:0.5:SPEC).")
-        if widest > CI_TARGET:
+        if widest > CI_TARGET and not s.get("sprt"):
             need = int(np.ceil(cfg.games * (widest / CI_TARGET) ** 2 / 2) * 2)
             print(f"\nwidest {elo['confidence'] * 100:.0f}% interval: ±{widest:.0f} Elo; about {need} games per pair "
                   f"would bring it to ±{CI_TARGET:.0f} (with --out, a larger --games keeps the games already played)")
-    print(f"\n{res.new_games} games played in {el:.1f}s ({s['games']} in total)")
+    counted = " counted by the SPRT" if s.get("sprt") else ""
+    print(f"\n{res.new_games} games played in {el:.1f}s ({s['games']} in total{counted})")
     if s.get("stale_lines_ignored"):
         print(f"{s['stale_lines_ignored']} stored games did not match this configuration and were ignored")
     if args.out:

@@ -150,8 +150,13 @@ def execute_local(todo: Sequence[GameTask], workers: int | None = None) -> Itera
                     pending[ex.submit(play_task, nxt)] = nxt
         clean = True
     finally:
-        # on an error or an interrupt, do not wait for the games still running
+        # on an error, an interrupt or a caller that stops reading early (a decided SPRT),
+        # do not wait for the games still running: end their workers
+        running = [] if clean else list((getattr(ex, "_processes", None) or {}).values())
         ex.shutdown(wait=clean, cancel_futures=True)
+        for proc in running:
+            if proc.is_alive():
+                proc.terminate()
 
 
 # ------------------------------------------------------------------ files named by specs

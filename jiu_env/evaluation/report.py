@@ -3,7 +3,7 @@
 Files written by :func:`write_reports` into the output folder:
 
 - ``results.json`` — the whole summary (config, per-pair and per-player
-  figures, Elo fit);
+  figures, Elo fit, and the SPRT of a match run with one);
 - ``ratings.csv`` and ``pairs.csv`` — the two tables;
 - ``results.md`` — the tables in Markdown with the settings;
 - ``results.png`` — ratings with their intervals, and the pairwise score matrix
@@ -89,6 +89,30 @@ def pairs_table(summary: dict[str, Any], markdown: bool = False) -> str:
     return _table(cols, body, markdown)
 
 
+def sprt_table(summary: dict[str, Any], markdown: bool = False) -> str:
+    """The SPRT of a two-player match: hypotheses, pairs, pentanomial counts, LLR, bounds and decision.
+
+    The pentanomial counts are the pairs in which A scored 0, ½, 1, 1½ and 2
+    points; ``games_after_decision`` (games that finished while the deciding
+    pairs were played, stored but not counted) is noted when there are any.
+    """
+    t = summary.get("sprt")
+    if not t:
+        return ""
+    cols = ["A", "B", "H0", "H1", "alpha", "beta", "pairs", "pentanomial 0-½-1-1½-2", "LLR", "bounds", "decision"]
+    body = [[
+        t["a"], t["b"], f"{t['elo0']:+g} Elo", f"{t['elo1']:+g} Elo", f"{t['alpha']:g}", f"{t['beta']:g}",
+        f"{t['pairs']}/{t['max_pairs']}", "-".join(str(c) for c in t["pentanomial"]), f"{t['llr']:.3f}",
+        f"[{t['lower']:.3f}, {t['upper']:.3f}]", t["decision"],
+    ]]
+    text = _table(cols, body, markdown)
+    extra = t.get("games_after_decision")
+    if extra:
+        text += ("\n\n" if markdown else "\n") + (f"{extra} more game{'s' if extra != 1 else ''} finished after "
+                                                   "the deciding pair (stored, not counted)")
+    return text
+
+
 def _table(cols, body, markdown):
     if markdown:
         out = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
@@ -125,6 +149,8 @@ def markdown_report(summary: dict[str, Any], command: str | None = None) -> str:
         out += [f"Elo fit not possible: {elo['error']}", ""]
     out += ["## Ratings", "", ratings_table(summary, markdown=True), ""]
     out += ["## Pairs", "", pairs_table(summary, markdown=True), ""]
+    if summary.get("sprt"):
+        out += ["## SPRT", "", sprt_table(summary, markdown=True), ""]
     bc = summary["by_colour"]
     out += [f"White won {bc['white_wins']}, Black won {bc['black_wins']}, {bc['draws']} drawn or undecided.", ""]
     out += ["![ratings and pairwise scores](results.png)", ""]
@@ -219,4 +245,4 @@ def write_reports(result: TournamentResult, out_dir: str | os.PathLike[str], com
     return plot(summary, os.path.join(out_dir, "results.png"))
 
 
-__all__ = ["ratings_table", "pairs_table", "markdown_report", "settings_text", "plot", "write_reports", "score_matrix"]
+__all__ = ["ratings_table", "pairs_table", "sprt_table", "markdown_report", "settings_text", "plot", "write_reports", "score_matrix"]

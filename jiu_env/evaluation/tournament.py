@@ -62,6 +62,10 @@ class TournamentConfig:
     name; or ``"mean"``.  ``intervals``: ``"fisher"`` or ``"bootstrap"``.
     ``unrated``: players that play (and appear in the tables) but are left out
     of the Elo fit, e.g. a reference player that loses every game.
+    ``sprt``: ``{"elo0", "elo1", "alpha", "beta"}`` (alpha and beta default to
+    0.05) to stop the match of exactly two players as soon as a sequential
+    probability ratio test on colour-swapped game pairs decides (see
+    :mod:`jiu_env.evaluation.sprt`); ``games`` is then the most games played.
     """
 
     players: list[Player]
@@ -78,6 +82,7 @@ class TournamentConfig:
     confidence: float = 0.95
     title: str = "Jiu tournament"
     unrated: list[str] = field(default_factory=list)
+    sprt: dict[str, float] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.players, (str, bytes, dict, Player)) or not isinstance(self.players, (list, tuple)):
@@ -120,6 +125,26 @@ class TournamentConfig:
         if not isinstance(self.intervals, str) or self.intervals not in ("fisher", "bootstrap"):
             raise ValueError(f"intervals must be 'fisher' or 'bootstrap', not {self.intervals!r}")
         self._check_settings()
+        self._check_sprt()
+
+    def _check_sprt(self):
+        """The SPRT settings: exactly two players, an even number of games (whole colour-swapped pairs)."""
+        if self.sprt is None:
+            return
+        from .sprt import check_settings
+
+        if not isinstance(self.sprt, dict):
+            raise TypeError(f"sprt must be a table with elo0, elo1 (and alpha, beta), not {self.sprt!r}")
+        unknown = sorted(set(self.sprt) - {"elo0", "elo1", "alpha", "beta"})
+        if unknown or "elo0" not in self.sprt or "elo1" not in self.sprt:
+            raise ValueError(f"sprt needs elo0 and elo1 (and optionally alpha, beta), got {sorted(self.sprt)}")
+        self.sprt = check_settings(**{"alpha": 0.05, "beta": 0.05, **self.sprt})
+        if len(self.players) != 2:
+            raise ValueError(f"SPRT needs exactly two players (A against B), not {len(self.players)}: "
+                             f"{', '.join(self.names)}")
+        if self.games % 2:
+            raise ValueError(f"with SPRT the games are played in colour-swapped pairs: games must be even, "
+                             f"not {self.games}")
 
     def _check_settings(self):
         """Type and range of the scalar settings: every mistake is found before the first game."""
@@ -177,6 +202,8 @@ class TournamentConfig:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["players"] = [asdict(p) for p in self.players]
+        if d["sprt"] is None:  # a tournament without SPRT keeps the dict it always had
+            del d["sprt"]
         return d
 
     @classmethod
@@ -623,7 +650,11 @@ def run_tournament(config: TournamentConfig, out_dir: str | None = None, workers
         elif os.path.exists(games_path):
             os.remove(games_path)
         _write_atomic(os.path.join(out_dir, CONFIG_FILE), json.dumps(config.to_dict(), indent=1))
-    todo = [t for t in tasks if t.id not in done]
+    watch = _SPRTWatch(config, tasks) if config.sprt is not None else None
+    if watch is not None and watch.update(done):
+        todo = []  # the stored games already decide the test
+    else:
+        todo = [t for t in tasks if t.id not in done]
     if workers is not None and todo and workers > len(todo) and backend == "local":
         log(f"{workers} workers asked for {len(todo)} games to play: using {len(todo)}")
     if todo and warm:
@@ -643,8 +674,10 @@ def run_tournament(config: TournamentConfig, out_dir: str | None = None, workers
         if cut:
             fout.write("\n")  # a line cut short by an interrupted run stays on its own line
     new = 0
+    stream = None
     try:
-        for line in execute(todo, workers, backend=backend, address=address):
+        stream = execute(todo, workers, backend=backend, address=address)
+        for line in stream:
             done[line["id"]] = line
             new += 1
             if fout is not None:
@@ -653,11 +686,22 @@ def run_tournament(config: TournamentConfig, out_dir: str | None = None, workers
             _add_score(scores, line)
             if progress is not None:
                 progress(len(done), len(tasks), line, scores)
+            if watch is not None and watch.update(done):
+                break  # the test has decided: the games still running are not waited for
     finally:
+        if stream is not None and hasattr(stream, "close"):
+            stream.close()  # stops the workers (or actors) of a stream left early
         if fout is not None:
             fout.close()
-    games = [done[t.id] for t in tasks]
+    if watch is not None and watch.decided:
+        used = watch.used_ids()
+        games = [done[t.id] for t in tasks if t.id in used]
+    else:
+        games = [done[t.id] for t in tasks]
     summary = summarise(config, games)
+    if watch is not None:
+        # games finished by other workers while the deciding pairs were played: stored, not counted
+        summary["sprt"]["games_after_decision"] = len(done) - len(games)
     summary["stale_lines_ignored"] = stale
     summary["versions"] = {p.name: versions[p.spec] for p in config.players}
     result = TournamentResult(config, games, summary, new_games=new, out_dir=out_dir)
@@ -808,7 +852,66 @@ def summarise(config: TournamentConfig, games: Sequence[dict[str, Any]]) -> dict
         "draws_matrix": draws.tolist(),
     }
     summary["elo"] = rate(config, wins, draws)
+    if config.sprt is not None:
+        summary["sprt"] = sprt_summary(config, games)
     return summary
+
+
+# ------------------------------------------------------------------ SPRT
+def _score_of(line, player):
+    sw = float(line["score_white"])
+    return sw if line["white"] == player else 1.0 - sw
+
+
+class _SPRTWatch:
+    """The SPRT of a two-player tournament, fed the complete colour-swapped pairs in schedule order.
+
+    Pair ``k`` is games ``2k`` and ``2k + 1`` (same seed, colours swapped).
+    Only the first pairs that are complete are counted, one by one, and the
+    test stops at the first pair that decides: the decision does not depend
+    on the order in which parallel workers finish games, and a resumed run
+    reaches the same decision on the same games.
+    """
+
+    def __init__(self, config, tasks):
+        from .sprt import SequentialSPRT
+
+        self.test = SequentialSPRT(**config.sprt)
+        self.player = config.pairs()[0][0]
+        self.pairs = [(tasks[i].id, tasks[i + 1].id) for i in range(0, len(tasks) - 1, 2)]
+        self.next = 0
+
+    @property
+    def decided(self):
+        return self.test.decided
+
+    def update(self, done):
+        """Count the pairs completed in ``done`` (by id) that extend the counted prefix; True once decided."""
+        while not self.test.decided and self.next < len(self.pairs):
+            a, b = self.pairs[self.next]
+            if a not in done or b not in done:
+                break
+            self.test.add(_score_of(done[a], self.player) + _score_of(done[b], self.player))
+            self.next += 1
+        return self.test.decided
+
+    def used_ids(self):
+        """The ids of the games of the counted pairs."""
+        return {i for pr in self.pairs[:self.next] for i in pr}
+
+
+def sprt_summary(config: TournamentConfig, games: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The SPRT of a two-player tournament with ``config.sprt`` on its result lines, as a JSON-able dict.
+
+    The pairs are counted in schedule order up to the first one that is
+    incomplete or that decides the test.  ``a`` is the player whose Elo over
+    ``b`` is tested (the pair's first player).
+    """
+    watch = _SPRTWatch(config, schedule(config))
+    watch.update({ln["id"]: ln for ln in games})
+    a, b = config.pairs()[0]
+    return {"a": a, "b": b, **watch.test.result.as_dict(),
+            "max_pairs": len(watch.pairs)}
 
 
 def rate(config: TournamentConfig, wins: Any, draws: Any) -> dict[str, Any] | None:
@@ -857,5 +960,5 @@ def eta_text(seconds: float | None) -> str:
 __all__ = [
     "Player", "TournamentConfig", "GameTask", "TournamentResult", "load_config", "schedule", "run_game",
     "play_task", "run_tournament", "summarise", "rate", "read_games", "default_workers", "scores_text",
-    "TournamentMismatch",
+    "TournamentMismatch", "sprt_summary",
 ]
