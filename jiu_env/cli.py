@@ -572,8 +572,8 @@ def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int
                 _save_game(game, path, players, args.seed)
                 saved = True
                 print(f"saved to {path}")
-            except OSError as e:
-                print(f"could not save: {e}")
+            except (OSError, ValueError) as e:  # ValueError: text that cannot be encoded, a record not expressible
+                print(f"could not save (the file that was there is unchanged): {e}")
             continue
         if word == "undo":
             taken = game.undo_to_last("you")
@@ -615,8 +615,8 @@ def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int
         try:
             _save_game(game, args.save, players, args.seed)
             print(f"saved to {args.save}")
-        except OSError as e:
-            return _err(f"play: could not save: {e}", 1)
+        except (OSError, ValueError) as e:
+            return _err(f"play: could not save (the file that was there is unchanged): {e}", 1)
     if window is not None:
         window.close()
     print("bye")

@@ -39,6 +39,7 @@ import importlib.util
 import inspect
 import os
 import sys
+import threading
 import warnings
 from typing import Any, Callable
 
@@ -46,6 +47,11 @@ from .bots import REGISTRY, bot_class, parse_spec
 
 #: prefix -> (factory(argument, seed) -> player, one-line description)
 PLAYER_KINDS: dict[str, tuple[Callable[[str, int | None], Any], str]] = {}
+
+#: How deep player specs may nest (``mix:0.5:phases:random+mix:0.2:greedy`` is 4 deep): a spec
+#: nested deeper raises a ValueError naming it, before Python's recursion limit is reached.
+MAX_SPEC_DEPTH: int = 8
+_nesting = threading.local()  # the depth of the make_player calls under way in this thread
 
 
 def register_player_kind(prefix: str, factory: Callable[[str, int | None], Any], description: str = "") -> None:
@@ -73,7 +79,20 @@ def make_player(spec: Any, seed: int | None = None, **overrides: Any) -> Any:
         return _from_object(spec, seed)
     if not spec.strip():
         raise ValueError(f"a player spec is a non-empty string like 'random' or 'sb3:model.zip', not {spec!r}")
-    spec = spec.strip()
+    depth = getattr(_nesting, "depth", 0)
+    if depth >= MAX_SPEC_DEPTH:
+        shown = spec if len(spec) <= 80 else spec[:77] + "..."
+        raise ValueError(f"player specs nest at most {MAX_SPEC_DEPTH} deep (mix:, phases: and other players "
+                         f"built inside a player); {shown!r} is at depth {depth + 1}")
+    _nesting.depth = depth + 1
+    try:
+        return _make_player_from_spec(spec.strip(), seed, overrides)
+    finally:
+        _nesting.depth = depth
+
+
+def _make_player_from_spec(spec: str, seed: int | None, overrides: dict[str, Any]) -> Any:
+    """:func:`make_player` for a stripped, non-empty spec string."""
     prefix, sep, rest = spec.partition(":")
     if prefix in REGISTRY:
         if prefix in ("alphazero", "policy") and rest.strip() and "=" not in rest:
@@ -279,4 +298,4 @@ def _rllib_factory(arg: str, seed: int | None) -> Any:
 register_player_kind("rllib", _rllib_factory, "an RLlib checkpoint (Algorithm or RLModule), e.g. rllib:checkpoints/jiu")
 
 __all__ = ["make_player", "register_player_kind", "check_player", "player_version", "file_hash", "PLAYER_KINDS",
-           "CallablePlayer"]
+           "CallablePlayer", "MAX_SPEC_DEPTH"]

@@ -217,3 +217,285 @@ def test_aec_last_after_every_agent_stepped_out_is_a_clear_error(wrapped):
         e.last(observe=False)
     e.reset(seed=1)
     assert e.last()[1:4] == (0.0, False, False)
+
+
+# ------------------------------------------------- class 5: recursion and size limits
+@pytest.mark.parametrize("spec", [
+    "mix:0.1:" * 9 + "random",
+    "phases:random+" * 9 + "random",
+    "mix:0.1:phases:random+" * 5 + "random",
+    "mix:0.1:" * 100_000 + "random",  # Python's recursion limit is far below: must not be reached
+])
+def test_nested_player_specs_past_the_limit_are_a_named_error(spec):
+    from jiu_env.players import MAX_SPEC_DEPTH, make_player
+
+    with pytest.raises(ValueError, match=f"nest at most {MAX_SPEC_DEPTH} deep"):
+        make_player(spec)
+    assert make_player("random").step(Rules.make(board_size=6).new_state()) >= 0  # the counter is reset
+
+
+def test_nested_player_specs_up_to_the_limit_still_work():
+    from jiu_env.players import MAX_SPEC_DEPTH
+
+    s = Rules.make(board_size=6).new_state()
+    bot = make_bot("mix:0.5:" * (MAX_SPEC_DEPTH - 1) + "greedy", seed=1)
+    assert bot.step(s) in _legal(s)
+    bot = make_bot("phases:random+" * (MAX_SPEC_DEPTH - 2) + "mix:0.5:greedy", seed=1)
+    assert bot.step(s) in _legal(s)
+
+
+def test_deep_player_spec_does_not_crash_the_interpreter():
+    code, out = _run("""
+        from jiu_env.players import make_player
+        try:
+            make_player("mix:0.1:" * 200000 + "random")
+        except ValueError as e:
+            print("refused:", str(e)[:40])
+    """)
+    assert code == 0 and "refused: player specs nest at most" in out, out
+
+
+def _record_dict():
+    from jiu_env.records import GameRecord
+
+    return GameRecord.from_actions({"board_size": 6}, []).to_dict()
+
+
+@pytest.mark.parametrize("depth", [40, 990, 5000, 200_000])
+@pytest.mark.parametrize("field", ["meta", "players", "start", "result", "actions"])
+def test_deeply_nested_json_records_are_a_record_error(depth, field):
+    from jiu_env.records import GameRecord, RecordError
+
+    d = _record_dict()
+    d[field] = None
+    text = json.dumps(d).replace(f'"{field}": null', f'"{field}": {{"a": ' + "[" * depth + "]" * depth + "}")
+    with pytest.raises(RecordError, match="nest"):
+        GameRecord.from_json(text)
+
+
+def test_deeply_nested_games_jsonl_lines(tmp_path):
+    from jiu_env.evaluation.tournament import read_games
+    from jiu_env.records import RecordError, load_record
+
+    good = json.dumps({"id": "a|b|0", "record": _record_dict()})
+    path = tmp_path / "games.jsonl"
+    path.write_text(good + "\n" + "[" * 200_000 + "]" * 200_000 + "\n", encoding="utf-8")
+    with pytest.raises(RecordError, match=r"games.jsonl line 2: JSON nested too deeply"):
+        load_record(path, game="x")
+    assert load_record(path, game="a|b|0").actions == []  # found before the deep line
+    assert [g["id"] for g in read_games(path)] == ["a|b|0"]  # the deep line is an unreadable line
+    nested = []
+    for _ in range(40):  # readable by the parser, deeper than a record may nest
+        nested = [nested]
+    deep_record = json.dumps({"id": "a|b|1", "record": {**_record_dict(), "meta": {"x": nested}}})
+    path.write_text(deep_record + "\n", encoding="utf-8")
+    with pytest.raises(RecordError, match="nest more than"):
+        load_record(path)
+
+
+def test_deep_jsonl_line_is_named_when_a_tournament_resumes(tmp_path):
+    from jiu_env.evaluation.tournament import TournamentConfig, run_tournament
+
+    cfg = TournamentConfig(players=["random", "greedy"], games=2, rules={"board_size": 6})
+    run_tournament(cfg, out_dir=str(tmp_path), workers=1, write_reports=False)
+    with open(tmp_path / "games.jsonl", "a", encoding="utf-8") as f:
+        f.write("[" * 100_000 + "]" * 100_000 + "\n")
+    notes = []
+    res = run_tournament(cfg, out_dir=str(tmp_path), workers=1, write_reports=False, log=notes.append)
+    assert res.new_games == 0 and any("line 3 is JSON nested too deeply" in n for n in notes), notes
+    assert "[[[" in (tmp_path / "games.stale.jsonl").read_text()
+
+
+def test_replay_of_an_endless_or_huge_file_is_refused(tmp_path, monkeypatch, capsys):
+    from jiu_env import fileio
+    from jiu_env.cli import main
+    from jiu_env.records import RecordError, load_record
+
+    with pytest.raises(RecordError, match="more than 67108864 bytes"):
+        load_record("/dev/zero")
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(_record_dict()) + " " * 2000, encoding="utf-8")
+    monkeypatch.setattr(fileio, "MAX_RECORD_BYTES", 1000)
+    with pytest.raises(RecordError, match="larger than the 1000-byte limit"):
+        load_record(big)
+    assert main(["replay", str(big), "--all"]) == 2
+    assert "larger than the 1000-byte limit" in capsys.readouterr().err
+    monkeypatch.setattr(fileio, "MAX_RECORD_BYTES", 64 << 20)
+    assert load_record(big).actions == []
+
+
+def test_read_text_limited_reads_at_most_limit_plus_one_bytes(tmp_path):
+    from jiu_env.fileio import FileTooLarge, read_text_limited
+
+    with pytest.raises(FileTooLarge, match="holds more than 5000 bytes"):
+        read_text_limited("/dev/zero", 5000)  # a stream that does not end
+    (tmp_path / "b.txt").write_bytes(b"x" * 5001)
+    with pytest.raises(FileTooLarge, match="5001 bytes: larger than the 5000-byte limit"):
+        read_text_limited(tmp_path / "b.txt", 5000)
+    assert read_text_limited(tmp_path / "b.txt", 5001) == "x" * 5001
+    (tmp_path / "a.txt").write_bytes(b"a\r\nb\rc\n")
+    assert read_text_limited(tmp_path / "a.txt", 7) == "a\nb\nc\n"  # universal newlines, as open()
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--games", "1000001"], "games per pair must be at most 1,000,000"),
+    (["--games", str(10 ** 30)], "games per pair must be at most"),
+    (["--games", "100000", "--players", "6"], "would schedule 1,500,000 games"),
+    (["--random-opening", "100001"], "random_opening must be an int from 0 to 100,000"),
+    (["--bootstrap", "100001"], "bootstrap_samples must be an int from 2 to 100,000"),
+    (["--workers", "5000"], "workers must be at most 4096"),
+])
+def test_eval_counts_have_an_upper_bound_checked_before_any_work(flags, message, tmp_path, capsys, monkeypatch):
+    import jiu_env.evaluation.tournament as T
+    from jiu_env.cli import main
+
+    def no_schedule(*a, **k):
+        raise AssertionError("the schedule was built")
+
+    monkeypatch.setattr(T, "schedule", no_schedule)
+    players = ["random", "greedy"]
+    if "--players" in flags:
+        k = int(flags[flags.index("--players") + 1])
+        flags = flags[:flags.index("--players")]
+        players = [f"p{i}=random" for i in range(k)]
+    rc = main(["eval", *players, *flags, "--rule", "board_size=6", "--no-progress", "--out", str(tmp_path / "o")])
+    assert rc == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "o" / "games.jsonl").exists()
+
+
+def test_tournament_config_bounds():
+    from jiu_env.evaluation.tournament import TournamentConfig
+
+    with pytest.raises(ValueError, match="at most 1,000,000"):
+        TournamentConfig(players=["random", "greedy"], games=10 ** 12)
+    with pytest.raises(ValueError, match="would schedule"):
+        TournamentConfig(players=[f"p{i}=random" for i in range(50)], games=1000)
+    TournamentConfig(players=["random", "greedy"], games=1_000_000)  # the bound itself is allowed
+
+
+# ------------------------------------------------- class 7: a failed save leaves the old file
+def test_a_failed_record_save_leaves_the_previous_file(tmp_path, monkeypatch):
+    import jiu_env.records.jiuchess as J
+    from jiu_env.records import GameRecord
+
+    rec = GameRecord.from_actions({"board_size": 6}, [])
+    # a player name that cannot be encoded (a lone surrogate, as from undecodable command-line bytes)
+    bad = GameRecord.from_actions({"board_size": 6}, [], players={"white": "\udcff", "black": "b"})
+    names = ("game.json", "game.txt", "game.csv")
+    for name in names:
+        rec.save(tmp_path / name)
+    monkeypatch.setattr(J, "to_jiuchess", lambda record: "Stage[1]:\udcff")  # the CSV line has no names
+    for name in names:
+        path = tmp_path / name
+        before = path.read_bytes()
+        assert before
+        with pytest.raises(UnicodeEncodeError):
+            bad.save(path)
+        assert path.read_bytes() == before, name  # before: truncated to 0 bytes
+    assert sorted(os.listdir(tmp_path)) == ["game.csv", "game.json", "game.txt"]  # no temporary file left
+
+
+def test_atomic_write_keeps_the_file_on_any_failure(tmp_path, monkeypatch):
+    from jiu_env import fileio
+
+    path = tmp_path / "results.json"
+    path.write_text("old", encoding="utf-8")
+    os.chmod(path, 0o640)
+
+    def broken_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fileio.os, "replace", broken_replace)
+    with pytest.raises(OSError, match="No space"):
+        fileio.atomic_write_text(path, "new")
+    monkeypatch.undo()
+    assert path.read_text(encoding="utf-8") == "old" and os.listdir(tmp_path) == ["results.json"]
+    fileio.atomic_write_text(path, "new")
+    assert path.read_text(encoding="utf-8") == "new" and (os.stat(path).st_mode & 0o777) == 0o640
+    with pytest.raises(IsADirectoryError, match=str(tmp_path)):
+        fileio.atomic_write_text(tmp_path, "x")
+    with pytest.raises(FileNotFoundError, match="nodir"):
+        fileio.atomic_write_text(tmp_path / "nodir" / "x.json", "x")
+    link = tmp_path / "link.json"
+    link.symlink_to(path)
+    fileio.atomic_write_text(link, "via link")
+    assert link.is_symlink() and path.read_text(encoding="utf-8") == "via link"
+
+
+def test_play_save_that_fails_keeps_the_file_and_says_so(tmp_path, monkeypatch, capsys):
+    from jiu_env import cli
+    from jiu_env.records import GameRecord
+
+    path = tmp_path / "g.json"
+    path.write_text("previous game", encoding="utf-8")
+
+    def unencodable(self, moves=True, indent=None):
+        return "\udcff"
+
+    monkeypatch.setattr(GameRecord, "to_json", unencodable)
+    answers = iter(["q"])
+    args = cli.build_parser().parse_args(["play", "--bot", "random", "--rule", "board_size=6",
+                                          "--save", str(path), "--seed", "1"])
+    rc = cli.cmd_play(args, inp=lambda prompt: next(answers))
+    assert rc == 1 and "could not save (the file that was there is unchanged)" in capsys.readouterr().err
+    assert path.read_text(encoding="utf-8") == "previous game"
+
+
+def test_reports_are_written_whole(tmp_path, monkeypatch):
+    from jiu_env import fileio
+    from jiu_env.evaluation.tournament import TournamentConfig, run_tournament
+
+    cfg = TournamentConfig(players=["random", "greedy"], games=2, rules={"board_size": 6})
+    run_tournament(cfg, out_dir=str(tmp_path), workers=1)
+    before = {p: (tmp_path / p).read_bytes() for p in ("results.json", "ratings.csv", "pairs.csv", "results.md")}
+    assert b"\r\n" in before["ratings.csv"]  # csv line ends as before
+    calls = []
+
+    def failing(path, *a, **k):
+        calls.append(os.path.basename(path))
+        raise OSError(28, "No space left on device")
+
+    import jiu_env.evaluation.report as R
+    monkeypatch.setattr(R, "atomic_write_text", failing)
+    cfg2 = TournamentConfig(players=["random", "greedy"], games=4, rules={"board_size": 6})
+    with pytest.raises(OSError):
+        run_tournament(cfg2, out_dir=str(tmp_path), workers=1)
+    assert calls == ["results.json"]
+    assert {p: (tmp_path / p).read_bytes() for p in before} == before
+
+
+# ------------------------------------------------- class 10: the small ones (specs, readers)
+@pytest.mark.parametrize("spec", ["mcts:sims=10,sims=20", "alphabeta:depth=1,depth=1", "greedy:a=1, a=2",
+                                  "mix:0.5:mcts:c=1,c=2"])
+def test_repeated_bot_parameters_are_refused(spec):
+    with pytest.raises(ValueError, match="given twice"):
+        make_bot(spec)
+
+
+def test_repeated_parameters_of_a_user_class_are_refused(tmp_path):
+    f = tmp_path / "mybot.py"
+    f.write_text("from jiu_env.bots.random_bot import RandomBot\n"
+                 "class B(RandomBot):\n    def __init__(self, seed=None, x=0):\n        super().__init__(seed=seed)\n")
+    make_bot(f"{f}:B:x=1")
+    with pytest.raises(ValueError, match="given twice"):
+        make_bot(f"{f}:B:x=1,x=2")
+
+
+@pytest.mark.parametrize("strict", ["false", "", 0, 1, None, [], 1.0])
+def test_strict_takes_a_bool_only(strict, tmp_path):
+    from jiu_env.records import GameRecord, from_competition, from_jiuchess, load_record
+    from jiu_env.records.competition import to_competition
+    from jiu_env.records.jiuchess import to_jiuchess
+
+    rec = GameRecord.from_actions({"board_size": 6}, [])
+    comp, csv_line = to_competition(rec), to_jiuchess(rec)
+    with pytest.raises(TypeError, match="strict must be True or False"):
+        from_competition(comp, rules={"board_size": 6}, strict=strict)
+    with pytest.raises(TypeError, match="strict must be True or False"):
+        from_jiuchess(csv_line, rules={"board_size": 6}, strict=strict)
+    rec.save(tmp_path / "g.json")
+    with pytest.raises(TypeError, match="strict must be True or False"):
+        load_record(tmp_path / "g.json", strict=strict)
+    for ok in (True, False, np.bool_(True)):
+        assert from_competition(comp, rules={"board_size": 6}, strict=ok).actions == []

@@ -51,7 +51,7 @@ def parse_value(text: str) -> Any:
 
 
 def parse_spec(spec: str) -> tuple[str, dict]:
-    """``"mcts:sims=2000,c=1.4"`` -> ``("mcts", {"sims": 2000, "c": 1.4})``."""
+    """``"mcts:sims=2000,c=1.4"`` -> ``("mcts", {"sims": 2000, "c": 1.4})``; a parameter given twice raises ValueError."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"a bot spec is a non-empty string like 'alphabeta:depth=4', not {spec!r}")
     name, _, rest = spec.strip().partition(":")
@@ -61,6 +61,8 @@ def parse_spec(spec: str) -> tuple[str, dict]:
             key, eq, val = item.partition("=")
             if not eq or not key.strip():
                 raise ValueError(f"bad parameter {item!r} in bot spec {spec!r}: expected key=value")
+            if key.strip() in params:
+                raise ValueError(f"parameter {key.strip()!r} is given twice in bot spec {spec!r}: give it once")
             params[key.strip()] = parse_value(val.strip())
     return name.strip(), params
 

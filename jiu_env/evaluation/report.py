@@ -13,11 +13,14 @@ Files written by :func:`write_reports` into the output folder:
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from ..fileio import atomic_write_bytes, atomic_write_text
 
 if TYPE_CHECKING:
     from .tournament import TournamentResult
@@ -209,8 +212,12 @@ def plot(summary: dict[str, Any], path: str | os.PathLike[str]) -> bool:
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
     fig.suptitle(summary["title"])
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    buf = io.BytesIO()
+    try:  # the format of the file name, as savefig(path) would choose it; then one atomic replacement
+        fig.savefig(buf, dpi=110, format=os.path.splitext(os.fspath(path))[1][1:].lower() or "png")
+    finally:
+        plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
     return True
 
 
@@ -221,17 +228,18 @@ def write_reports(result: TournamentResult, out_dir: str | os.PathLike[str], com
         summary["command"] = command
     command = summary.get("command")
     os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "results.json"), "w", encoding="utf-8") as f:
-        json.dump(summary, f, indent=1)
+    # each file is made in full and then replaces the old one (atomic_write_text): a failure leaves it whole
+    atomic_write_text(os.path.join(out_dir, "results.json"), json.dumps(summary, indent=1))
     rows = _ratings_rows(summary)
-    with open(os.path.join(out_dir, "ratings.csv"), "w", newline="", encoding="utf-8") as f:
+    with io.StringIO(newline="") as f:
         wr = csv.writer(f)
         keys = ["player", "spec", "elo", "se", "lower", "upper", "games", "wins", "draws", "losses", "score",
                 "white_wdl", "black_wdl", "avg_decision_ms"]
         wr.writerow(keys)
         for r in rows:
             wr.writerow([r[k] if r[k] is not None else "" for k in keys])
-    with open(os.path.join(out_dir, "pairs.csv"), "w", newline="", encoding="utf-8") as f:
+        atomic_write_text(os.path.join(out_dir, "ratings.csv"), f.getvalue(), newline="")
+    with io.StringIO(newline="") as f:
         wr = csv.writer(f)
         wr.writerow(["a", "b", "games", "a_wins", "draws", "b_wins", "a_score", "a_white_w", "a_white_d", "a_white_l",
                      "a_black_w", "a_black_d", "a_black_l", "avg_battle_turns", "avg_decisions", "truncated", "forfeits"])
@@ -240,8 +248,8 @@ def write_reports(result: TournamentResult, out_dir: str | os.PathLike[str], com
             wr.writerow([p["a"], p["b"], p["games"], p["a_wins"], p["draws"], p["b_wins"], p["a_score"],
                          aw["wins"], aw["draws"], aw["losses"], ab["wins"], ab["draws"], ab["losses"],
                          p["avg_battle_turns"], p["avg_decisions"], p["truncated"], p["forfeits"]])
-    with open(os.path.join(out_dir, "results.md"), "w", encoding="utf-8") as f:
-        f.write(markdown_report(summary, command) + "\n")
+        atomic_write_text(os.path.join(out_dir, "pairs.csv"), f.getvalue(), newline="")
+    atomic_write_text(os.path.join(out_dir, "results.md"), markdown_report(summary, command) + "\n")
     return plot(summary, os.path.join(out_dir, "results.png"))
 
 

@@ -32,11 +32,18 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..bots import REGISTRY
+from ..fileio import JSONTooDeep, atomic_write_text, loads_json
 from ..rules import Rules
 from ..game import play_game
 from ..players import make_player, player_version
 
 GAMES_FILE: str = "games.jsonl"
+#: Upper bounds of the counts of a tournament, checked before any work (a schedule is built in memory).
+MAX_GAMES_PER_PAIR: int = 1_000_000
+MAX_SCHEDULED_GAMES: int = 1_000_000
+MAX_RANDOM_OPENING: int = 100_000
+MAX_BOOTSTRAP_SAMPLES: int = 100_000
+MAX_WORKERS: int = 4096
 CONFIG_FILE: str = "tournament.json"
 STALE_FILE: str = "games.stale.jsonl"
 MODES: tuple[str, ...] = ("round_robin", "gauntlet")
@@ -101,6 +108,8 @@ class TournamentConfig:
             raise ValueError(f"player names must be unique; repeated: {', '.join(dup)} (give them a name=)")
         if isinstance(self.games, bool) or not isinstance(self.games, int) or self.games < 1:
             raise ValueError(f"games per pair must be a positive int, not {self.games!r}")
+        if self.games > MAX_GAMES_PER_PAIR:
+            raise ValueError(f"games per pair must be at most {MAX_GAMES_PER_PAIR:,}, not {self.games:,}")
         if not isinstance(self.mode, str) or self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}")
         self.challengers = _name_list("challengers", self.challengers)
@@ -149,8 +158,13 @@ class TournamentConfig:
     def _check_settings(self):
         """Type and range of the scalar settings: every mistake is found before the first game."""
         _check_int_setting("seed", self.seed, 0)
-        _check_int_setting("random_opening", self.random_opening, 0)
-        _check_int_setting("bootstrap_samples", self.bootstrap_samples, 2)
+        _check_int_setting("random_opening", self.random_opening, 0, MAX_RANDOM_OPENING)
+        _check_int_setting("bootstrap_samples", self.bootstrap_samples, 2, MAX_BOOTSTRAP_SAMPLES)
+        total = len(self.pairs()) * self.games
+        if total > MAX_SCHEDULED_GAMES:
+            raise ValueError(f"the tournament would schedule {total:,} games ({len(self.pairs())} pairs x "
+                             f"{self.games:,}); at most {MAX_SCHEDULED_GAMES:,} are allowed: fewer games per "
+                             "pair or fewer players")
         _check_real_setting("prior_draws", self.prior_draws)
         if self.prior_draws < 0:
             raise ValueError(f"prior_draws must be >= 0, not {self.prior_draws!r}")
@@ -234,11 +248,13 @@ class TournamentConfig:
         return cfg
 
 
-def _check_int_setting(name, value, lo):
+def _check_int_setting(name, value, lo, hi=None):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int >= {lo}, not {type(value).__name__} {value!r}")
     if value < lo:
         raise ValueError(f"{name} must be an int >= {lo}, not {value!r}")
+    if hi is not None and value > hi:
+        raise ValueError(f"{name} must be an int from {lo} to {hi:,}, not {value:,}")
 
 
 def _check_real_setting(name, value):
@@ -430,7 +446,7 @@ def _scan_games(path):
 
     ``why`` is ``"cut"`` for a last line cut short by an interrupted run (no
     line end, not valid JSON), else a description of what is wrong with the
-    line (not JSON, not an object, no id).
+    line (not JSON, JSON nested too deeply to read, not an object, no id).
     """
     with open(path, encoding="utf-8", errors="replace") as f:
         raw_lines = f.read().split("\n")
@@ -439,7 +455,10 @@ def _scan_games(path):
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = loads_json(raw, f"{path} line {i + 1}")
+        except JSONTooDeep:
+            yield i + 1, raw, None, "JSON nested too deeply to read"
+            continue
         except json.JSONDecodeError:
             yield i + 1, raw, None, "cut" if i == last else "not valid JSON"
             continue
@@ -506,19 +525,9 @@ def _load_stored(games_path, by_id, log):
     return done, stale
 
 
-def _write_atomic(path, text):
-    """Replace ``path`` by ``text`` in one step (a kill leaves the old or the new file, never half of one)."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+# Replace a file by a text in one step (a kill leaves the old or the new file, never half of one):
+# the package's one helper for it, under the name this module has always used.
+_write_atomic = atomic_write_text
 
 
 class TournamentMismatch(ValueError):
@@ -570,6 +579,8 @@ def _check_workers(workers):
         return
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise ValueError(f"workers must be an int >= 1 (or None for all cores), not {workers!r}")
+    if workers > MAX_WORKERS:
+        raise ValueError(f"workers must be at most {MAX_WORKERS}, not {workers:,}")
 
 
 def default_workers() -> int:

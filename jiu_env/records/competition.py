@@ -17,7 +17,7 @@ from .. import kernel as K
 from ..state import position_state
 from ..notation import COLS, ROWS
 from ..rules import Rules
-from .errors import Reader, RecordError
+from .errors import Reader, RecordError, check_strict
 from .game_record import GameRecord, norm_start, result_of, result_text
 from .replay import turn_entries
 from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
@@ -126,8 +126,9 @@ def from_competition(text: str, rules: str | Rules | dict[str, Any] = "competiti
     played by the side not to move hands the turn over; square victims left
     out of an entry leave the capture pending; the battle is replayed until an
     entry cannot be played at all; every irregularity is listed in
-    ``record.issues``.
+    ``record.issues``.  ``strict`` is True or False (TypeError otherwise).
     """
+    check_strict(strict)
     rules = Rules.make(rules)
     n = rules.board_size
     p_ = n * n

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 if TYPE_CHECKING:
     from ..rules import Rules
@@ -47,13 +49,23 @@ class Irregularity:
         return f"{where}: {self.message}"
 
 
+def check_strict(strict: Any) -> bool:
+    """``strict`` of the record readers as a bool; TypeError for anything but True or False.
+
+    A truthy string such as ``"false"`` or a number must not silently pick a mode.
+    """
+    if isinstance(strict, (bool, np.bool_)):  # numpy's bool too
+        return bool(strict)
+    raise TypeError(f"strict must be True or False, not {type(strict).__name__} {strict!r}")
+
+
 class Reader:
     """State of one text-record import (strict or lenient): the rules and the irregularities met."""
 
     def __init__(self, rules: Rules, strict: bool) -> None:
         self.rules = rules
         self.n = rules.board_size
-        self.strict = strict
+        self.strict = check_strict(strict)
         self.issues: list[Irregularity] = []
 
     def problem(self, msg: str, entry: int, item: int | None = None) -> None:

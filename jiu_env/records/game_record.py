@@ -11,6 +11,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from .. import kernel as K
+from ..fileio import atomic_write_text
 from ..state import position_state
 from ..notation import action_to_str, str_to_action
 from ..rules import Rules
@@ -27,6 +28,29 @@ WINNER_NAMES: dict[int, str] = {K.WHITE: _WINNERS[K.WHITE], K.BLACK: _WINNERS[K.
 END_REASONS: tuple[str, ...] = ("",) + END_REASON_NAMES[1:]
 COLOUR_NAMES: dict[int, str] = {K.WHITE: _COLOURS[K.WHITE], K.BLACK: _COLOURS[K.BLACK]}
 RESULT_KEYS: tuple[str, ...] = ("over", "winner", "end_reason", "returns", "battle_turns", "decisions")
+#: How deep the arrays and objects of a record may nest (a record needs 3: the start board inside
+#: ``start``); deeper JSON, which Python's reader and writer follow by recursion, is refused.
+MAX_JSON_DEPTH: int = 32
+
+
+def json_depth(value: Any, limit: int) -> int:
+    """How deep lists, tuples and dicts nest in ``value`` (a scalar is 0), counted without recursion
+    and only up to ``limit + 1``: the walk stops as soon as ``limit`` is exceeded."""
+    deepest = 0
+    stack = [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            v = v.values()
+        elif not isinstance(v, (list, tuple)):
+            continue
+        d += 1
+        if d > deepest:
+            deepest = d
+            if d > limit:
+                return d
+        stack.extend((x, d) for x in v if isinstance(x, (dict, list, tuple)))
+    return deepest
 
 
 # ------------------------------------------------------------------ results
@@ -193,6 +217,8 @@ class GameRecord:
         """A record from its dict; with ``check`` it is replayed and its result compared."""
         if not isinstance(d, dict):
             raise RecordError(f"a record is a JSON object, not {type(d).__name__}")
+        if json_depth(d, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+            raise RecordError(f"the record's arrays and objects nest more than {MAX_JSON_DEPTH} deep")
         if d.get("format") != FORMAT:
             raise RecordError(f"not a {FORMAT} record (format field is {d.get('format')!r})")
         v = d.get("version")
@@ -261,13 +287,22 @@ class GameRecord:
             text = text.decode("utf-8")
         try:
             d = json.loads(text.lstrip("\ufeff"))
-        except (json.JSONDecodeError, RecursionError) as e:
+        except json.JSONDecodeError as e:
             raise RecordError(f"not valid JSON: {e}") from None
+        except RecursionError:
+            raise RecordError(f"not readable: JSON nested too deeply (a record nests at most {MAX_JSON_DEPTH} "
+                              "deep)") from None
         return cls.from_dict(d, check=check)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the record: ``.txt`` / ``.jiu`` get the competition notation, ``.csv`` the
-        jiuchess CSV line, anything else JSON."""
+        jiuchess CSV line, anything else JSON.
+
+        The text is made in full and written to a temporary file that then
+        replaces ``path`` (:func:`jiu_env.fileio.atomic_write_text`): if
+        anything fails (a record the notation cannot express, text that cannot
+        be encoded, a full disk) the file that was there is left as it was.
+        """
         path = os.fspath(path)
         low = path.lower()
         if low.endswith((".txt", ".jiu")):
@@ -280,8 +315,7 @@ class GameRecord:
             text = to_jiuchess(self)
         else:
             text = self.to_json(indent=1)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+        atomic_write_text(path, text + "\n")  # a failed save leaves the previous file whole
 
 
 def _parse_move(m, n):

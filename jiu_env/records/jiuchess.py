@@ -32,7 +32,7 @@ import numpy as np
 from .. import kernel as K
 from ..state import position_state
 from ..rules import Rules
-from .errors import Reader, RecordError
+from .errors import Reader, RecordError, check_strict
 from .game_record import GameRecord, norm_start, result_of
 from .replay import turn_entries
 from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
@@ -107,6 +107,7 @@ def from_jiuchess(text: str, rules: str | Rules | dict[str, Any] = "competitive"
     turn over, square victims left out leave the capture pending, and the
     replay stops only at a move that cannot be played at all.
     """
+    check_strict(strict)
     rules = Rules.make(rules)
     n = rules.board_size
     rd = Reader(rules, strict)

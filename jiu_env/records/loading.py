@@ -6,8 +6,9 @@ import json
 import os
 from typing import Any
 
+from .. import fileio
 from .competition import from_competition
-from .errors import RecordError
+from .errors import RecordError, check_strict
 from .game_record import GameRecord
 from .jiuchess import from_jiuchess, game_lines
 from ..rules import Rules
@@ -35,14 +36,21 @@ def load_record(path: str | os.PathLike[str], game: int | str | None = None, str
     ``game`` chooses one game of a multi-game file: in JSON lines the game id
     or 0-based line number, in a jiuchess CSV file the 0-based game line.
     Text formats are read with ``strict`` and ``rules`` (they do not store the
-    rules).  A leading UTF-8 byte-order mark is ignored.
+    rules).  A leading UTF-8 byte-order mark is ignored.  A file larger than
+    :data:`jiu_env.fileio.MAX_RECORD_BYTES` (64 MiB), or a stream that does
+    not end, is refused with a :class:`RecordError` after reading at most one
+    byte more than that.
     """
+    check_strict(strict)
     path = os.fspath(path)
-    with open(path, encoding="utf-8") as f:
-        text = f.read().lstrip("\ufeff")
+    try:
+        text = fileio.read_text_limited(path, fileio.MAX_RECORD_BYTES, "record file").lstrip("\ufeff")
+    except fileio.FileTooLarge as e:
+        raise RecordError(str(e)) from None
     kind = detect_format(text, path)
     if kind == "jsonl":
-        lines = [ln for ln in text.splitlines() if ln.strip()]
+        numbered = [(k + 1, ln) for k, ln in enumerate(text.splitlines()) if ln.strip()]
+        lines = [ln for _, ln in numbered]
         if game is None:
             if len(lines) != 1:
                 raise RecordError(f"{path} holds {len(lines)} games; choose one with game=<id or line number>")
@@ -50,7 +58,9 @@ def load_record(path: str | os.PathLike[str], game: int | str | None = None, str
         chosen = None
         for i, ln in enumerate(lines):
             try:
-                d = json.loads(ln)
+                d = fileio.loads_json(ln, f"{path} line {numbered[i][0]}")
+            except fileio.JSONTooDeep as e:
+                raise RecordError(str(e)) from None
             except json.JSONDecodeError:
                 continue  # a line cut short by an interrupted run
             if not isinstance(d, dict):
