@@ -185,7 +185,11 @@ class ModelPlayer(Bot):
 
     def _choose(self, state):
         n = int(state[K.H_N])
-        obs = np.empty((n, n, self.policy.observation_space.shape[2]), np.float32)
+        shape = self.policy.observation_space.shape
+        if shape[0] != n:
+            what = self.path if self.path is not None else "the model"
+            raise ValueError(f"{what} was trained on a {shape[0]}x{shape[1]} board; this position is {n}x{n}")
+        obs = np.empty((n, n, shape[2]), np.float32)
         write_observation(state, int(state[K.H_TO_MOVE]), obs)
         if self._mask is None or self._mask.size != K.num_actions(n):
             self._mask = np.empty(K.num_actions(n), np.int8)
@@ -201,14 +205,27 @@ _SB3_CACHE: dict[str, Any] = {}
 
 
 def load_sb3_model(path: str | os.PathLike[str]) -> Any:
-    """Load (and cache per process) a MaskablePPO model; clear errors for a missing file or package."""
+    """Load (and cache per process) a MaskablePPO model; clear errors for a missing file or package.
+
+    A file that is not a MaskablePPO model of Jiu (damaged, another program's,
+    a model of other observations) raises ValueError naming the file.
+    """
     path = os.fspath(path)
     candidates = [path] if path.endswith(".zip") else [path, path + ".zip"]
     found = next((p for p in candidates if os.path.isfile(p)), None)
     if found is None:
         raise FileNotFoundError(f"sb3 model file {path!r} not found")
     if found not in _SB3_CACHE:
-        _SB3_CACHE[found] = MaskablePPO.load(found, device="cpu")
+        try:
+            model = MaskablePPO.load(found, device="cpu")
+        except Exception as e:  # zipfile, pickle, torch and SB3's own errors for a damaged or foreign file
+            first = (str(e).strip().splitlines() or [""])[0][:200]
+            raise ValueError(f"{found} is not a readable MaskablePPO model file ({type(e).__name__}: {first})") from None
+        space = getattr(getattr(model, "policy", None), "observation_space", None)
+        shape = getattr(space, "shape", None)
+        if shape is None or len(shape) != 3 or shape[0] != shape[1]:
+            raise ValueError(f"{found} is not a Jiu model: its observations are {shape}, not N x N board planes")
+        _SB3_CACHE[found] = model
     return _SB3_CACHE[found]
 
 

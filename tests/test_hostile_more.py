@@ -374,6 +374,64 @@ def test_tournament_config_bounds():
     TournamentConfig(players=["random", "greedy"], games=1_000_000)  # the bound itself is allowed
 
 
+# ------------------------------------------------- class 6: model files
+def _bad_model_files(tmp_path, suffix):
+    import zipfile
+
+    files = {"junk": b"not a model at all" * 10, "empty": b""}
+    for name, data in files.items():
+        (tmp_path / f"{name}{suffix}").write_bytes(data)
+    with zipfile.ZipFile(tmp_path / f"zip{suffix}", "w") as z:
+        z.writestr("archive/version", "3")
+    with zipfile.ZipFile(tmp_path / f"foreign{suffix}", "w") as z:
+        z.writestr("data", "{}")
+    return [tmp_path / f"{n}{suffix}" for n in ("junk", "empty", "zip", "foreign")]
+
+
+def test_a_corrupt_or_foreign_alphazero_file_is_a_value_error_naming_it(tmp_path):
+    torch = pytest.importorskip("torch")
+    from jiu_env.bots.alphazero import CHECKPOINT_FORMAT, load_checkpoint
+
+    files = _bad_model_files(tmp_path, ".pt")
+    for name, data in {"foreign_dict": {"a": 1}, "no_keys": {"format": CHECKPOINT_FORMAT},
+                       "bad_config": {"format": CHECKPOINT_FORMAT, "config": {"nope": 1}, "state_dict": {}},
+                       "bad_rules": {"format": CHECKPOINT_FORMAT, "config": {}, "state_dict": {},
+                                     "rules": {"board_size": -3}}}.items():
+        torch.save(data, tmp_path / f"{name}.pt")
+        files.append(tmp_path / f"{name}.pt")
+    for f in files:
+        with pytest.raises(ValueError, match=str(f)):
+            load_checkpoint(f)
+        with pytest.raises(ValueError, match=str(f)):
+            make_bot(f"alphazero:{f}")
+    with pytest.raises(FileNotFoundError, match="nothere"):
+        load_checkpoint(tmp_path / "nothere.pt")
+
+
+def test_alphazero_refuses_a_position_on_another_board_size():
+    pytest.importorskip("torch")
+    bot = make_bot("alphazero:sims=4", seed=0)  # the shipped 8x8 network
+    for n in (6, 14):
+        s = Rules.make(board_size=n).new_state()
+        before = s.copy()
+        with pytest.raises(ValueError, match=rf"alphazero checkpoint .*H_N={n} \(network: 8\).*8x8 board"):
+            bot.step(s)
+        assert np.array_equal(s, before)
+    s = Rules.make(board_size=8).new_state()
+    assert bot.step(s) in _legal(s)  # its own board size still plays
+
+
+def test_a_corrupt_or_foreign_sb3_file_is_a_value_error_naming_it(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    from jiu_env.sb3 import load_sb3_model
+
+    for f in _bad_model_files(tmp_path, ".zip"):
+        with pytest.raises(ValueError, match=str(f)):
+            load_sb3_model(f)
+        with pytest.raises(ValueError, match=str(f)):
+            make_bot(f"sb3:{f}")
+
+
 # ------------------------------------------------- class 7: a failed save leaves the old file
 def test_a_failed_record_save_leaves_the_previous_file(tmp_path, monkeypatch):
     import jiu_env.records.jiuchess as J

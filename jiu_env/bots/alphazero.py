@@ -47,6 +47,7 @@ from numba import njit
 
 from .. import kernel as K
 from ..observation import NUM_PLANES, write_observation
+from ..rules import Rules
 from .base import MAX_SIMS, Bot, check_param, legal_actions
 from .greedy import greedy_action
 from .search_tree import RULE_PUCT, add_children, backup, new_trees, reset_roots, select_child, tree_row
@@ -398,15 +399,59 @@ def save_checkpoint(path, net, rules=None, meta=None):
     torch.save(data, path)
 
 
+def _torch_error(e):
+    """A short account of an error torch raised reading a file (its first line, without advice to load
+    the file unsafely)."""
+    import pickle
+
+    if isinstance(e, pickle.UnpicklingError):
+        return f"torch: {type(e).__name__}: not a torch file holding weights and tables only"
+    first = (str(e).strip().splitlines() or [""])[0]
+    return f"torch: {type(e).__name__}: {first[:200]}"
+
+
 def load_checkpoint(path):
-    """``(net, data)`` from a checkpoint written by :func:`save_checkpoint` (net in eval mode)."""
+    """``(net, data)`` from a checkpoint written by :func:`save_checkpoint` (net in eval mode).
+
+    A missing file raises FileNotFoundError; a file that is not such a
+    checkpoint (not a torch file, damaged, another program's, weights of
+    another shape) raises ValueError naming the file and what is wrong,
+    whatever torch raised inside.
+    """
     import torch
 
-    data = torch.load(pathlib.Path(path), map_location="cpu", weights_only=True)
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"AlphaZero checkpoint {path} not found")
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch's own errors for a damaged or foreign file (pickle, zip, unpickler)
+        raise ValueError(f"{path} is not a readable jiu_env AlphaZero checkpoint ({_torch_error(e)})") from None
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path} is not a jiu_env AlphaZero checkpoint (format {CHECKPOINT_FORMAT})")
-    net = build_net(**data["config"])
-    net.load_state_dict(data["state_dict"])
+    missing = [k for k in ("config", "state_dict") if not isinstance(data.get(k), dict)]
+    if missing:
+        raise ValueError(f"{path} is not a complete jiu_env AlphaZero checkpoint: no {' or '.join(missing)} table")
+    if data.get("rules") is not None:
+        if not isinstance(data["rules"], dict):
+            raise ValueError(f"{path}: the checkpoint's rules must be a table, not {type(data['rules']).__name__}")
+        try:
+            Rules.make(dict(data["rules"]))
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{path}: the checkpoint's rules are not valid: {e}") from None
+    if data.get("meta") is None:
+        data["meta"] = {}
+    if not isinstance(data["meta"], dict):
+        raise ValueError(f"{path}: the checkpoint's meta must be a table, not {type(data['meta']).__name__}")
+    try:
+        search_options(data)
+    except (TypeError, ValueError, AttributeError) as e:
+        raise ValueError(f"{path}: the checkpoint's training arguments (meta args) cannot be read: {e}") from None
+    try:
+        net = build_net(**data["config"])
+        net.load_state_dict(data["state_dict"])
+    except Exception as e:  # unknown config keys, weights of another shape or name
+        raise ValueError(f"{path}: the network in the checkpoint cannot be built: {type(e).__name__}: {e}") from None
     net.eval()
     return net, data
 
@@ -453,9 +498,15 @@ class AlphaZeroBot(Bot):
                   "'mcts:sims=<sims>' for a placement checkpoint)",
         "threads": "torch CPU threads for the whole process; 0 leaves torch's setting (default 1: one-position "
                    "evaluations of a small network are fastest on one thread)",
+        "any_size": "play positions of another board size than the checkpoint was trained on (default false: "
+                    "refused with a ValueError; the network has no size-dependent layer, but it learnt one board)",
     }
 
-    def __init__(self, seed=None, checkpoint=None, sims=200, c=3.5, temperature=0.0, battle=None, threads=1):
+    def __init__(self, seed=None, checkpoint=None, sims=200, c=3.5, temperature=0.0, battle=None, threads=1,
+                 any_size=False):
+        if not isinstance(any_size, bool):
+            raise ValueError(f"alphazero any_size must be true or false, not {any_size!r}")
+        self.any_size = any_size
         sims = check_param("alphazero", "sims", sims, 1, MAX_SIMS, integer=True)
         c = check_param("alphazero", "c", c, 0, 1e6)
         temperature = check_param("alphazero", "temperature", temperature, 0, 1e6)
@@ -468,6 +519,9 @@ class AlphaZeroBot(Bot):
         if not self.checkpoint.exists():
             raise FileNotFoundError(f"AlphaZero checkpoint {self.checkpoint} not found; train one with examples/alphazero.py")
         self.net, self.data = load_checkpoint(self.checkpoint)
+        # the rules the network was trained under (None for a checkpoint that does not say): a position
+        # of another board size is refused (_check_rules)
+        self._rules = Rules.make(dict(self.data["rules"])) if self.data.get("rules") else None
         self.evaluate = make_evaluator(self.net)
         self.sims, self.c, self.temperature = int(sims), float(c), float(temperature)
         if battle is None:
@@ -501,7 +555,19 @@ class AlphaZeroBot(Bot):
             s = self._search = PUCT(self.evaluate, n, size, 1, self.sims, self.c, **search_options(self.data))
         return s
 
+    def _check_rules(self, state):
+        """ValueError naming the checkpoint and every differing rules option when ``state`` is not on the
+        board size the network was trained on (its policy and value cannot be read on another board)."""
+        rules = getattr(self, "_rules", None)
+        if rules is not None and int(state[K.H_N]) != rules.board_size and not self.any_size:
+            from .policy import rules_mismatch
+
+            raise ValueError(f"alphazero checkpoint {self.checkpoint}: {rules_mismatch(state, rules)}; a network "
+                             f"plays the {rules.board_size}x{rules.board_size} board it was trained on "
+                             "(any_size=true plays other sizes)")
+
     def _choose(self, state):
+        self._check_rules(state)
         if self._battle_bot is not None and state[K.H_PHASE] == K.PH_BATTLE:
             return self._battle_bot.step(state)
         acts = legal_actions(state)
