@@ -241,8 +241,8 @@ def test_bot_plays_legal_actions_for_every_decision_type(tiny_checkpoint):
 
 
 def test_bot_runs_on_the_14x14_board(tiny_checkpoint):
-    """The network has no size-dependent layer: a 5x5 checkpoint plays 14x14 positions."""
-    bot = AlphaZeroBot(checkpoint=tiny_checkpoint, sims=4, seed=0)
+    """The network has no size-dependent layer: a 5x5 checkpoint plays 14x14 positions when told to."""
+    bot = AlphaZeroBot(checkpoint=tiny_checkpoint, sims=4, seed=0, any_size=True)
     s = Rules.make("competitive").new_state()
     for _ in range(3):
         a = bot.step(s)

@@ -257,3 +257,34 @@ def test_ray_backend_makes_the_same_chunks_as_the_local_one(data6, tmp_path):
 def test_bad_backend_is_refused(tmp_path):
     with pytest.raises(ValueError, match="backend"):
         generate(tmp_path, CFG6, 2, backend="slurm", progress=False)
+
+
+def test_alphazero_plays_a_policy_value_checkpoint_with_sims_or_time(trained6):
+    from jiu_env.bots.alphazero import AlphaZeroBot
+
+    out, _, rules, _ = trained6
+    bot = make_bot(f"alphazero:checkpoint={out / 'net.pt'},sims=8", seed=1)
+    assert bot.battle == "net"  # a policy-value network plays the whole game
+    g = play_game(rules, bot, "greedy", seed=5)
+    assert g.end_reason != "illegal_action"
+    timed = AlphaZeroBot(checkpoint=str(out / "net.pt"), time=0.05, seed=1)
+    assert timed.sims == 4000 and timed.time == 0.05
+    s = rules.new_state()
+    for _ in range(2):  # the two centre ends; then a free placement, with many choices
+        K.apply_action(s, int(np.flatnonzero(_mask(s))[0]))
+    searcher = timed._searcher(s)
+    rounds = []
+    real = searcher._round
+    searcher._round = lambda active: (rounds.append(1), real(active))
+    assert K.is_legal(s, timed.step(s))
+    assert 1 <= len(rounds) < 4000  # stopped by the deadline, not by the simulation cap
+    with pytest.raises(ValueError, match="time"):
+        AlphaZeroBot(checkpoint=str(out / "net.pt"), time=0)
+
+
+def _mask(s):
+    buf = np.empty(K.num_actions(int(s[K.H_N])), np.int64)
+    k = K.legal_actions(s, buf)
+    m = np.zeros(buf.size, bool)
+    m[buf[:k]] = True
+    return m

@@ -39,20 +39,24 @@ The training loop is ``examples/alphazero.py``; ``docs/alphazero.md`` has the
 design choices and measured results.
 """
 
+import io
 import math
 import pathlib
+import time as _time
 
 import numpy as np
 from numba import njit
 
 from .. import kernel as K
+from ..fileio import atomic_write_bytes
 from ..observation import NUM_PLANES, write_observation
 from ..rules import Rules
-from .base import MAX_SIMS, Bot, check_param, legal_actions
+from .base import MAX_SECONDS, MAX_SIMS, Bot, check_param, legal_actions
 from .greedy import greedy_action
 from .search_tree import RULE_PUCT, add_children, backup, new_trees, reset_roots, select_child, tree_row
 
 CHECKPOINT_FORMAT = "jiu_env.alphazero/1"
+TIMED_SIMS = 4000  # the most simulations of a decision with a time budget (the tree is sized by it)
 # The shipped 8x8 baseline is package data, so the default works after a normal install
 # (it is the same file as baselines/alphazero/jiu8.pt in the repository).
 DEFAULT_CHECKPOINT = pathlib.Path(__file__).resolve().parents[1] / "data" / "alphazero_jiu8.pt"
@@ -266,14 +270,16 @@ class PUCT:
         f, c = int(self.trees[1][g, 0]), int(self.trees[2][g, 0])
         return slice(f, f + c) if f >= 0 else slice(0, 0)
 
-    def search(self, states, rng=None, dirichlet_alpha=0.0, dirichlet_eps=0.0):
+    def search(self, states, rng=None, dirichlet_alpha=0.0, dirichlet_eps=0.0, deadline=None):
         """Search each state in ``states`` (at most ``num_trees``, none finished).
 
         Returns one ``(actions, visits, root_value)`` per state: the legal
         actions (kernel order), their visit counts after ``sims`` simulations,
         and the mean value of the root for the side to move.  With
         ``dirichlet_eps > 0`` the root priors are mixed with Dirichlet(alpha)
-        noise drawn from ``rng``.
+        noise drawn from ``rng``.  ``deadline`` (a ``time.perf_counter()``
+        value): stop simulating when it has passed, after at least one
+        simulation.
         """
         k = len(states)
         if k > self.num_trees:
@@ -297,7 +303,9 @@ class PUCT:
                 if c > 1:
                     noise = rng.dirichlet(np.full(c, dirichlet_alpha))
                     prior[g, r] = (1 - dirichlet_eps) * prior[g, r] + dirichlet_eps * noise
-        for _ in range(self.sims):
+        for i in range(self.sims):
+            if deadline is not None and i > 0 and _time.perf_counter() > deadline:
+                break
             self._round(active)
         out = []
         action, visits, wsum = self.trees[3], self.trees[4], self.trees[5]
@@ -383,7 +391,10 @@ def make_evaluator(net):
 
 
 def save_checkpoint(path, net, rules=None, meta=None):
-    """Write ``net`` (its weights as float32 and its shape) to ``path`` with the rules it was trained on."""
+    """Write ``net`` (its weights as float32 and its shape) to ``path`` with the rules it was trained on.
+
+    The file is replaced whole or not at all (a failed or interrupted save leaves the previous one).
+    """
     import torch
 
     path = pathlib.Path(path)
@@ -396,7 +407,9 @@ def save_checkpoint(path, net, rules=None, meta=None):
         "state_dict": {k: v.detach().to(torch.float32 if v.is_floating_point() else v.dtype).clone()
                        for k, v in net.state_dict().items()},
     }
-    torch.save(data, path)
+    buf = io.BytesIO()
+    torch.save(data, buf)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def _torch_error(e):
@@ -490,8 +503,10 @@ class AlphaZeroBot(Bot):
 
     name = "alphazero"
     PARAMS = {
-        "checkpoint": f"checkpoint file (default {DEFAULT_CHECKPOINT.name}, the shipped 8x8 baseline)",
-        "sims": "simulations per decision (default 200)",
+        "checkpoint": f"checkpoint file (default: the network shipped for the position's board size: "
+                      f"{DEFAULT_CHECKPOINT.name} on 8x8, policy_jiu14.pt on 14x14)",
+        "sims": "simulations per decision (default 200; with time, the most simulations: default 4000)",
+        "time": "seconds per decision: simulations stop at the deadline or at sims, whichever comes first",
         "c": "PUCT exploration constant (default 3.5)",
         "temperature": "0 plays the most visited action; > 0 samples visits ** (1/temperature) (default 0)",
         "battle": "'net' or a bot spec for the battle phase (default: 'net' for a whole-game checkpoint, "
@@ -502,11 +517,16 @@ class AlphaZeroBot(Bot):
                     "refused with a ValueError; the network has no size-dependent layer, but it learnt one board)",
     }
 
-    def __init__(self, seed=None, checkpoint=None, sims=200, c=3.5, temperature=0.0, battle=None, threads=1,
-                 any_size=False):
+    def __init__(self, seed=None, checkpoint=None, sims=None, c=3.5, temperature=0.0, battle=None, threads=1,
+                 any_size=False, time=None):
         if not isinstance(any_size, bool):
             raise ValueError(f"alphazero any_size must be true or false, not {any_size!r}")
         self.any_size = any_size
+        if time is not None:
+            time = check_param("alphazero", "time", time, 0, MAX_SECONDS, lo_open=True)
+        self.time = None if time is None else float(time)
+        if sims is None:
+            sims = 200 if time is None else TIMED_SIMS
         sims = check_param("alphazero", "sims", sims, 1, MAX_SIMS, integer=True)
         c = check_param("alphazero", "c", c, 0, 1e6)
         temperature = check_param("alphazero", "temperature", temperature, 0, 1e6)
@@ -515,7 +535,15 @@ class AlphaZeroBot(Bot):
 
         if threads:
             torch.set_num_threads(int(threads))
-        self.checkpoint = pathlib.Path(checkpoint) if checkpoint else DEFAULT_CHECKPOINT
+        self._by_size = not checkpoint  # the shipped network for each board size
+        self._battle_arg = battle
+        self.sims, self.c, self.temperature = int(sims), float(c), float(temperature)
+        self._load(pathlib.Path(checkpoint) if checkpoint else DEFAULT_CHECKPOINT)
+        super().__init__(seed=seed)
+
+    def _load(self, path):
+        """Load the network at ``path`` and set the battle player it asks for."""
+        self.checkpoint = path
         if not self.checkpoint.exists():
             raise FileNotFoundError(f"AlphaZero checkpoint {self.checkpoint} not found; train one with examples/alphazero.py")
         self.net, self.data = load_checkpoint(self.checkpoint)
@@ -523,7 +551,7 @@ class AlphaZeroBot(Bot):
         # of another board size is refused (_check_rules)
         self._rules = Rules.make(dict(self.data["rules"])) if self.data.get("rules") else None
         self.evaluate = make_evaluator(self.net)
-        self.sims, self.c, self.temperature = int(sims), float(c), float(temperature)
+        battle = self._battle_arg
         if battle is None:
             battle = f"mcts:sims={self.sims}" if self.data["meta"].get("phase") == "placement" else "net"
         self.battle = battle if isinstance(battle, Bot) or battle == "net" else str(battle)
@@ -535,7 +563,6 @@ class AlphaZeroBot(Bot):
 
             self._battle_bot = make_bot(self.battle)
         self._search = None
-        super().__init__(seed=seed)
 
     def version_key(self):
         """Code and weights: a new checkpoint is a new player for a tournament."""
@@ -556,10 +583,21 @@ class AlphaZeroBot(Bot):
         return s
 
     def _check_rules(self, state):
-        """ValueError naming the checkpoint and every differing rules option when ``state`` is not on the
+        """Switch to the network shipped for the state's board size (default checkpoint only); then a
+        ValueError naming the checkpoint and every differing rules option when ``state`` is not on the
         board size the network was trained on (its policy and value cannot be read on another board)."""
         rules = getattr(self, "_rules", None)
-        if rules is not None and int(state[K.H_N]) != rules.board_size and not self.any_size:
+        n = int(state[K.H_N])
+        if getattr(self, "_by_size", False) and rules is not None and n != rules.board_size:
+            from .policy import SHIPPED
+
+            path = DEFAULT_CHECKPOINT if n == 8 else SHIPPED.get(n)
+            if path is not None and path.exists():
+                self._load(path)
+                if self._battle_bot is not None:
+                    self._battle_bot.restart(int(self.rng.integers(2 ** 31)))
+                rules = self._rules
+        if rules is not None and n != rules.board_size and not self.any_size:
             from .policy import rules_mismatch
 
             raise ValueError(f"alphazero checkpoint {self.checkpoint}: {rules_mismatch(state, rules)}; a network "
@@ -573,11 +611,12 @@ class AlphaZeroBot(Bot):
         acts = legal_actions(state)
         if acts.size == 1:
             return int(acts[0])
-        (actions, visits, _), = self._searcher(state).search([state])
+        deadline = None if self.time is None else _time.perf_counter() + self.time
+        (actions, visits, _), = self._searcher(state).search([state], deadline=deadline)
         return pick_action(actions, visits, self.temperature, self.rng)
 
     def __repr__(self):
-        return (f"AlphaZeroBot(checkpoint={str(self.checkpoint)!r}, sims={self.sims}, c={self.c}, "
+        return (f"AlphaZeroBot(checkpoint={str(self.checkpoint)!r}, sims={self.sims}, time={self.time}, c={self.c}, "
                 f"battle={self.battle!r}, seed={self.seed!r})")
 
 

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from .. import kernel as K
+from ..fileio import atomic_write_bytes, atomic_write_text
 from ..rules import Rules
 
 DATA_FORMAT = "jiu_env.learn.games/1"
@@ -182,11 +183,8 @@ def play_chunk(config: DataConfig, index: int) -> tuple[bytes, float, float]:
 def store_chunk(out_dir: str | os.PathLike[str], index: int, payload: bytes, cpu_seconds: float | None = None,
                 wall_seconds: float | None = None) -> dict[str, Any]:
     """Write chunk ``index`` atomically (temporary file, then rename); returns its manifest entry."""
-    out = pathlib.Path(out_dir)
-    path = out / chunk_name(index)
-    tmp = out / f".{chunk_name(index)}.{os.getpid()}.tmp"
-    tmp.write_bytes(payload)
-    os.replace(tmp, path)
+    path = pathlib.Path(out_dir) / chunk_name(index)
+    atomic_write_bytes(path, payload)
     return chunk_entry(path, cpu_seconds=cpu_seconds, wall_seconds=wall_seconds)
 
 
@@ -222,12 +220,7 @@ def read_manifest(out_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
 
 
 def write_manifest(out_dir: str | os.PathLike[str], data: dict[str, Any]) -> None:
-    out = pathlib.Path(out_dir)
-    tmp = out / f".{MANIFEST}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, out / MANIFEST)
+    atomic_write_text(pathlib.Path(out_dir) / MANIFEST, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 def open_run(out_dir: str | os.PathLike[str], config: DataConfig) -> dict[str, Any]:

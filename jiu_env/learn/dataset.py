@@ -104,12 +104,14 @@ def load_positions(data_dirs: Iterable[str | os.PathLike[str]], max_games: int |
     return Positions(*(np.concatenate(c) for c in chunks)), rules
 
 
-def value_target(value: np.ndarray, result: np.ndarray, result_weight: float, scale: float) -> np.ndarray:
+def value_target(value: np.ndarray, result: np.ndarray, result_weight: float | np.ndarray, scale: float
+                 ) -> np.ndarray:
     """The value head's target in [-1, 1]: ``w * result + (1 - w) * tanh(search value / scale)``.
 
     The game result alone is noisy (one game decides it for every position
     in it); the search value alone is the teacher's evaluation.  A position
-    whose teacher gave no value uses the result alone.
+    whose teacher gave no value uses the result alone.  ``result_weight`` may
+    be an array (one weight per position).
     """
     v = value.astype(np.float64)
     has = value != NO_VALUE

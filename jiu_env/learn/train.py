@@ -20,6 +20,7 @@ load.  Training runs on the CPU by default, on a GPU when ``device`` names one.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -31,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ..fileio import atomic_write_bytes, atomic_write_text
 from ..rules import Rules
 from .dataset import PLANE_SCALE, Positions, augment, value_target
 
@@ -38,7 +40,7 @@ STATE = "state.pt"
 CURVE = "curve.csv"
 NET = "net.pt"
 CURVE_FIELDS = ("step", "positions", "cpu_seconds", "wall_seconds", "lr", "train_policy_loss", "train_value_loss",
-                "val_policy_loss", "val_value_loss", "val_accuracy", "val_placement_accuracy", "val_battle_accuracy")
+                "val_policy_loss", "val_value_loss", "val_placement_value_loss", "val_accuracy", "val_placement_accuracy", "val_battle_accuracy")
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class TrainConfig:
     weight_decay: float = 1e-4
     value_weight: float = 1.0
     result_weight: float = 0.5
+    placement_result_weight: float = 1.0
     value_scale: float = 800.0
     val_share: float = 0.05
     seed: int = 0
@@ -68,6 +71,7 @@ class TrainConfig:
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
                 raise ValueError(f"{name} must be an int in {lo}..{hi}, not {v!r}")
         floats = dict(lr=(0, 10), weight_decay=(0, 1), value_weight=(0, 100), result_weight=(0, 1),
+                      placement_result_weight=(0, 1),
                       value_scale=(1e-6, 1e9), val_share=(0, 0.5))
         for name, (lo, hi) in floats.items():
             v = getattr(self, name)
@@ -91,12 +95,23 @@ def _tensor(planes: np.ndarray, device: Any) -> Any:
     return x.contiguous(memory_format=torch.channels_last)
 
 
+def _targets(data: Positions, cfg: TrainConfig) -> np.ndarray:
+    """Value targets: placement positions weigh the result by ``placement_result_weight`` (the teacher's
+    placement values are a hand-set heuristic, which the network should not copy), battle positions by
+    ``result_weight``."""
+    w = np.where(data.placement, cfg.placement_result_weight, cfg.result_weight)
+    return value_target(data.value, data.result, w, cfg.value_scale)
+
+
 def _atomic_save(obj: Any, path: pathlib.Path) -> None:
+    """``torch.save`` that replaces ``path`` whole or not at all."""
+    import io
+
     import torch
 
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def _trim_curve(path: pathlib.Path, step: int) -> None:
@@ -107,12 +122,11 @@ def _trim_curve(path: pathlib.Path, step: int) -> None:
         rows = list(csv.DictReader(f))
     keep = [r for r in rows if int(r["step"]) <= step]
     if len(keep) != len(rows):
-        tmp = path.with_name(f".{path.name}.tmp")
-        with open(tmp, "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, CURVE_FIELDS)
-            w.writeheader()
-            w.writerows(keep)
-        os.replace(tmp, path)
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, CURVE_FIELDS)
+        w.writeheader()
+        w.writerows(keep)
+        atomic_write_text(path, buf.getvalue(), newline="")
 
 
 def evaluate_net(net: Any, data: Positions, cfg: TrainConfig, device: Any = "cpu", batch: int = 1024
@@ -122,8 +136,9 @@ def evaluate_net(net: Any, data: Positions, cfg: TrainConfig, device: Any = "cpu
     import torch.nn.functional as F
 
     net.eval()
-    target_v = value_target(data.value, data.result, cfg.result_weight, cfg.value_scale)
-    pl = vl = 0.0
+    target_v = _targets(data, cfg)
+    pl = 0.0
+    sq = np.zeros(len(data), np.float64)
     hit = np.zeros(len(data), bool)
     with torch.inference_mode():
         for i in range(0, len(data), batch):
@@ -131,11 +146,12 @@ def evaluate_net(net: Any, data: Positions, cfg: TrainConfig, device: Any = "cpu
             logits, v = net(_tensor(data.planes[sl], device))
             y = torch.from_numpy(data.action[sl]).to(device)
             pl += float(F.cross_entropy(logits, y, reduction="sum"))
-            vl += float(((v - torch.from_numpy(target_v[sl]).to(device)) ** 2).sum())
+            sq[sl] = ((v - torch.from_numpy(target_v[sl]).to(device)) ** 2).cpu().numpy()
             hit[sl] = (logits.argmax(1) == y).cpu().numpy()
     m = max(1, len(data))
     place = data.placement
-    return {"val_policy_loss": pl / m, "val_value_loss": vl / m, "val_accuracy": float(hit.mean()) if len(data) else 0.0,
+    return {"val_policy_loss": pl / m, "val_value_loss": float(sq.sum()) / m,
+            "val_placement_value_loss": float(sq[place].mean()) if place.any() else float("nan"), "val_accuracy": float(hit.mean()) if len(data) else 0.0,
             "val_placement_accuracy": float(hit[place].mean()) if place.any() else float("nan"),
             "val_battle_accuracy": float(hit[~place].mean()) if (~place).any() else float("nan")}
 
@@ -175,7 +191,7 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
         step, cpu0, wall0 = int(st["step"]), float(st["cpu_seconds"]), float(st["wall_seconds"])
     _trim_curve(out / CURVE, step)
     c_start, w_start = time.process_time(), time.perf_counter()
-    target_all = value_target(train_set.value, train_set.result, cfg.result_weight, cfg.value_scale)
+    target_all = _targets(train_set, cfg)
     n = rules.board_size
     run_meta = {"kind": "policy-value", "phase": "both", "train": asdict(cfg), **(meta or {})}
     row: dict[str, Any] = {}
