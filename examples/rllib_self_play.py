@@ -3,7 +3,7 @@
     pip install torch==2.13.0 && pip install -e ".[rllib]"
     python examples/rllib_self_play.py --quick            # 2 tiny iterations on 6x6, about a minute
     python examples/rllib_self_play.py --iterations 200   # a real run
-    jiu eval me=rllib:checkpoints/rllib_self_play greedy random --board-size 8
+    jiu eval me=rllib:checkpoints/rllib_self_play greedy random --rule board_size=8
 
 The learner plays both colours: against itself, frozen snapshots of itself
 (one added every SNAPSHOT_EVERY iterations) and the random module.  The
@@ -12,6 +12,7 @@ kind loads its ``learner`` module.
 """
 
 import argparse
+import os
 import time
 
 import ray
@@ -97,7 +98,7 @@ def main():
                   f"{runners.get('num_env_steps_sampled', 0)} env steps, {runners.get('num_episodes', 0)} games, "
                   f"learner win rate {runners.get('learner_win_rate', float('nan')):.2f}, "
                   f"league {result.get('league_size')}", flush=True)
-        path = algo.save(a.checkpoint).checkpoint.path
+        path = algo.save(os.path.abspath(a.checkpoint)).checkpoint.path  # Ray needs an absolute path or URI
         algo.stop()
     finally:
         ray.shutdown()

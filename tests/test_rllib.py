@@ -152,11 +152,15 @@ def test_league_mapping_gives_the_learner_one_colour():
 
 @pytest.fixture(scope="module")
 def quick_checkpoint(tmp_path_factory):
-    """The example's --quick run: two tiny PPO iterations on 6x6, a checkpoint, a match against random."""
-    ckpt = tmp_path_factory.mktemp("rllib") / "ckpt"
+    """The example's --quick run: two tiny PPO iterations on 6x6, a checkpoint, a match against random.
+
+    Run as its docstring says, with a relative checkpoint path (Ray refuses relative paths: the example
+    must make it absolute)."""
+    work = tmp_path_factory.mktemp("rllib")
+    ckpt = work / "ckpt"
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     r = subprocess.run([sys.executable, str(ROOT / "examples" / "rllib_self_play.py"), "--quick", "--num-cpus", "1",
-                        "--checkpoint", str(ckpt)], capture_output=True, text=True, timeout=600, env=env)
+                        "--checkpoint", "ckpt"], capture_output=True, text=True, timeout=600, env=env, cwd=work)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return ckpt, r.stdout
 

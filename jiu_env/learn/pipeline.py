@@ -61,6 +61,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--channels", type=int, default=32, help="network width (default 32)")
     p.add_argument("--blocks", type=int, default=3, help="residual blocks (default 3)")
     p.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (default 0.002)")
+    p.add_argument("--result-weight", type=float, default=0.5,
+                   help="weight of the game result in battle positions' value target (the rest: the search value; "
+                        "default 0.5)")
+    p.add_argument("--placement-result-weight", type=float, default=1.0,
+                   help="weight of the game result in placement positions' value target (default 1.0)")
     p.add_argument("--eval-every", type=int, default=500, help="steps between validation rows of the curve")
     p.add_argument("--save-every", type=int, default=500, help="steps between saved training states")
     p.add_argument("--threads", type=int, default=1, help="torch threads for training (default 1)")
@@ -95,7 +100,8 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
         "explore": args.explore, "seed": args.seed,
         "train": {"steps": pick("steps", args.steps), "batch": pick("batch", args.batch),
                   "channels": pick("channels", args.channels), "blocks": pick("blocks", args.blocks),
-                  "lr": args.lr, "eval_every": pick("eval_every", args.eval_every),
+                  "lr": args.lr, "result_weight": args.result_weight,
+                  "placement_result_weight": args.placement_result_weight, "eval_every": pick("eval_every", args.eval_every),
                   "save_every": pick("save_every", args.save_every), "seed": args.seed},
     }
 
