@@ -44,6 +44,7 @@ import warnings
 from typing import Any, Callable
 
 from .bots import REGISTRY, bot_class, parse_spec
+from .names import did_you_mean
 
 #: prefix -> (factory(argument, seed) -> player, one-line description)
 PLAYER_KINDS: dict[str, tuple[Callable[[str, int | None], Any], str]] = {}
@@ -107,7 +108,9 @@ def _make_player_from_spec(spec: str, seed: int | None, overrides: dict[str, Any
     if sep and rest and "=" not in rest.split(":")[0]:
         return _user_class(prefix, rest, seed)
     kinds = ", ".join(sorted(REGISTRY)) + "; " + ", ".join(f"{k}:ARG" for k in sorted(PLAYER_KINDS))
-    raise ValueError(f"unknown player {spec!r} (unknown bot or player kind): use a built-in bot ({kinds}) or module:Class")
+    hint = did_you_mean(prefix, [*REGISTRY, *PLAYER_KINDS])
+    raise ValueError(f"unknown player {spec!r}{hint} (unknown bot or player kind): use a built-in bot ({kinds}) "
+                     "or module:Class")
 
 
 def _builtin(spec: str, seed: int | None, overrides: dict) -> Any:
@@ -117,8 +120,9 @@ def _builtin(spec: str, seed: int | None, overrides: dict) -> Any:
     allowed = getattr(cls, "PARAMS", {})
     unknown = sorted(set(params) - set(allowed))
     if unknown:
-        listing = ", ".join(f"{k} ({v})" for k, v in allowed.items()) or "none"
-        raise ValueError(f"unknown parameter(s) {', '.join(unknown)} for bot {name!r}; it takes: {listing}")
+        hint = did_you_mean(unknown[0], allowed) if len(unknown) == 1 else ""
+        raise ValueError(f"unknown parameter(s) {', '.join(map(repr, unknown))}{hint} for bot {name!r}; it takes: "
+                         f"{', '.join(allowed) or 'none'} (their meaning: jiu_env.bots.bot_class({name!r}).PARAMS)")
     return cls(seed=seed, **params)
 
 

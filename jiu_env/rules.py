@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from . import kernel as K
+from .names import did_you_mean
 
 BAN_MODES: dict[str, int] = {"none": K.BAN_NONE, "vs_flyer": K.BAN_VS_FLYER, "flyer": K.BAN_FLYER, "both": K.BAN_BOTH}
 FLYER_MOVES: dict[str, int] = {name: i for i, name in enumerate(K.FLYER_MOVES_NAMES)}
@@ -69,7 +70,8 @@ class Rules:
             return cls.make(prof, **{**base, **options})
         elif isinstance(rules, str):
             if rules not in PROFILES:
-                raise ValueError(f"unknown rules profile {rules!r}; choose one of {', '.join(PROFILES)}")
+                raise ValueError(f"unknown rules profile {rules!r}{did_you_mean(rules, PROFILES)}; "
+                                 f"choose one of {', '.join(PROFILES)}")
             base = {"profile": rules}
         else:
             raise TypeError(f"rules must be a profile name, a Rules or a dict, not {type(rules).__name__}")
@@ -77,7 +79,9 @@ class Rules:
         known = {f.name for f in fields(cls)} - {"profile"}
         unknown = sorted(set(options) - known)
         if unknown:
-            raise ValueError(f"unknown rules option(s) {', '.join(map(repr, unknown))}; valid options: {', '.join(sorted(known))}")
+            hint = did_you_mean(unknown[0], known) if len(unknown) == 1 else ""
+            raise ValueError(f"unknown rules option(s) {', '.join(map(repr, unknown))}{hint}; "
+                             f"valid options: {', '.join(sorted(known))}")
         prof = base.get("profile", "competitive")
         merged = dict(base)
         if isinstance(rules, str):
@@ -233,7 +237,8 @@ def _validate(r):
         raise ValueError("rules option 'history_size' = 1 keeps no earlier position, so no repetition could be "
                          "seen; use 0 (automatic) or >= 2")
     if not isinstance(r.profile, str) or r.profile not in PROFILES:
-        raise ValueError(f"unknown rules profile {r.profile!r}; choose one of {', '.join(PROFILES)}")
+        raise ValueError(f"unknown rules profile {r.profile!r}{did_you_mean(r.profile, PROFILES)}; "
+                         f"choose one of {', '.join(PROFILES)}")
 
 
 def rules_from_state(state: np.ndarray) -> Rules:

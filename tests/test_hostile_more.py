@@ -557,3 +557,14 @@ def test_strict_takes_a_bool_only(strict, tmp_path):
         load_record(tmp_path / "g.json", strict=strict)
     for ok in (True, False, np.bool_(True)):
         assert from_competition(comp, rules={"board_size": 6}, strict=ok).actions == []
+
+
+@pytest.mark.parametrize("make, hint", [
+    (lambda: make_bot("randm"), "did you mean 'random'"),
+    (lambda: make_bot("alphabeta:dept=2"), "did you mean 'depth'"),
+    (lambda: Rules.make("competitve"), "did you mean 'competitive'"),
+    (lambda: Rules.make("competitive", board_sise=8), "did you mean 'board_size'"),
+])
+def test_misspelt_names_get_the_near_match(make, hint):
+    with pytest.raises(ValueError, match=hint):
+        make()

@@ -15,6 +15,7 @@ from typing import Any
 
 import importlib
 
+from ..names import did_you_mean
 from .base import Bot, check_state, legal_actions
 
 # name -> (module, class); modules are imported on first use.
@@ -32,7 +33,7 @@ REGISTRY: dict[str, tuple[str, str]] = {
 def bot_class(name: str) -> type:
     """The class registered under ``name``."""
     if name not in REGISTRY:
-        raise ValueError(f"unknown bot {name!r}; available: {', '.join(sorted(REGISTRY))}")
+        raise ValueError(f"unknown bot {name!r}{did_you_mean(name, REGISTRY)}; available: {', '.join(sorted(REGISTRY))}")
     mod, cls = REGISTRY[name]
     return getattr(importlib.import_module(mod), cls)
 
