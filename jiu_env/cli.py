@@ -80,6 +80,10 @@ def _rules_from_args(args):
         if not eq or not key.strip():
             _exit_error(f"--rule expects KEY=VALUE (e.g. board_size=8), not {item!r}", args)
         opts[key.strip()] = parse_value(val.strip())
+    if getattr(args, "board_size", None) is not None:
+        if "board_size" in opts and opts["board_size"] != args.board_size:
+            _exit_error(f"--board-size {args.board_size} and --rule board_size={opts['board_size']} disagree", args)
+        opts["board_size"] = args.board_size
     try:
         return Rules.make(args.rules, **opts)
     except (TypeError, ValueError) as e:
@@ -91,6 +95,7 @@ def _add_rules_args(p):
                    help="rules profile: competitive (default), traditional, ludii8 or jqchess8")
     p.add_argument("--rule", action="append", metavar="KEY=VALUE",
                    help="override one rules option, e.g. --rule board_size=8 (repeatable)")
+    p.add_argument("--board-size", type=int, metavar="N", help="board size (the same as --rule board_size=N)")
 
 
 def _err_text(msg, args=None):
@@ -185,7 +190,7 @@ def _quick_players():
 def _build_config(args):
     from .evaluation.tournament import TournamentConfig, load_config
 
-    rules_given = args.rules != "competitive" or args.rule
+    rules_given = args.rules != "competitive" or args.rule or args.board_size is not None
     execution = {}
     if args.config:
         if args.quick:

@@ -386,3 +386,16 @@ def test_replay_and_out_folder_oddities(tmp_path, capsys):
     (out / "tournament.json").mkdir(parents=True)
     err = _eval_err(["random", "b=random", "--out", str(out), *SMALL], capsys)
     assert "Is a directory" in err and sorted(p.name for p in out.iterdir()) == ["tournament.json"]
+
+
+def test_board_size_flag_is_accepted_everywhere_rules_are(capsys):
+    from jiu_env.cli import build_parser
+
+    parser = build_parser()
+    for cmd in ("eval", "play", "replay", "warm", "train"):
+        assert "--board-size" in parser._subparsers._group_actions[0].choices[cmd].format_help()
+    assert main(["eval", "random", "greedy", "--board-size", "6", "--games", "2", "--no-progress"]) == 0
+    assert "competitive 6x6" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["eval", "random", "greedy", "--board-size", "6", "--rule", "board_size=8"])
+    assert "disagree" in capsys.readouterr().err
