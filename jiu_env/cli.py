@@ -522,7 +522,7 @@ def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int
 
     print(f"You play {args.colour} against {spec}. Type 'help' for the commands.")
     show()
-    saved = False
+    saved = None  # (path, actions) of the last `save FILE`: --save skips only that exact save
     while True:
         s = game.state
         over = s[K.H_PHASE] == K.PH_OVER
@@ -575,7 +575,7 @@ def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int
                 continue
             try:
                 _save_game(game, path, players, args.seed)
-                saved = True
+                saved = (os.path.realpath(path), list(game.actions()))
                 print(f"saved to {path}")
             except (OSError, ValueError) as e:  # ValueError: text that cannot be encoded, a record not expressible
                 print(f"could not save (the file that was there is unchanged): {e}")
@@ -616,7 +616,7 @@ def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int
         game.apply(a, "you")
         if game.state[K.H_PHASE] == K.PH_OVER or game.state[K.H_TO_MOVE] == me:
             show()
-    if args.save and not saved:
+    if args.save and saved != (os.path.realpath(args.save), list(game.actions())):
         try:
             _save_game(game, args.save, players, args.seed)
             print(f"saved to {args.save}")

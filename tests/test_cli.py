@@ -399,3 +399,18 @@ def test_board_size_flag_is_accepted_everywhere_rules_are(capsys):
     with pytest.raises(SystemExit):
         main(["eval", "random", "greedy", "--board-size", "6", "--rule", "board_size=8"])
     assert "disagree" in capsys.readouterr().err
+
+
+def test_play_save_flag_is_kept_after_an_earlier_save_command(tmp_path, capsys, monkeypatch):
+    early, final = tmp_path / "early.json", tmp_path / "final.json"
+    script = "\n".join(["c2", f"save {early}", "1", "quit"]) + "\n"  # a save, then one more move, then quit
+    rc, out, _ = run(["play", "--bot", "random", "--seed", "1", "--save", str(final), *SMALL], capsys, script,
+                     monkeypatch)
+    assert rc == 0 and f"saved to {final}" in out
+    assert len(load_record(final).actions) > len(load_record(early).actions)
+    # the same file saved last, nothing played since: not written twice
+    again = tmp_path / "again.json"
+    script = "\n".join(["c2", f"save {again}", "quit"]) + "\n"
+    rc, out, _ = run(["play", "--bot", "random", "--seed", "1", "--save", str(again), *SMALL], capsys, script,
+                     monkeypatch)
+    assert rc == 0 and out.count(f"saved to {again}") == 1
