@@ -642,7 +642,7 @@ def _replay_args(p):
 
 
 def cmd_replay(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int:
-    from .records import RecordError, load_record, result_text
+    from .records import ChooseGame, RecordError, load_record, result_text
 
     try:
         rules = _rules_from_args(args)
@@ -650,6 +650,9 @@ def cmd_replay(args: argparse.Namespace, inp: Callable[[str], str] = input) -> i
         states = rec.positions()  # header and board only: small even with a huge turn limit
     except UnicodeDecodeError:
         return _err(f"replay: {args.file} is not a text file (not UTF-8)")
+    except ChooseGame as e:
+        return _err(f"replay: {args.file} holds {e.count} games; choose one with --game ID (a game id or a "
+                    "0-based line number)")
     except (RecordError, OSError, ValueError) as e:
         return _err(f"replay: {e}")
     n = rec.rules.board_size

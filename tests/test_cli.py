@@ -414,3 +414,25 @@ def test_play_save_flag_is_kept_after_an_earlier_save_command(tmp_path, capsys, 
     rc, out, _ = run(["play", "--bot", "random", "--seed", "1", "--save", str(again), *SMALL], capsys, script,
                      monkeypatch)
     assert rc == 0 and out.count(f"saved to {again}") == 1
+
+
+def test_replay_names_a_file_that_is_not_a_record_and_the_game_flag(tmp_path, capsys):
+    src = tmp_path / "script.py"
+    src.write_text("import jiu_env\nprint(jiu_env.__version__)\n")
+    obj = tmp_path / "other.json"
+    obj.write_text('{"name": "not a record"}')
+    for path in (src, obj):
+        assert main(["replay", str(path), "--all"]) == 2
+        err = capsys.readouterr().err
+        assert f"{path} is not a game record" in err and "entry number" not in err.split("(")[0]
+    from jiu_env import Rules, play_game
+
+    lines = []
+    for seed in range(2):
+        rec = play_game(Rules.make("competitive", board_size=6), "random", "random", seed=seed).record
+        lines.append(json.dumps({"id": f"g{seed}", "record": rec.to_dict()}))
+    multi = tmp_path / "games.jsonl"
+    multi.write_text("\n".join(lines) + "\n")
+    assert main(["replay", str(multi), "--all"]) == 2
+    assert "holds 2 games; choose one with --game" in capsys.readouterr().err
+    assert main(["replay", str(multi), "--game", "g1", "--all"]) == 0

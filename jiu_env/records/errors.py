@@ -36,6 +36,18 @@ class RecordError(ValueError):
         super().__init__(f"{', '.join(where)}: {message}" if where else message)
 
 
+class NotARecord(RecordError):
+    """A file that is in none of the record formats (JSON, JSON lines, jiuchess CSV, competition notation)."""
+
+
+class ChooseGame(RecordError):
+    """A file that holds several games, read without saying which one (``count``: how many)."""
+
+    def __init__(self, message: str, count: int) -> None:
+        self.count = count
+        super().__init__(message)
+
+
 @dataclass
 class Irregularity:
     """One irregularity met by a lenient import."""

@@ -32,7 +32,7 @@ import numpy as np
 from .. import kernel as K
 from ..state import position_state
 from ..rules import Rules
-from .errors import Reader, RecordError, check_strict
+from .errors import ChooseGame, Reader, RecordError, check_strict
 from .game_record import GameRecord, norm_start, result_of
 from .replay import turn_entries
 from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
@@ -117,7 +117,7 @@ def from_jiuchess(text: str, rules: str | Rules | dict[str, Any] = "competitive"
         raise RecordError("not a jiuchess record: no 'Stage[1]:' found")
     if game is None:
         if len(lines) != 1:
-            raise RecordError(f"the text holds {len(lines)} games; choose one with game=<line number>")
+            raise ChooseGame(f"the text holds {len(lines)} games; choose one with game=<line number>", len(lines))
         game = 0
     try:
         line = lines[int(game)]

@@ -8,7 +8,7 @@ from typing import Any
 
 from .. import fileio
 from .competition import from_competition
-from .errors import RecordError, check_strict
+from .errors import ChooseGame, NotARecord, RecordError, check_strict
 from .game_record import GameRecord
 from .jiuchess import from_jiuchess, game_lines
 from ..rules import Rules
@@ -53,7 +53,8 @@ def load_record(path: str | os.PathLike[str], game: int | str | None = None, str
         lines = [ln for _, ln in numbered]
         if game is None:
             if len(lines) != 1:
-                raise RecordError(f"{path} holds {len(lines)} games; choose one with game=<id or line number>")
+                raise ChooseGame(f"{path} holds {len(lines)} games; choose one with game=<id or line number>",
+                                 len(lines))
             game = 0
         chosen = None
         for i, ln in enumerate(lines):
@@ -72,7 +73,19 @@ def load_record(path: str | os.PathLike[str], game: int | str | None = None, str
             raise RecordError(f"no game {game!r} in {path}")
         return GameRecord.from_dict(chosen.get("record", chosen))
     if kind == "json":
+        try:
+            d = fileio.loads_json(text, path)
+        except (fileio.JSONTooDeep, json.JSONDecodeError):
+            d = None
+        if not isinstance(d, dict) or "format" not in d:
+            raise NotARecord(f"{path} is not a game record (a JSON file without the record's format field)")
         return GameRecord.from_json(text)
     if kind == "jiuchess":
         return from_jiuchess(text, rules=rules, strict=strict, game=game)
-    return from_competition(text, rules=rules, strict=strict)
+    try:
+        return from_competition(text, rules=rules, strict=strict)
+    except RecordError as e:
+        if e.entry == 0 and e.item is None:  # the very first entry is not a placement list
+            raise NotARecord(f"{path} is not a game record (format not recognised: not JSON, JSON lines, "
+                             f"jiuchess CSV or competition notation; as competition notation: {e})") from None
+        raise
