@@ -32,7 +32,8 @@ a command-line flag (``--n-envs 4``, ``--minutes 10``...).
 Use::
 
     python examples/train_maskable_ppo.py --quick          # smoke run, < 1 min
-    python examples/train_maskable_ppo.py --minutes 30     # the baseline run (baselines/training/ppo14)
+    python examples/train_maskable_ppo.py --minutes 30     # the baseline run, into runs/ppo14
+    # (the shipped baseline in baselines/training/ppo14 is replaced only with --out baselines/training/ppo14)
     python examples/train_maskable_ppo.py --bc-games 0 --learning-rate 3e-4 --ent-coef 0.01   # pure RL
     jiu eval ppo=sb3:baselines/training/ppo14/model.zip random greedy pattern --gauntlet ppo \\
         --random-opening 196 --games 200 --anchor greedy   # evaluate it again
@@ -98,7 +99,7 @@ class Args:
     seed: int = 0
     threads: int = 2  # torch threads
     vec_env: str = "dummy"  # "dummy" or "subproc"
-    out: str = "baselines/training/ppo14"
+    out: str = "runs/ppo14"  # never the shipped baselines/ folder by default
     quick: bool = False
 
 
@@ -114,9 +115,11 @@ def parse_args(argv=None):
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
         if f.type is bool or isinstance(f.default, bool):
-            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=None)
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=None,
+                           help=f"(default {f.default}{'; --quick: ' + str(QUICK[f.name]) if f.name in QUICK else ''})")
         else:
-            p.add_argument(flag, type=type(f.default), default=None)
+            p.add_argument(flag, type=type(f.default), default=None, metavar=f.name.upper(),
+                           help=f"(default {f.default}{'; --quick: ' + str(QUICK[f.name]) if f.name in QUICK else ''})")
     ns = vars(p.parse_args(argv))
     args = Args(**{k: v for k, v in ns.items() if v is not None and k != "quick"}, quick=bool(ns["quick"]))
     if args.quick:  # a smoke run: tiny everything, unless given explicitly

@@ -101,3 +101,27 @@ def test_play_against_model_terminal_and_watch(quick_ppo):
     assert "model won" in r.stdout and r.stdout.count("game ") == 2
     r = run("play_against_model.py", "--model", out / "missing.zip")
     assert r.returncode == 2 and "no model" in r.stderr
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in EXAMPLES.glob("*.py")))
+def test_example_help_gives_every_flag_a_text(script):
+    r = run(script, "--help", timeout=120)
+    assert r.returncode == 0, r.stderr
+    import re
+
+    options = r.stdout.split("options:", 1)[1]  # past the usage lines
+    flags = set(re.findall(r"^\s+(--[a-z0-9-]+)", options, re.M)) - {"--help"}
+    assert flags
+    for flag in flags:  # each option line is followed by its help on the same or the next line
+        block = re.split(re.escape(flag) + r"[ \n]", options, maxsplit=1)[1].split("\n  -", 1)[0]
+        words = re.sub(r"\b[A-Z][A-Z0-9_]+\b|\{[^}]*\}|--[a-z-]+", "", block)  # metavars, choices, other flags
+        assert re.search(r"[a-z]{2,}", words), f"{script} {flag} has no help text"
+
+
+def test_training_example_does_not_write_into_baselines_by_default():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("train_maskable_ppo_defaults", EXAMPLES / "train_maskable_ppo.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert not mod.Args().out.startswith("baselines")
