@@ -138,16 +138,70 @@ QUICK = dict(minutes=1.0, iterations=1, board_size=6, channels=8, blocks=1, game
              opponent="random", battle="greedy", eval_max_battle_turns=40)
 
 
+# what each flag does, for --help (the default is added to it)
+HELP = dict(
+    seed="random seed",
+    minutes="wall-clock training budget in minutes (self-play + learning)",
+    iterations="stop earlier after this many iterations",
+    checkpoint="checkpoint written after every iteration",
+    init="start from this checkpoint's weights ('': a fresh network)",
+    threads="torch CPU threads",
+    profile="rules profile",
+    board_size="board size N (N x N)",
+    channels="channels of the network's convolutions",
+    blocks="residual blocks of the network",
+    phase="what is learned: 'placement' (the battle is judged by playouts in training and played by "
+          "--battle in games) or 'game' (placement and battle)",
+    games="self-play games played at once per iteration (one network batch)",
+    sims="simulations per decision in self-play",
+    c_puct="PUCT exploration constant",
+    fpu="value of unvisited edges",
+    dirichlet_alpha="alpha of the Dirichlet noise at the root",
+    dirichlet_eps="weight of the Dirichlet noise at the root",
+    temp_decisions="decisions played with temperature 1, then the most visited action",
+    league="bot specs (space-separated) that play one side of some self-play games ('': pure self-play)",
+    league_share="fraction of the games played against a league bot (when --league is set)",
+    adjudicate_turns="phase 'game': battle turns after which a self-play game is scored by stones",
+    adjudicate_margin="stone difference that counts as a full win",
+    judge="phase 'placement': bot spec playing both sides of the battles that score a finished "
+          "self-play placement, or 'greedy' (fast greedy playouts)",
+    judge_turns="battle turns of a judging playout inside the search",
+    judge_playouts="greedy playouts per battle leaf inside the search",
+    judge_final_playouts="battles that score a finished placement (their mean)",
+    judge_final_turns="battle turns of those battles (0: --judge-turns; a large value: to the end)",
+    lr="learning rate (AdamW)",
+    weight_decay="AdamW weight decay",
+    batch_size="training batch size",
+    replay_ratio="times each new sample is drawn for training, on average",
+    buffer_size="replay buffer size (samples)",
+    augment="random rules-preserving board symmetry per sampled position",
+    match_every="iterations between matches against --opponent (0: no matches); the best-scoring "
+                "network is kept as <checkpoint>.best.pt",
+    match_games="games of each match during training",
+    evaluate="checkpoint to evaluate instead of training ('': train)",
+    opponent="bot spec of the opponent in matches and evaluation",
+    battle="who plays the network's battle: 'net' or a bot spec ('': 'net' for a 'game' checkpoint, "
+           "'mcts:sims=<eval_sims>' for a 'placement' one)",
+    eval_games="games against --opponent after training (0: none)",
+    eval_sims="simulations per decision in matches and evaluation",
+    eval_parallel="evaluation games played at once",
+    eval_max_battle_turns="battle turn limit (rules option) of the evaluation games",
+    quick="tiny smoke run (< 1 min): small board, network and budget unless given explicitly",
+)
+
+
 def parse_args(argv=None):
     """``Args`` from the command line (every field is a ``--flag``)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
+        quick = f"; --quick: {QUICK[f.name]!r}" if f.name in QUICK else ""
+        text = f"{HELP[f.name]} (default {f.default!r}{quick})".replace("%", "%%")
         if f.type is bool or f.type == "bool":
-            ap.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default)
+            ap.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=text)
         else:
             typ = {"int": int, "float": float, "str": str}.get(f.type, f.type) if isinstance(f.type, str) else f.type
-            ap.add_argument(flag, type=typ, default=f.default)
+            ap.add_argument(flag, type=typ, default=f.default, help=text)
     ns = ap.parse_args(argv)
     args = Args(**vars(ns))
     if args.quick:

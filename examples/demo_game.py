@@ -10,9 +10,11 @@ import jiu_env
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--board-size", type=int, default=8)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--every", type=int, default=0, help="also print the board every K decisions (0: start of battle and end only)")
+    ap.add_argument("--board-size", type=int, default=8, help="board size N (N x N) (default %(default)s)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the game and the random moves (default %(default)s)")
+    ap.add_argument("--every", type=int, default=0,
+                    help="also print the board every K decisions (0: start of battle and end only) "
+                         "(default %(default)s)")
     args = ap.parse_args(argv)
 
     env = jiu_env.env(render_mode="ansi", board_size=args.board_size)

@@ -25,15 +25,22 @@ DEFAULT_MODEL = ROOT / "baselines" / "training" / "ppo14" / "model.zip"
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", default=str(DEFAULT_MODEL), help="MaskablePPO .zip (default: %(default)s)")
-    p.add_argument("--colour", "--color", default="white", choices=["white", "black"], help="your colour")
+    p.add_argument("--model", default=str(DEFAULT_MODEL), help="the MaskablePPO .zip to play (default %(default)s)")
+    p.add_argument("--colour", "--color", default="white", choices=["white", "black"],
+                   help="your colour (default %(default)s)")
     p.add_argument("--start", default="battle", choices=["battle", "placement"],
-                   help="'battle' (default) fills the board with seeded random placements first")
-    p.add_argument("--rules", default="competitive", help="rules profile (the board size comes from the model)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--watch", metavar="BOT", help="no human: the model plays this bot spec and the results print")
-    p.add_argument("--games", type=int, default=2, help="games to watch with --watch (colours alternate)")
-    p.add_argument("--show", action="store_true", help="with --watch, print the final board of every game")
+                   help="'battle': the game starts at the battle phase after seeded random placements; "
+                        "'placement': a whole game (default %(default)s)")
+    p.add_argument("--rules", default="competitive",
+                   help="rules profile; the board size comes from the model (default %(default)s)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="random seed of the placements and the bots (default %(default)s)")
+    p.add_argument("--watch", metavar="BOT",
+                   help="no human: the model plays this bot spec and the results print (default: none, you play)")
+    p.add_argument("--games", type=int, default=2,
+                   help="games to watch with --watch, colours alternating (default %(default)s)")
+    p.add_argument("--show", action="store_true",
+                   help="with --watch, print the final board of every game (default: off)")
     args = p.parse_args(argv)
 
     model_path = pathlib.Path(args.model)

@@ -65,21 +65,28 @@ def evaluate(checkpoint, a, opponent="random"):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--quick", action="store_true", help="two tiny iterations on 6x6 (a smoke test)")
-    p.add_argument("--board-size", type=int, default=BOARD_SIZE)
-    p.add_argument("--max-battle-turns", type=int, default=MAX_BATTLE_TURNS)
-    p.add_argument("--iterations", type=int, default=ITERATIONS)
-    p.add_argument("--snapshot-every", type=int, default=SNAPSHOT_EVERY)
-    p.add_argument("--channels", type=int, default=CHANNELS)
-    p.add_argument("--layers", type=int, default=LAYERS)
-    p.add_argument("--train-batch", type=int, default=TRAIN_BATCH)
-    p.add_argument("--minibatch", type=int, default=MINIBATCH)
-    p.add_argument("--epochs", type=int, default=EPOCHS)
-    p.add_argument("--env-runners", type=int, default=ENV_RUNNERS)
-    p.add_argument("--eval-games", type=int, default=EVAL_GAMES)
-    p.add_argument("--checkpoint", default=CHECKPOINT)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray instance")
+    p.add_argument("--quick", action="store_true",
+                   help="two tiny iterations on 6x6, a smoke test; flags set away from their defaults are kept "
+                        "(default: off)")
+    p.add_argument("--board-size", type=int, default=BOARD_SIZE, help="board size N (N x N) (default %(default)s)")
+    p.add_argument("--max-battle-turns", type=int, default=MAX_BATTLE_TURNS,
+                   help="battle turn limit of the rules (default %(default)s)")
+    p.add_argument("--iterations", type=int, default=ITERATIONS, help="training iterations (default %(default)s)")
+    p.add_argument("--snapshot-every", type=int, default=SNAPSHOT_EVERY,
+                   help="iterations between snapshots added to the league (default %(default)s)")
+    p.add_argument("--channels", type=int, default=CHANNELS, help="channels of the conv trunk (default %(default)s)")
+    p.add_argument("--layers", type=int, default=LAYERS, help="conv layers of the trunk (default %(default)s)")
+    p.add_argument("--train-batch", type=int, default=TRAIN_BATCH,
+                   help="env steps (decisions of both colours) per iteration (default %(default)s)")
+    p.add_argument("--minibatch", type=int, default=MINIBATCH, help="PPO minibatch size (default %(default)s)")
+    p.add_argument("--epochs", type=int, default=EPOCHS, help="PPO epochs per iteration (default %(default)s)")
+    p.add_argument("--env-runners", type=int, default=ENV_RUNNERS,
+                   help="RLlib env runners; 0 samples in the driver process (default %(default)s)")
+    p.add_argument("--eval-games", type=int, default=EVAL_GAMES,
+                   help="games against the random bot after training, colours alternating (default %(default)s)")
+    p.add_argument("--checkpoint", default=CHECKPOINT, help="where the RLlib checkpoint is saved (default %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default %(default)s)")
+    p.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray instance (default %(default)s)")
     a = p.parse_args()
     if a.quick:
         for key, value in QUICK.items():

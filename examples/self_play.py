@@ -82,14 +82,52 @@ QUICK = dict(board_size=8, max_battle_turns=60, n_envs=2, n_steps=64, batch_size
              total_steps=256, minutes=1.0, out="runs/quick_selfplay")
 
 
+# what each flag does, for --help (the default is added to it)
+HELP = dict(
+    rules="rules profile",
+    board_size="board size N (N x N)",
+    max_battle_turns="battle turn limit of the rules (a truncation)",
+    start="'battle': random placement, the learner plays the battle only; 'placement': whole games",
+    capture_reward="reward shaping per stone captured (and minus per stone lost)",
+    bootstrap="bot spec of the opponent until the first snapshot",
+    snapshot_every="env steps between snapshots of the learner added to the pool",
+    pool_size="snapshots kept in the opponent pool (the newest)",
+    latest_prob="probability that the opponent is the newest snapshot (otherwise any in the pool)",
+    n_envs="parallel envs",
+    n_steps="PPO rollout steps per env",
+    batch_size="PPO minibatch size",
+    n_epochs="PPO epochs per rollout",
+    learning_rate="PPO learning rate",
+    gamma="discount factor",
+    gae_lambda="GAE lambda",
+    clip_range="PPO clip range",
+    ent_coef="entropy bonus coefficient",
+    channels="channels of the network's CNN trunk (ignored with --init)",
+    layers="conv layers of the network's CNN trunk (ignored with --init)",
+    init="MaskablePPO .zip to start from ('': a fresh network)",
+    ladder="comma-separated bot specs evaluated against",
+    eval_every="env steps between evaluations against the ladder",
+    eval_games="games per ladder bot and evaluation (colours alternate)",
+    total_steps="stop after this many env steps",
+    minutes="stop after this many minutes of wall time",
+    seed="random seed",
+    threads="torch CPU threads",
+    vec_env="vectorised env: 'dummy' (one process) or 'subproc' (one process per env)",
+    out="output folder (eval.csv, learning_curve.png, model.zip)",
+    quick="smoke run (< 1 min): tiny board, network and budget unless given explicitly",
+)
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
+        quick = f"; --quick: {QUICK[f.name]!r}" if f.name in QUICK else ""
+        text = f"{HELP[f.name]} (default {f.default!r}{quick})".replace("%", "%%")
         if isinstance(f.default, bool):
-            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=None)
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)
         else:
-            p.add_argument(flag, type=type(f.default), default=None)
+            p.add_argument(flag, type=type(f.default), default=None, help=text)
     ns = vars(p.parse_args(argv))
     args = Args(**{k: v for k, v in ns.items() if v is not None and k != "quick"}, quick=bool(ns["quick"]))
     if args.quick:
