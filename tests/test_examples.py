@@ -113,7 +113,7 @@ def test_example_help_gives_every_flag_a_text(script):
     flags = set(re.findall(r"^\s+(--[a-z0-9-]+)", options, re.M)) - {"--help"}
     assert flags
     for flag in flags:  # each option line is followed by its help on the same or the next line
-        block = re.split(re.escape(flag) + r"[ \n]", options, maxsplit=1)[1].split("\n  -", 1)[0]
+        block = re.split(re.escape(flag) + r"[ ,\n]", options, maxsplit=1)[1].split("\n  -", 1)[0]
         words = re.sub(r"\b[A-Z][A-Z0-9_]+\b|\{[^}]*\}|--[a-z-]+", "", block)  # metavars, choices, other flags
         assert re.search(r"[a-z]{2,}", words), f"{script} {flag} has no help text"
 
