@@ -80,6 +80,17 @@ def test_installed_alphazero_default_checkpoint(installed):
     assert name == "alphazero_jiu8.pt" and int(action) >= 0
 
 
+def test_installed_14x14_network_players(installed):
+    pytest.importorskip("torch")
+    out = _run(installed, "from jiu_env import make_bot, Rules\n"
+                          "s = Rules.make('competitive').new_state()\n"
+                          "pol = make_bot('policy', seed=0)\n"
+                          "az = make_bot('alphazero:sims=8', seed=0)\n"
+                          "print(pol.step(s), az.step(s), pol.checkpoint.name, az.checkpoint.name)")
+    a, b, pol_name, az_name = out.split()
+    assert pol_name == az_name == "policy_jiu14.pt" and int(a) >= 0 and int(b) >= 0
+
+
 def test_installed_env_loop_and_eval(installed):
     _run(installed, "import jiu_env\n"
                     "env = jiu_env.env(board_size=6)\n"
