@@ -410,7 +410,9 @@ def test_a_corrupt_or_foreign_alphazero_file_is_a_value_error_naming_it(tmp_path
 
 def test_alphazero_refuses_a_position_on_another_board_size():
     pytest.importorskip("torch")
-    bot = make_bot("alphazero:sims=4", seed=0)  # the shipped 8x8 network
+    from jiu_env.bots.alphazero import DEFAULT_CHECKPOINT
+
+    bot = make_bot(f"alphazero:checkpoint={DEFAULT_CHECKPOINT},sims=4", seed=0)  # the shipped 8x8 network, by name
     for n in (6, 14):
         s = Rules.make(board_size=n).new_state()
         before = s.copy()
@@ -419,6 +421,12 @@ def test_alphazero_refuses_a_position_on_another_board_size():
         assert np.array_equal(s, before)
     s = Rules.make(board_size=8).new_state()
     assert bot.step(s) in _legal(s)  # its own board size still plays
+    # without a checkpoint the network shipped for the position's size plays it; a size without one is refused
+    default = make_bot("alphazero:sims=4", seed=0)
+    s = Rules.make(board_size=14).new_state()
+    assert default.step(s) in _legal(s) and default.checkpoint.name == "policy_jiu14.pt"
+    with pytest.raises(ValueError, match=r"H_N=6 \(network: 14\)"):
+        default.step(Rules.make(board_size=6).new_state())
 
 
 def test_a_corrupt_or_foreign_sb3_file_is_a_value_error_naming_it(tmp_path):
