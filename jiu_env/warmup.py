@@ -125,6 +125,27 @@ def _rules_for(rules, n):
         return base
 
 
+def _warm_env_paths(rules: Rules) -> None:
+    """The numba code the envs call beyond the bots': observation planes, legal masks, the batched runner."""
+    import numpy as np
+
+    from . import kernel as K
+    from .batch import BatchRunner
+    from .observation import NUM_PLANES, observe, write_observation
+
+    n = rules.board_size
+    s = rules.new_state()
+    obs = np.empty((n, n, NUM_PLANES), np.float32)
+    mask = np.empty(rules.num_actions, np.int8)
+    observe(s, int(s[K.H_TO_MOVE]), True, obs, mask)  # the envs' path (planes and mask in one call)
+    write_observation(s, int(s[K.H_TO_MOVE]), obs)  # and each on its own (learners, vector env)
+    K.legal_mask(s, mask)
+    runner = BatchRunner(2, rules=rules, opponent="random", seed=0, threads=1)
+    runner.reset()
+    for _ in range(4):
+        runner.step(np.array([int(np.flatnonzero(m)[0]) for m in runner.masks]))
+
+
 def warm_up(bots: Iterable[str] | None = None, board_sizes: Iterable[int | None] | int | None = DEFAULT_BOARD_SIZES,
             rules: str | Rules | dict[str, Any] = "competitive",
             note: Callable[[str], Any] | None = None) -> WarmupReport:
@@ -173,6 +194,7 @@ def warm_up(bots: Iterable[str] | None = None, board_sizes: Iterable[int | None]
                 run_game(r, make_player(spec, seed=0), make_player("random", seed=1), seed=0)
             except Exception as e:  # e.g. a network trained for another board size: warm it where it plays
                 report.skipped[f"{spec} on {r.board_size}x{r.board_size}"] = f"{type(e).__name__}: {e}"
+        _warm_env_paths(r)
     report.seconds = time.perf_counter() - t0
     functions = numba_functions()  # bots may import more modules while they play
     after = _counts(functions)

@@ -68,3 +68,53 @@ def test_builtin_specs_and_function_listing():
     assert builtin_specs("sb3:model.zip") == [] and builtin_specs("pkg.mod:Cls") == []
     names = [n for n, _ in numba_functions()]
     assert "jiu_env.kernel.apply_action_unchecked" in names
+
+
+def test_warm_up_covers_what_the_envs_call():
+    """After warm_up, the observation, mask and batched-runner code is compiled or loaded: the first env step
+    does not compile (checked in a fresh process, where nothing else has run)."""
+    code = textwrap.dedent("""
+        import json
+        import jiu_env
+        from jiu_env.warmup import numba_functions
+        jiu_env.warm_up(["random"], board_sizes=[6])
+        want = ("jiu_env.observation.observe_unchecked", "jiu_env.observation.write_observation_unchecked",
+                "jiu_env.kernel.legal_mask_unchecked", "jiu_env.batch._run_batch")
+        print(json.dumps({n: len(d.signatures) for n, d in numba_functions() if n in want}))
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=_env(), cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert len(got) == 4 and all(v >= 1 for v in got.values()), got
+
+
+@__import__("pytest").mark.slow
+def test_after_a_cold_warm_up_the_envs_compile_nothing(tmp_path):
+    """From an empty numba cache: warm_up, then the AEC, single-agent and vector envs step without compiling."""
+    code = textwrap.dedent("""
+        import json
+        import numpy as np
+        import jiu_env
+        from jiu_env.warmup import numba_functions, _counts
+        jiu_env.warm_up(["random", "greedy"], board_sizes=[6])
+        import jiu_env.envs.aec, jiu_env.envs.single_agent, jiu_env.envs.vector
+        before = _counts(numba_functions())
+        env = jiu_env.env(board_size=6)
+        env.reset(seed=0)
+        for agent in env.agent_iter(40):
+            obs, r, t, tr, info = env.last()
+            env.step(None if t or tr else env.action_space(agent).sample(obs["action_mask"]))
+        e = jiu_env.JiuVsBotEnv(opponent="greedy", board_size=6)
+        e.reset(seed=0)
+        for _ in range(10):
+            e.step(int(np.flatnonzero(e.action_masks())[0]))
+        v = jiu_env.JiuVectorEnv(2, board_size=6, opponent="random")
+        v.reset(seed=0)
+        v.step(np.array([int(np.flatnonzero(m)[0]) for m in v.action_masks()]))
+        after = _counts(numba_functions())
+        print(json.dumps([n for n in after if after[n][1] > before.get(n, (0, 0))[1]]))
+    """)
+    env = dict(_env(), NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900, env=env, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == []
