@@ -13,7 +13,7 @@ Sections (``--only``, comma-separated):
 ``aec``      the PettingZoo AEC env through its full API, against a do-nothing AEC
              env with the same wrappers and spaces (the API's floor), PettingZoo
              ``go_v5`` (19x19), ``chess_v6`` and OpenSpiel ``checkers`` (each only
-             if installed: ``pip install "jiu-env[bench]"``)
+             if installed: ``pip install -e ".[bench]"`` in a checkout of the repository)
 ``vector``   the single-agent env and the vector env against random / greedy
 ``search``   alpha-beta nodes/s and MCTS simulations/s on fixed mid-game positions
 ``compile``  fresh interpreters: import + first ``reset()`` + first ``step()`` of

@@ -256,7 +256,7 @@ def _sb3_factory(arg: str, seed: int | None) -> Any:
         from .sb3 import ModelPlayer
     except ImportError as e:
         raise ImportError(f"sb3:{arg} needs sb3-contrib and torch ({e}); install the 'train' extra: "
-                          "pip install torch, then pip install 'jiu-env[train]'") from None
+                          "pip install torch, then pip install -e '.[train]' (in a checkout of the repository)") from None
 
     return ModelPlayer.load(arg, seed=seed)
 
@@ -295,7 +295,7 @@ def _rllib_factory(arg: str, seed: int | None) -> Any:
         from .integrations.rllib import rllib_player
     except ImportError as e:
         raise ImportError(f"rllib:{arg} needs ray[rllib] and torch ({e}); install the 'rllib' extra: "
-                          "pip install torch, then pip install 'jiu-env[rllib]'") from None
+                          "pip install torch, then pip install -e '.[rllib]' (in a checkout of the repository)") from None
     return rllib_player(arg, seed)
 
 

@@ -116,7 +116,7 @@ class PygameWindow:
             from gymnasium.error import DependencyNotInstalled
 
             raise DependencyNotInstalled(
-                "render_mode='human' needs pygame: pip install 'jiu-env[render]'"
+                "render_mode='human' needs pygame: pip install -e '.[render]' (in a checkout of the repository)"
             ) from e
         self.pygame = pygame
         self.caption = caption

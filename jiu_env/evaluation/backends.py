@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .tournament import GameTask
 
 BACKENDS = ("local", "ray")
-RAY_EXTRA = "pip install 'jiu-env[ray]'"
+RAY_EXTRA = "pip install -e '.[ray]' (in a checkout of the repository)"
 
 
 def check_backend(backend: str, address: str | None = None) -> None:

@@ -1,4 +1,6 @@
-"""Jiu for RLlib's new API stack (``pip install "jiu-env[rllib]"``): env, masked RLModule, self-play.
+"""Jiu for RLlib's new API stack: env, masked RLModule, self-play.
+
+Install: ``pip install -e ".[rllib]"`` in a checkout of the repository (torch first, the CPU build).
 
 - :class:`JiuMultiAgentEnv`: a turn-based ``MultiAgentEnv`` straight over the
   numba kernel.  Only the agent that decides next gets an observation (the same
