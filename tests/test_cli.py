@@ -385,7 +385,8 @@ def test_replay_and_out_folder_oddities(tmp_path, capsys):
     out = tmp_path / "o"
     (out / "tournament.json").mkdir(parents=True)
     err = _eval_err(["random", "b=random", "--out", str(out), *SMALL], capsys)
-    assert "Is a directory" in err and sorted(p.name for p in out.iterdir()) == ["tournament.json"]
+    # nothing written but the run's lock file (which stays, so that runs never race on its creation)
+    assert "Is a directory" in err and sorted(p.name for p in out.iterdir()) == [".lock", "tournament.json"]
 
 
 def test_board_size_flag_is_accepted_everywhere_rules_are(capsys):

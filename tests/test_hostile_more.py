@@ -576,3 +576,22 @@ def test_strict_takes_a_bool_only(strict, tmp_path):
 def test_misspelt_names_get_the_near_match(make, hint):
     with pytest.raises(ValueError, match=hint):
         make()
+
+
+def test_two_runs_on_one_out_dir_cannot_interleave(tmp_path, capsys):
+    from jiu_env.cli import main
+    from jiu_env.evaluation import TournamentConfig, run_tournament
+    from jiu_env.evaluation.tournament import OutDirInUse, lock_out_dir
+
+    cfg = TournamentConfig(players=["random", "b=random"], games=2, rules={"board_size": 6})
+    out = tmp_path / "out"
+    out.mkdir()
+    with lock_out_dir(str(out)):  # a run in progress holds the directory
+        with pytest.raises(OutDirInUse, match="in use by another jiu eval run"):
+            run_tournament(cfg, out_dir=str(out), workers=1)
+        assert not (out / "games.jsonl").exists()
+        rc = main(["eval", "random", "b=random", "--rule", "board_size=6", "--games", "2", "--workers", "1",
+                   "--no-progress", "--out", str(out)])
+        assert rc != 0 and "in use by another jiu eval run" in capsys.readouterr().err
+    res = run_tournament(cfg, out_dir=str(out), workers=1)  # released: the next run goes ahead
+    assert res.new_games == 2

@@ -20,6 +20,7 @@ setting are those of the current configuration.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -27,7 +28,7 @@ import os
 import warnings
 import zlib
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -38,6 +39,7 @@ from ..game import play_game
 from ..players import make_player, player_version
 
 GAMES_FILE: str = "games.jsonl"
+LOCK_FILE: str = ".lock"  # held by the run that writes the directory (lock_out_dir)
 #: Upper bounds of the counts of a tournament, checked before any work (a schedule is built in memory).
 MAX_GAMES_PER_PAIR: int = 1_000_000
 MAX_SCHEDULED_GAMES: int = 1_000_000
@@ -603,6 +605,51 @@ class TournamentResult:
 
 
 def run_tournament(config: TournamentConfig, out_dir: str | None = None, workers: int | None = None,
+                   resume: bool = True, progress: Any = None, write_reports: bool = True, command: str | None = None,
+                   log: Callable[[str], Any] | None = None, backend: str | None = None, address: str | None = None,
+                   warm: bool = True) -> TournamentResult:
+    """Play the tournament (or its missing games) and summarise it: :func:`_run_tournament`, with
+    ``out_dir`` locked for the run.  A second run on the same ``out_dir`` while one is going raises
+    :class:`OutDirInUse` instead of rewriting ``games.jsonl`` under the first (which would go on
+    appending to a replaced file, and its games would be lost)."""
+    if out_dir is None:
+        return _run_tournament(config=config, out_dir=out_dir, workers=workers, resume=resume, progress=progress, write_reports=write_reports, command=command, log=log, backend=backend, address=address, warm=warm)
+    os.makedirs(out_dir, exist_ok=True)
+    with lock_out_dir(out_dir):
+        return _run_tournament(config=config, out_dir=out_dir, workers=workers, resume=resume, progress=progress, write_reports=write_reports, command=command, log=log, backend=backend, address=address, warm=warm)
+
+
+class OutDirInUse(RuntimeError):
+    """Another run holds the lock of a tournament's output directory."""
+
+
+@contextlib.contextmanager
+def lock_out_dir(out_dir: str) -> Iterator[None]:
+    """Hold an exclusive lock on ``out_dir/.lock`` (POSIX ``flock``; released when the run ends or dies).
+
+    Where ``fcntl`` does not exist (Windows) the directory is not locked.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    fd = os.open(os.path.join(out_dir, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
+            raise OutDirInUse(f"{out_dir} is in use by another jiu eval run (pid {holder}); wait for it to end or "
+                              "use another --out") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing the file releases the lock
+
+
+def _run_tournament(config: TournamentConfig, out_dir: str | None = None, workers: int | None = None,
                    resume: bool = True, progress: Any = None, write_reports: bool = True, command: str | None = None,
                    log: Callable[[str], Any] | None = None, backend: str | None = None, address: str | None = None,
                    warm: bool = True) -> TournamentResult:
