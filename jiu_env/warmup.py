@@ -148,7 +148,7 @@ def _warm_env_paths(rules: Rules) -> None:
 
 def warm_up(bots: Iterable[str] | None = None, board_sizes: Iterable[int | None] | int | None = DEFAULT_BOARD_SIZES,
             rules: str | Rules | dict[str, Any] = "competitive",
-            note: Callable[[str], Any] | None = None) -> WarmupReport:
+            note: Callable[[str], Any] | None = None, envs: bool = True) -> WarmupReport:
     """Compile (or load from numba's cache) everything the given bots use; return a :class:`WarmupReport`.
 
     ``bots``: player specs (default :data:`DEFAULT_BOTS`); each plays one game
@@ -158,6 +158,9 @@ def warm_up(bots: Iterable[str] | None = None, board_sizes: Iterable[int | None]
     ``note``: a callable that receives one line of text before the work starts
     (``jiu eval`` shows it instead of an ETA).  Bots that cannot be built here
     (a missing optional package) are skipped and listed in the report.
+    ``envs``: also compile what the envs call beyond the bots (observation
+    planes, legal masks, the batched runner); a tournament, which plays bots
+    only, warms with ``envs=False``.
     """
     from .players import make_player
     from .evaluation.tournament import run_game
@@ -194,7 +197,8 @@ def warm_up(bots: Iterable[str] | None = None, board_sizes: Iterable[int | None]
                 run_game(r, make_player(spec, seed=0), make_player("random", seed=1), seed=0)
             except Exception as e:  # e.g. a network trained for another board size: warm it where it plays
                 report.skipped[f"{spec} on {r.board_size}x{r.board_size}"] = f"{type(e).__name__}: {e}"
-        _warm_env_paths(r)
+        if envs:
+            _warm_env_paths(r)
     report.seconds = time.perf_counter() - t0
     functions = numba_functions()  # bots may import more modules while they play
     after = _counts(functions)

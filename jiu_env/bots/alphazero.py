@@ -407,8 +407,15 @@ def save_checkpoint(path, net, rules=None, meta=None):
         "state_dict": {k: v.detach().to(torch.float32 if v.is_floating_point() else v.dtype).clone()
                        for k, v in net.state_dict().items()},
     }
+    atomic_torch_save(data, path)
+
+
+def atomic_torch_save(obj, path):
+    """``torch.save(obj, path)`` that replaces ``path`` whole or not at all (:mod:`jiu_env.fileio`)."""
+    import torch
+
     buf = io.BytesIO()
-    torch.save(data, buf)
+    torch.save(obj, buf)
     atomic_write_bytes(path, buf.getvalue())
 
 
@@ -467,6 +474,13 @@ def load_checkpoint(path):
         raise ValueError(f"{path}: the network in the checkpoint cannot be built: {type(e).__name__}: {e}") from None
     net.eval()
     return net, data
+
+
+def load_network(path):
+    """``(net, data, rules)``: :func:`load_checkpoint` and the :class:`~jiu_env.rules.Rules` the network was
+    trained under (None for a checkpoint that does not say)."""
+    net, data = load_checkpoint(path)
+    return net, data, (Rules.make(dict(data["rules"])) if data.get("rules") else None)
 
 
 def search_options(data):
@@ -546,10 +560,8 @@ class AlphaZeroBot(Bot):
         self.checkpoint = path
         if not self.checkpoint.exists():
             raise FileNotFoundError(f"AlphaZero checkpoint {self.checkpoint} not found; train one with examples/alphazero.py")
-        self.net, self.data = load_checkpoint(self.checkpoint)
-        # the rules the network was trained under (None for a checkpoint that does not say): a position
-        # of another board size is refused (_check_rules)
-        self._rules = Rules.make(dict(self.data["rules"])) if self.data.get("rules") else None
+        # the rules the network was trained under: a position of another board size is refused (_check_rules)
+        self.net, self.data, self._rules = load_network(self.checkpoint)
         self.evaluate = make_evaluator(self.net)
         battle = self._battle_arg
         if battle is None:
@@ -620,5 +632,6 @@ class AlphaZeroBot(Bot):
                 f"battle={self.battle!r}, seed={self.seed!r})")
 
 
-__all__ = ["AlphaZeroBot", "PUCT", "build_net", "make_evaluator", "save_checkpoint", "load_checkpoint",
+__all__ = ["AlphaZeroBot", "PUCT", "build_net", "make_evaluator", "save_checkpoint", "load_checkpoint", "load_network",
+           "atomic_torch_save",
            "pick_action", "terminal_value", "judge_battle", "node_value", "search_options", "DEFAULT_CHECKPOINT"]

@@ -23,6 +23,7 @@ import numpy as np
 from .. import kernel as K
 from ..observation import NUM_PLANES, write_observation
 from ..rules import Rules
+from .alphazero import load_network
 from .base import Bot, check_param, legal_actions
 
 DATA_DIR = pathlib.Path(__file__).resolve().parents[1] / "data"
@@ -39,23 +40,6 @@ def shipped_checkpoint(board_size: int) -> pathlib.Path:
                                 f"{', '.join(f'{n}x{n}' for n in have) or 'none'}); train one with `jiu train` "
                                 "and pass checkpoint=PATH")
     return path
-
-
-def load_network(path: str | pathlib.Path) -> tuple[Any, dict[str, Any], Rules | None]:
-    """``(net, data, rules)`` of a checkpoint, with errors that name the file."""
-    from .alphazero import load_checkpoint
-
-    path = pathlib.Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"checkpoint {path} not found")
-    try:
-        net, data = load_checkpoint(path)
-    except ValueError:
-        raise
-    except Exception as e:  # torch's own errors for a corrupt or foreign file
-        raise ValueError(f"{path} is not a readable jiu_env network checkpoint: {type(e).__name__}: {e}") from None
-    rules = Rules.make(dict(data["rules"])) if data.get("rules") else None
-    return net, data, rules
 
 
 def rules_mismatch(state: np.ndarray, rules: Rules) -> str | None:
@@ -118,8 +102,9 @@ class NetworkPlayer(Bot):
         """Code and weights: a new network is a new player for a tournament."""
         from ..players import file_hash
 
-        path = self.checkpoint if self.checkpoint is not None else SHIPPED.get(14)
-        return f"{file_hash(__file__)}+{file_hash(path) if path is not None and path.exists() else 'none'}"
+        # without a checkpoint the network is chosen by board size later: every shipped one counts
+        paths = [self.checkpoint] if self.checkpoint is not None else [p for p in SHIPPED.values() if p.exists()]
+        return "+".join([file_hash(__file__), *(file_hash(p) for p in paths)])
 
 
 class PolicyBot(NetworkPlayer):
@@ -152,4 +137,4 @@ class PolicyBot(NetworkPlayer):
         return f"PolicyBot(checkpoint={str(self.checkpoint)!r}, temperature={self.temperature}, seed={self.seed!r})"
 
 
-__all__ = ["PolicyBot", "NetworkPlayer", "SHIPPED", "shipped_checkpoint", "load_network", "rules_mismatch"]
+__all__ = ["PolicyBot", "NetworkPlayer", "SHIPPED", "shipped_checkpoint", "rules_mismatch"]

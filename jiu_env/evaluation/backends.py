@@ -297,7 +297,7 @@ def _warm_node(specs, rules):
     """Warm numba's cache on one node (a Ray task pinned to it)."""
     from ..warmup import warm_up
 
-    rep = warm_up(specs, board_sizes=[min(8, int(rules["board_size"]))], rules=rules)
+    rep = warm_up(specs, board_sizes=[min(8, int(rules["board_size"]))], rules=rules, envs=False)
     return len(rep.compiled), len(rep.loaded), rep.seconds
 
 

@@ -787,7 +787,7 @@ def _warm_parent(todo, note=None):
     if not specs:
         return None
     n = min(8, int(todo[0].rules["board_size"]))
-    rep = warm_up(specs, board_sizes=[n], rules=todo[0].rules, note=note)
+    rep = warm_up(specs, board_sizes=[n], rules=todo[0].rules, note=note, envs=False)
     if note is not None:
         note(f"numba ready in {rep.seconds:.0f}s ({len(rep.compiled)} functions compiled, "
              f"{len(rep.loaded)} loaded from the cache)")

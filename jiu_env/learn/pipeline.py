@@ -35,10 +35,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a 6x6 run of the whole pipeline in well under a minute (overrides the sizes below)")
     p.add_argument("--stage", choices=("all", "data", "train"), default="all",
                    help="run only the data generation or only the training (default: all)")
-    p.add_argument("--rules", default="competitive", metavar="PROFILE", help="rules profile (default competitive)")
-    p.add_argument("--rule", action="append", metavar="KEY=VALUE",
-                   help="override one rules option, e.g. --rule board_size=8 (repeatable)")
-    p.add_argument("--board-size", type=int, metavar="N", help="board size (same as --rule board_size=N)")
     p.add_argument("--teacher", default="alphabeta:depth=2,tt_bits=18",
                    help="the engine that labels every decision (default alphabeta:depth=2,tt_bits=18)")
     p.add_argument("--games", type=int, default=1000, help="engine games to generate (default 1000)")
@@ -74,25 +70,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="train at most K steps in this call, then stop (resume later)")
 
 
-def _rules(args: argparse.Namespace, base: dict[str, Any]) -> Rules:
-    from ..bots import parse_value
-
-    opts = dict(base)
-    for item in args.rule or []:
-        key, eq, val = item.partition("=")
-        if not eq or not key.strip():
-            raise ValueError(f"--rule expects KEY=VALUE (e.g. board_size=8), not {item!r}")
-        opts[key.strip()] = parse_value(val.strip())
-    if args.board_size is not None:
-        opts["board_size"] = args.board_size
-    return Rules.make(args.rules, **opts)
-
-
-def settings(args: argparse.Namespace) -> dict[str, Any]:
-    """The run's settings from the command line (``--quick`` replaces the sizes)."""
+def settings(args: argparse.Namespace, rules: Rules) -> dict[str, Any]:
+    """The run's settings from the command line and its rules (``--quick`` replaces the sizes)."""
     q = QUICK if args.quick else {}
     pick = (lambda k, v: q.get(k, v))
-    rules = _rules(args, {"board_size": q["board_size"]} if q else {})
     return {
         "rules": rules.to_dict(),
         "teacher": pick("teacher", args.teacher), "games": pick("games", args.games),
@@ -138,10 +119,11 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
     return report
 
 
-def run(args: argparse.Namespace) -> int:
-    """``jiu train``: run or resume the pipeline; prints a JSON report."""
+def run(args: argparse.Namespace, rules: Rules) -> int:
+    """``jiu train``: run or resume the pipeline under ``rules`` (the command line's, parsed by the CLI);
+    prints a JSON report."""
     try:
-        s = settings(args)
+        s = settings(args, rules)
     except (TypeError, ValueError) as e:
         print(f"jiu train: error: {e}", file=sys.stderr)
         return 2

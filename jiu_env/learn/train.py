@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..fileio import atomic_write_bytes, atomic_write_text
+from ..fileio import atomic_write_text
 from ..rules import Rules
 from .dataset import PLANE_SCALE, Positions, augment, value_target
 
@@ -103,17 +103,6 @@ def _targets(data: Positions, cfg: TrainConfig) -> np.ndarray:
     return value_target(data.value, data.result, w, cfg.value_scale)
 
 
-def _atomic_save(obj: Any, path: pathlib.Path) -> None:
-    """``torch.save`` that replaces ``path`` whole or not at all."""
-    import io
-
-    import torch
-
-    buf = io.BytesIO()
-    torch.save(obj, buf)
-    atomic_write_bytes(path, buf.getvalue())
-
-
 def _trim_curve(path: pathlib.Path, step: int) -> None:
     """Drop curve rows past ``step`` (written after the last saved state by a run that was stopped)."""
     if not path.exists():
@@ -167,7 +156,7 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     import torch
     import torch.nn.functional as F
 
-    from ..bots.alphazero import build_net, save_checkpoint
+    from ..bots.alphazero import atomic_torch_save, build_net, save_checkpoint
 
     if threads:
         torch.set_num_threads(int(threads))
@@ -205,7 +194,7 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
         return wall0 + time.perf_counter() - w_start
 
     def save() -> None:
-        _atomic_save({"net": net.state_dict(), "opt": opt.state_dict(), "step": step, "config": asdict(cfg),
+        atomic_torch_save({"net": net.state_dict(), "opt": opt.state_dict(), "step": step, "config": asdict(cfg),
                       "rules": rules.to_dict(), "cpu_seconds": cpu(), "wall_seconds": wall()}, state_path)
         save_checkpoint(out / NET, net.to(memory_format=torch.contiguous_format), rules,
                         {**run_meta, "steps": step, "cpu_seconds": round(cpu(), 1)})
