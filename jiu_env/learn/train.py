@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..fileio import atomic_write_text
+from ..fileio import atomic_write_bytes, atomic_write_text
 from ..rules import Rules
 from .dataset import PLANE_SCALE, Positions, augment, value_target
 
@@ -147,11 +147,14 @@ def evaluate_net(net: Any, data: Positions, cfg: TrainConfig, device: Any = "cpu
 
 def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: TrainConfig, device: str = "cpu",
           threads: int = 1, progress: bool = True, meta: dict[str, Any] | None = None,
-          stop_after: int | None = None) -> dict[str, Any]:
+          stop_after: int | None = None, snapshot_every: int | None = 1000) -> dict[str, Any]:
     """Train (or continue training) a network on ``data``; returns the last curve row.
 
     ``stop_after``: stop after that many steps in this call (the run resumes
     later from ``state.pt``), e.g. to fit a session or a test.
+    ``snapshot_every``: also keep the network of every that many steps as
+    ``snapshots/net-STEP.pt`` (what a strength-over-training curve rates);
+    ``None`` keeps none.
     """
     import torch
     import torch.nn.functional as F
@@ -198,6 +201,9 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
                       "rules": rules.to_dict(), "cpu_seconds": cpu(), "wall_seconds": wall()}, state_path)
         save_checkpoint(out / NET, net.to(memory_format=torch.contiguous_format), rules,
                         {**run_meta, "steps": step, "cpu_seconds": round(cpu(), 1)})
+        if snapshot_every and step % snapshot_every == 0:
+            (out / "snapshots").mkdir(exist_ok=True)
+            atomic_write_bytes(out / "snapshots" / f"net-{step:07d}.pt", (out / NET).read_bytes())
         net.to(memory_format=torch.channels_last)
 
     while step < end:
