@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import pathlib
@@ -288,3 +289,29 @@ def _mask(s):
     m = np.zeros(buf.size, bool)
     m[buf[:k]] = True
     return m
+
+
+def test_snapshots_are_the_networks_of_their_steps_and_rate_over_training(data6, tmp_path):
+    """``snapshot_every`` keeps the network of those steps; benchmarks/learning_elo.py rates each against anchors."""
+    from jiu_env.bots.alphazero import load_checkpoint
+
+    data, rules = load_positions([data6])
+    cfg = TrainConfig(channels=8, blocks=1, batch=16, steps=20, eval_every=10, save_every=5)
+    train(data, rules, tmp_path / "net", cfg, progress=False, snapshot_every=10, stop_after=10)
+    first = (tmp_path / "net" / "snapshots" / "net-0000010.pt").read_bytes()
+    assert first == (tmp_path / "net" / "net.pt").read_bytes()
+    train(data, rules, tmp_path / "net", cfg, progress=False, snapshot_every=10)
+    snaps = sorted(p.name for p in (tmp_path / "net" / "snapshots").iterdir())
+    assert snaps == ["net-0000010.pt", "net-0000020.pt"]
+    assert (tmp_path / "net" / "snapshots" / "net-0000010.pt").read_bytes() == first  # not rewritten on resume
+    assert load_checkpoint(tmp_path / "net" / "snapshots" / "net-0000020.pt")[1]["meta"]["steps"] == 20
+
+    script = pathlib.Path(__file__).parents[1] / "benchmarks" / "learning_elo.py"
+    cmd = [sys.executable, str(script), str(tmp_path / "net"), "--out", str(tmp_path / "elo"), "--games", "2",
+           "--anchor-games", "2", "--anchors", "random", "greedy", "--random-opening", "2"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(open(tmp_path / "elo" / "elo.csv", encoding="utf-8")))
+    assert [int(r["step"]) for r in rows] == [10, 20]
+    assert all(int(r["games"]) == 4 for r in rows)  # 2 games against each of the 2 anchors
+    assert (tmp_path / "elo" / "elo.png").stat().st_size > 0
