@@ -64,6 +64,17 @@ def _check_capture_reward(value):
     return float(value)
 
 
+#: The values of ``adjudicate``: what a game stopped by the turn limit is worth to the learner.
+ADJUDICATE_MODES: tuple[str, ...] = ("none", "material")
+
+
+def _check_adjudicate(value):
+    if not isinstance(value, str) or value not in ADJUDICATE_MODES:
+        raise ValueError(f"adjudicate must be one of {', '.join(repr(m) for m in ADJUDICATE_MODES)} "
+                         f"(what a game stopped by the turn limit is worth), not {value!r}")
+    return value
+
+
 def _check_finite(name, value):
     """TypeError unless ``value`` is a real number (not a bool); ValueError for nan and infinities."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
@@ -108,6 +119,18 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         the step's reward.  0 by default (pure +1 / -1 / 0 results); a finite number
         of absolute value at most ``MAX_CAPTURE_REWARD`` (1e6; nan, infinities and
         larger values are rejected, also when the attribute is set later).
+    adjudicate:
+        Optional shaping for a game stopped by the turn limit
+        (``max_battle_turns``, a truncation): ``"none"`` (default) adds
+        nothing (the rules' result is 0), ``"material"`` adds +1 to the
+        final step's reward if the learner has more stones than the opponent,
+        -1 if fewer, 0 if as many.  The game stays undecided:
+        ``info["outcome"]`` is 0.0 and ``info["winner"]`` ``"none"``, the
+        step is a truncation.  Useful with a turn limit suited to the board
+        (e.g. ``max_battle_turns=150`` on 8x8), so that a learner that is
+        ahead is told so.  Any other value raises ValueError.  Over a whole
+        game the rewards then sum to ``outcome + capture_reward * (captures -
+        losses in the battle) + adjudication``.
     render_mode:
         ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
 
@@ -133,7 +156,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
     def __init__(self, opponent: Any = "random", learner: str = "random",
                  rules: str | Rules | dict[str, Any] = "competitive", start: str = "placement",
                  placement: str = "random", illegal: str = "terminate", capture_reward: float = 0.0,
-                 render_mode: str | None = None, **options: Any) -> None:
+                 render_mode: str | None = None, adjudicate: str = "none", **options: Any) -> None:
         super().__init__()
         self.rules = Rules.make(rules, **options)
         if learner not in ("white", "black", "random"):
@@ -144,6 +167,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
             raise ValueError(f"illegal must be 'terminate' or 'raise', not {illegal!r}")
         check_render_mode(render_mode, self.metadata["render_modes"])
         capture_reward = _check_capture_reward(capture_reward)
+        self._adjudicate = _check_adjudicate(adjudicate)
         self.learner = learner
         self.start = start
         self.illegal = illegal
@@ -264,6 +288,8 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
             self._done = True
             outcome = self._outcome()
             reward += outcome
+            if truncated and self._adjudicate == "material":
+                reward += float(np.sign(self._material()))
             info.update(winner=winner_name(s), end_reason=end_reason_name(s), outcome=outcome,
                         is_success=outcome > 0)
         if self.render_mode == "human":
@@ -289,6 +315,15 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
     @capture_reward.setter
     def capture_reward(self, value: float) -> None:
         self._capture_reward = _check_capture_reward(value)
+
+    @property
+    def adjudicate(self) -> str:
+        """What a game stopped by the turn limit is worth (see the class doc); checked when set."""
+        return self._adjudicate
+
+    @adjudicate.setter
+    def adjudicate(self, value: str) -> None:
+        self._adjudicate = _check_adjudicate(value)
 
     @property
     def learner_colour(self) -> str:
@@ -410,6 +445,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
             d["_capture_reward"] = _check_capture_reward(d.pop("capture_reward"))
         super().__setstate__(d)  # writable copies of arrays unpickled read-only (Ray)
         self.__dict__.setdefault("_error", False)
+        self.__dict__.setdefault("_adjudicate", "none")  # pickled before adjudicate existed
         self.__dict__["_busy"] = None  # an env pickled from inside a player's decision is not busy any more
 
 
@@ -467,4 +503,5 @@ class JiuSelfPlayEnv(JiuVsBotEnv):
         return opp
 
 
-__all__ = ["JiuVsBotEnv", "JiuSelfPlayEnv", "as_opponent", "check_action", "CallableOpponent", "MAX_CAPTURE_REWARD"]
+__all__ = ["JiuVsBotEnv", "JiuSelfPlayEnv", "as_opponent", "check_action", "CallableOpponent", "MAX_CAPTURE_REWARD",
+           "ADJUDICATE_MODES"]
