@@ -236,6 +236,15 @@ def _build_config(args):
         cfg["bootstrap_samples"] = args.bootstrap
     config = TournamentConfig.from_dict(cfg)
     config.execution = dict(execution)
+    # sb3: models that record their rules play on them by default, and refuse other rules
+    from .players import sb3_spec_rules
+
+    specs = [p.spec for p in config.players]
+    if not rules_given and not args.config:  # a config file names its rules (competitive if it says nothing)
+        trained = sb3_spec_rules(specs)
+        if trained is not None:
+            config.rules = trained.to_dict()
+    sb3_spec_rules(specs, config.rules)
     return config
 
 

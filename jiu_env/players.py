@@ -208,6 +208,8 @@ def _import_module(name: str) -> Any:
         if mod_name in sys.modules and getattr(sys.modules[mod_name], "__file__", None) == path:
             return sys.modules[mod_name]
         spec = importlib.util.spec_from_file_location(mod_name, path)
+        if spec is None or spec.loader is None:  # not for a .py file that exists; typed Optional for other paths
+            raise ImportError(f"player module file {name!r} cannot be loaded as a Python module")
         mod = importlib.util.module_from_spec(spec)
         sys.modules[mod_name] = mod
         spec.loader.exec_module(mod)
@@ -244,6 +246,94 @@ def _network_file(kind: str, path: str, seed: int | None, **params: Any) -> Any:
 def _az_factory(arg: str, seed: int | None) -> Any:
     warnings.warn("the player spec 'az:PATH' is deprecated; use 'alphazero:PATH'", DeprecationWarning, stacklevel=3)
     return _network_file("alphazero", arg, seed)
+
+
+#: Rules options a trained model may be played under whatever it was trained on: the turn limit and the size of
+#: the repetition history end or bound a game without changing its moves; the profile is only a name.
+RULES_IGNORED: tuple[str, ...] = ("max_battle_turns", "history_size", "profile")
+
+
+def rules_mismatch(trained: Any, played: Any) -> list[str]:
+    """The options (those of :data:`RULES_IGNORED` aside) in which the rules ``played`` differ from the rules
+    ``trained``, as ``"NAME=TRAINED (here: PLAYED)"`` strings; empty when a model trained on ``trained`` may
+    play ``played``.  Both are anything :meth:`Rules.make` accepts."""
+    from dataclasses import asdict
+
+    from .rules import Rules
+
+    a, b = asdict(Rules.make(trained)), asdict(Rules.make(played))
+    return [f"{k}={a[k]!r} (here: {b[k]!r})" for k in a if k not in RULES_IGNORED and a[k] != b[k]]
+
+
+def sb3_spec_rules(specs: list[str], rules: Any = None) -> Any:
+    """The rules the ``sb3:PATH`` players among ``specs`` were trained on, checked against ``rules``.
+
+    ``rules`` None: returns the rules recorded in the models (None if no
+    ``sb3:`` model records any); models recording different rules raise
+    ValueError naming both.  ``rules`` given: raises ValueError naming the
+    model, its rules and these if a model was trained on other rules
+    (:func:`rules_mismatch`), and returns ``rules``.  Only top-level
+    ``sb3:`` specs are read (a model inside ``mix:`` or ``phases:`` is
+    checked when it plays); files that do not exist are left to the player
+    factory's error.
+    """
+    found = None
+    for spec in specs:
+        kind, sep, arg = spec.strip().partition(":")
+        if kind != "sb3" or not sep:
+            continue
+        path = arg if arg.endswith(".zip") or os.path.isfile(arg) else arg + ".zip"
+        if not os.path.isfile(path):
+            continue
+        trained = sb3_file_rules(path)
+        if trained is None:
+            continue
+        if rules is not None:
+            diff = rules_mismatch(trained, rules)
+            if diff:
+                raise ValueError(f"{spec} was trained on board_size={trained.board_size} ({trained.profile} rules); "
+                                 f"this game's rules differ: {'; '.join(diff)}")
+        elif found is None:
+            found = (spec, trained)
+        elif rules_mismatch(found[1], trained):
+            raise ValueError(f"{found[0]} and {spec} were trained on different rules: "
+                             f"{'; '.join(rules_mismatch(found[1], trained))}; give the rules to play (--rule ...)")
+    if rules is not None:
+        return rules
+    return None if found is None else found[1]
+
+
+def sb3_file_rules(path: str | os.PathLike[str]) -> Any:
+    """The rules (:class:`~jiu_env.rules.Rules`) recorded in an SB3 model file, or None if it records none.
+
+    Read from the ``data`` member of the ``.zip`` (SB3's JSON of the model's
+    attributes; ``jiu_env.sb3.set_model_rules`` puts them there) without
+    importing torch.  ``path`` may leave out ``.zip``.  A missing file raises
+    FileNotFoundError, a file that is not an SB3 model ValueError naming it.
+    """
+    import json
+    import zipfile
+
+    from .rules import Rules
+
+    path = os.fspath(path)
+    found = next((p for p in ([path] if path.endswith(".zip") else [path, path + ".zip"]) if os.path.isfile(p)), None)
+    if found is None:
+        raise FileNotFoundError(f"sb3 model file {path!r} not found")
+    try:
+        with zipfile.ZipFile(found) as z:
+            data = json.loads(z.read("data"))
+    except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{found} is not a readable MaskablePPO model file ({type(e).__name__}: {e})") from None
+    rules = data.get("jiu_rules") if isinstance(data, dict) else None
+    if rules is None:
+        return None
+    if not isinstance(rules, dict):
+        raise ValueError(f"{found}: the recorded rules are {rules!r}, not a dict of rules options")
+    try:
+        return Rules.make(rules)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{found}: the recorded rules are not valid rules ({e})") from None
 
 
 def _sb3_factory(arg: str, seed: int | None) -> Any:
@@ -301,5 +391,5 @@ def _rllib_factory(arg: str, seed: int | None) -> Any:
 
 register_player_kind("rllib", _rllib_factory, "an RLlib checkpoint (Algorithm or RLModule), e.g. rllib:checkpoints/jiu")
 
-__all__ = ["make_player", "register_player_kind", "check_player", "player_version", "file_hash", "PLAYER_KINDS",
+__all__ = ["make_player", "sb3_file_rules", "sb3_spec_rules", "rules_mismatch", "RULES_IGNORED", "register_player_kind", "check_player", "player_version", "file_hash", "PLAYER_KINDS",
            "CallablePlayer", "MAX_SPEC_DEPTH"]

@@ -15,6 +15,10 @@ Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib); the rest of
   pools across ``SubprocVecEnv`` workers; :class:`SelfPlayCallback` adds one
   to every env of the pool at a fixed interval.
 - :func:`evaluate`: win / draw / loss counts of a model against opponents.
+- :func:`set_model_rules` / :func:`model_rules`: the rules a model was trained
+  on, stored in its ``.zip`` (the ``jiu_rules`` attribute, which SB3 saves
+  and loads with the model); a :class:`ModelPlayer` of such a model refuses a
+  game of other rules.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from . import kernel as K
 from .bots.base import Bot
 from .nets import SpatialActionHead, ValueHead, conv_trunk
 from .observation import write_observation
+from .players import rules_mismatch, sb3_file_rules
 
 if TYPE_CHECKING:
     from .rules import Rules
@@ -121,6 +126,48 @@ class JiuPolicy(MaskableActorCriticPolicy):
         return data
 
 
+# ------------------------------------------------------------ model rules
+#: The model attribute that holds the rules (``Rules.to_dict()``) a model was trained on; SB3 pickles
+#: every plain attribute of the model into the saved ``.zip`` and restores it on load.
+RULES_ATTR = "jiu_rules"
+
+
+def set_model_rules(model: Any, rules: str | Rules | dict[str, Any] = "competitive", **options: Any) -> dict[str, Any]:
+    """Record on ``model`` the rules it plays (saved with ``model.save``); returns them as a dict.
+
+    ``rules`` and ``options`` as for :meth:`Rules.make`.  The board size must
+    match the model's observations.
+    """
+    from .rules import Rules
+
+    r = Rules.make(rules, **options)
+    shape = getattr(getattr(_policy_of(model), "observation_space", None), "shape", None)
+    if shape is not None and shape[0] != r.board_size:
+        raise ValueError(f"the model sees a {shape[0]}x{shape[1]} board; rules of board_size={r.board_size} "
+                         "do not fit it")
+    d = r.to_dict()
+    setattr(model, RULES_ATTR, d)
+    return d
+
+
+def model_rules(model: Any) -> Rules | None:
+    """The rules recorded on ``model`` (a model, or a model file path) by :func:`set_model_rules`, or None."""
+    from .rules import Rules
+
+    if isinstance(model, (str, os.PathLike)):
+        return sb3_file_rules(model)
+    d = getattr(model, RULES_ATTR, None)
+    return None if d is None else Rules.make(d)
+
+
+# Header fields of a kernel state that decide the play of a position.  The turn limit and the size of the
+# repetition history are left out: they end or bound a game, they do not change its moves.
+_RULE_FIELDS = ("H_N", "H_FLY", "H_BAN", "H_MIN", "H_CHAIN_STOP", "H_REP", "H_FLYER_MOVES", "H_MIN_CHECK",
+                "H_SQ_RETURN", "H_FORMATIONS")
+def _rule_key(state: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(state[getattr(K, f)]) for f in _RULE_FIELDS)
+
+
 # ------------------------------------------------------------------ players
 def _policy_of(model):
     return model.policy if hasattr(model, "policy") and isinstance(model.policy, nn.Module) else model
@@ -145,16 +192,32 @@ class ModelPlayer(Bot):
     action is sampled from the masked policy with the bot's seeded generator.
     Holds a reference to the model: a model that keeps training keeps changing
     the player (use :class:`PolicySnapshot` for a frozen copy).
+
+    ``rules``: the rules the model was trained on (default: those recorded on
+    the model by :func:`set_model_rules`, None if none).  With rules known, a
+    position of other rules (board size, flying, bans...; the turn limit and
+    history size aside) raises ValueError naming both; without, only the board
+    size is checked.
     """
 
     name = "model"
     PARAMS = {}
 
-    def __init__(self, model: Any, deterministic: bool = True, seed: int | None = None) -> None:
+    def __init__(self, model: Any, deterministic: bool = True, seed: int | None = None,
+                 rules: str | Rules | dict[str, Any] | None = None) -> None:
+        from .rules import Rules
+
         self.policy = _policy_of(model)
         self.deterministic = deterministic
         self.path: str | None = None
         self._mask: np.ndarray | None = None
+        self.rules = Rules.make(rules) if rules is not None else model_rules(model)
+        self._rules_key = None if self.rules is None else _rule_key(self.rules.new_state())
+        if self.rules is not None:
+            shape = self.policy.observation_space.shape
+            if shape[0] != self.rules.board_size:
+                raise ValueError(f"the model sees a {shape[0]}x{shape[1]} board; rules of "
+                                 f"board_size={self.rules.board_size} do not fit it")
         super().__init__(seed=seed)
 
     @classmethod
@@ -189,6 +252,12 @@ class ModelPlayer(Bot):
         if shape[0] != n:
             what = self.path if self.path is not None else "the model"
             raise ValueError(f"{what} was trained on a {shape[0]}x{shape[1]} board; this position is {n}x{n}")
+        if self._rules_key is not None and _rule_key(state) != self._rules_key:
+            from .rules import rules_from_state
+
+            what = self.path if self.path is not None else "the model"
+            diff = "; ".join(rules_mismatch(self.rules, rules_from_state(state)))
+            raise ValueError(f"{what} was trained on other rules than this game's: {diff}")
         obs = np.empty((n, n, shape[2]), np.float32)
         write_observation(state, int(state[K.H_TO_MOVE]), obs)
         if self._mask is None or self._mask.size != K.num_actions(n):
@@ -251,7 +320,7 @@ class PolicySnapshot(ModelPlayer):
         for p in frozen.parameters():
             p.requires_grad_(False)
         self.tag = tag
-        super().__init__(frozen, deterministic=deterministic, seed=seed)
+        super().__init__(frozen, deterministic=deterministic, seed=seed, rules=model_rules(model))
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
@@ -350,4 +419,4 @@ def evaluate(model: Any, opponent: Any, n_games: int = 20, seed: int = 0, determ
 
 
 __all__ = ["JiuCNN", "JiuPolicy", "SpatialActionHead", "ValueHead", "ModelPlayer", "PolicySnapshot",
-           "SelfPlayCallback", "evaluate", "policy_probs"]
+           "SelfPlayCallback", "evaluate", "policy_probs", "set_model_rules", "model_rules", "rules_mismatch"]

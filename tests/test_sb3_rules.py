@@ -1,0 +1,125 @@
+"""An sb3: model file knows the rules it was trained on: jiu eval plays it on them and refuses others."""
+
+import json
+import zipfile
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+from sb3_contrib import MaskablePPO  # noqa: E402
+
+from jiu_env import JiuVsBotEnv  # noqa: E402
+from jiu_env.cli import main  # noqa: E402
+from jiu_env.players import make_player, rules_mismatch, sb3_file_rules, sb3_spec_rules  # noqa: E402
+from jiu_env.rules import Rules  # noqa: E402
+from jiu_env.sb3 import JiuPolicy, ModelPlayer, model_rules, set_model_rules  # noqa: E402
+
+RULES6 = dict(board_size=6, fly_threshold=0, max_battle_turns=60)
+
+
+def tiny_model(board_size=6):
+    env = JiuVsBotEnv(board_size=board_size, start="battle", max_battle_turns=60)
+    return MaskablePPO(JiuPolicy, env, n_steps=16, batch_size=16, seed=0, device="cpu",
+                       policy_kwargs=dict(channels=4, layers=1))
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sb3rules")
+    model = tiny_model()
+    model.save(d / "bare.zip")  # no rules recorded: the board size is all that is known
+    assert set_model_rules(model, **RULES6) == Rules.make(**RULES6).to_dict()
+    model.save(d / "m6.zip")
+    return d
+
+
+def test_rules_travel_in_the_zip(files):
+    r = sb3_file_rules(files / "m6.zip")
+    assert r == Rules.make(**RULES6)
+    assert sb3_file_rules(files / "m6") == r  # ".zip" may be left out
+    assert model_rules(str(files / "m6.zip")) == r
+    assert model_rules(MaskablePPO.load(files / "m6.zip", device="cpu")) == r
+    assert sb3_file_rules(files / "bare.zip") is None
+    with zipfile.ZipFile(files / "m6.zip") as z:
+        assert json.loads(z.read("data"))["jiu_rules"]["fly_threshold"] == 0
+
+
+def test_set_model_rules_refuses_another_board_size():
+    with pytest.raises(ValueError, match=r"6x6 board.*board_size=8"):
+        set_model_rules(tiny_model(), board_size=8)
+
+
+def test_unreadable_files_are_named(tmp_path):
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="bad.zip"):
+        sb3_file_rules(bad)
+    with pytest.raises(FileNotFoundError, match="missing"):
+        sb3_file_rules(tmp_path / "missing.zip")
+    odd = tmp_path / "odd.zip"
+    with zipfile.ZipFile(odd, "w") as z:
+        z.writestr("data", json.dumps({"jiu_rules": {"board_size": 99}}))
+    with pytest.raises(ValueError, match="odd.zip.*not valid rules"):
+        sb3_file_rules(odd)
+
+
+def test_rules_mismatch_ignores_only_the_turn_limit_history_and_profile_name():
+    base = Rules.make(**RULES6)
+    assert rules_mismatch(base, base.replace(max_battle_turns=1000, history_size=300)) == []
+    diff = rules_mismatch(base, Rules.make(board_size=8, max_battle_turns=60))
+    assert any(d.startswith("board_size=6 (here: 8)") for d in diff)
+    assert any(d.startswith("fly_threshold=0 (here: 8)") for d in diff)
+
+
+def test_model_player_refuses_a_game_of_other_rules(files):
+    player = make_player(f"sb3:{files / 'm6.zip'}", seed=0)
+    assert player.rules == Rules.make(**RULES6)
+    ok = Rules.make(**dict(RULES6, max_battle_turns=1000)).new_state()  # another turn limit: fine
+    assert 0 <= player.step(ok) < ok.size
+    other = Rules.make(board_size=6, max_battle_turns=60).new_state()  # flying allowed: other rules
+    with pytest.raises(ValueError, match=r"m6.zip was trained on other rules.*fly_threshold=0 \(here: 6\)"):
+        player.step(other)
+    bare = make_player(f"sb3:{files / 'bare.zip'}", seed=0)
+    assert bare.rules is None and 0 <= bare.step(other) < other.size  # nothing recorded: only the size is checked
+    with pytest.raises(ValueError, match=r"6x6 board"):
+        ModelPlayer(bare.policy, rules=dict(board_size=8))
+
+
+def test_sb3_spec_rules(files):
+    m6 = f"sb3:{files / 'm6.zip'}"
+    assert sb3_spec_rules(["random", m6]) == Rules.make(**RULES6)
+    assert sb3_spec_rules(["random", f"sb3:{files / 'bare.zip'}"]) is None
+    with pytest.raises(ValueError, match=r"board_size=6 \(here: 8\)"):
+        sb3_spec_rules([m6], Rules.make(board_size=8).to_dict())
+
+
+def read_results(out):
+    return json.loads((out / "results.json").read_text())
+
+
+def test_jiu_eval_plays_the_model_on_its_rules_and_refuses_others(files, tmp_path, capsys):
+    out = tmp_path / "default"
+    rc = main(["eval", f"m=sb3:{files / 'm6.zip'}", "random", "--games", "2", "--workers", "1", "--no-progress",
+               "--out", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    rules = read_results(out)["config"]["rules"]
+    assert rules["board_size"] == 6 and rules["fly_threshold"] == 0 and rules["max_battle_turns"] == 60
+    rc = main(["eval", f"m=sb3:{files / 'm6.zip'}", "random", "--games", "2", "--workers", "1", "--no-progress",
+               "--board-size", "8"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "board_size=6 (here: 8)" in err and "m6.zip" in err
+    # the same board with the turn limit changed is the model's game
+    out2 = tmp_path / "turns"
+    rc = main(["eval", f"m=sb3:{files / 'm6.zip'}", "random", "--games", "2", "--workers", "1", "--no-progress",
+               "--rule", "board_size=6", "--rule", "fly_threshold=0", "--rule", "max_battle_turns=30",
+               "--out", str(out2)])
+    assert rc == 0, capsys.readouterr().err
+    assert read_results(out2)["config"]["rules"]["max_battle_turns"] == 30
+
+
+def test_a_model_without_rules_keeps_the_old_default(files, capsys):
+    rc = main(["eval", f"m=sb3:{files / 'bare.zip'}", "random", "--games", "2", "--workers", "1", "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc != 0 and "6x6 board" in err  # the default 14x14 game, which the 6x6 model cannot play
