@@ -7,7 +7,9 @@ a command-line flag (``--n-envs 4``, ``--minutes 10``...).
   each game starting at the battle phase after a uniformly random placement
   (``start="battle"``); the learner plays White or Black at random; reward
   +1 / -1 / 0 at the end plus a small capture shaping (``capture_reward`` per
-  stone taken, minus the same per stone lost);
+  stone taken, minus the same per stone lost); ``adjudicate="material"``
+  (off by default) also scores a game stopped by the turn limit +-1 for the
+  side with more stones;
 - policy: ``jiu_env.sb3.JiuPolicy``, a small CNN trunk with a spatial action
   head (one logit plane per action kind) and a pooled value head;
 - warm start (``bc_games > 0``, the default): before PPO the teacher bot
@@ -27,11 +29,24 @@ a command-line flag (``--n-envs 4``, ``--minutes 10``...).
   stone difference, which moves long before wins do) to ``learning_curve.png``,
   and the model to ``model.zip`` (plus ``best.zip``, the one with the best
   total score over the evaluation opponents so far);
-- stops after ``total_steps`` or ``minutes`` of wall time, whichever first.
+- stops after ``total_steps``, ``minutes`` of wall time or ``cpu_minutes``
+  of this process's CPU time (0: no CPU limit), whichever first; ``eval.csv``
+  has both clocks;
+- the rules go into ``model.zip`` (``jiu_env.sb3.set_model_rules``): ``jiu
+  eval`` plays ``sb3:model.zip`` on them when given no rules, and refuses a
+  game of other rules naming both;
+- presets (``--preset NAME``, :data:`PRESETS`) set a whole recipe's defaults;
+  flags given explicitly win.  ``--preset scratch8``: 8x8 from scratch (no
+  warm start), whole games from the empty board (placement included), the
+  rules' 1000-turn limit, ``capture_reward=0.1``, ``adjudicate="material"``,
+  curriculum random -> greedy with 50%, 35% and 20% of its decisions random
+  (``mix:P:greedy``) -> greedy, 16 envs, one torch thread, 60 CPU minutes
+  (``baselines/training/sb3-8-scratch``).
 
 Use::
 
     python examples/train_maskable_ppo.py --quick          # smoke run, < 1 min
+    python examples/train_maskable_ppo.py --preset scratch8 --out runs/ppo8_scratch   # 8x8 from scratch, 1 CPU hour
     python examples/train_maskable_ppo.py --minutes 30     # the baseline run, into runs/ppo14
     # (the shipped baseline in baselines/training/ppo14 is replaced only with --out baselines/training/ppo14)
     python examples/train_maskable_ppo.py --bc-games 0 --learning-rate 3e-4 --ent-coef 0.01   # pure RL
@@ -57,6 +72,7 @@ class Args:
     max_battle_turns: int = 1000  # the rules' turn limit (a truncation)
     start: str = "battle"  # "battle": random placement, the learner plays the battle only; "placement": whole games
     capture_reward: float = 0.05  # shaping per stone captured (and minus per stone lost)
+    adjudicate: str = "none"  # "material": a game stopped by the turn limit scores +-1 for the side with more stones
     # PPO
     n_envs: int = 8
     n_steps: int = 256  # per env and rollout
@@ -95,11 +111,13 @@ class Args:
     eval_deterministic: bool = True
     # budget and output
     total_steps: int = 3_000_000
-    minutes: float = 30.0
+    minutes: float = 30.0  # wall-clock budget
+    cpu_minutes: float = 0.0  # CPU-time budget of this process (0: none); what counts on a shared machine
     seed: int = 0
     threads: int = 2  # torch threads
     vec_env: str = "dummy"  # "dummy" or "subproc"
     out: str = "runs/ppo14"  # never the shipped baselines/ folder by default
+    preset: str = ""  # a named set of defaults (see PRESETS), e.g. "scratch8"; flags given explicitly win
     quick: bool = False
 
 
@@ -108,6 +126,18 @@ QUICK = dict(board_size=8, max_battle_turns=60, n_envs=2, n_steps=64, batch_size
              bc_games=2, bc_epochs=1, bc_workers=1,
              eval_every=128, eval_games=2, eval_opponents="random,greedy", total_steps=256, minutes=1.0,
              out="runs/quick_ppo")
+
+
+#: Named sets of defaults (--preset NAME); flags given on the command line override them, --quick comes last.
+PRESETS = {
+    # 8x8 from scratch (pure RL, no warm start), whole games from the empty board, the rules' turn limit
+    "scratch8": dict(board_size=8, start="placement", bc_games=0, capture_reward=0.1, adjudicate="material",
+                     curriculum="random,mix:0.5:greedy,mix:0.35:greedy,mix:0.2:greedy,greedy",
+                     promote_at="0.6,0.5,0.5,0.5",
+                     keep_old=0.25, learning_rate=3e-4, ent_coef=0.003, n_envs=16, n_steps=128, batch_size=512,
+                     eval_every=65_536, eval_games=40, eval_opponents="random,greedy", threads=1,
+                     minutes=60.0, cpu_minutes=60.0, out="runs/ppo8_scratch"),
+}
 
 
 def parse_args(argv=None):
@@ -122,6 +152,12 @@ def parse_args(argv=None):
                            help=f"(default {f.default}{'; --quick: ' + str(QUICK[f.name]) if f.name in QUICK else ''})")
     ns = vars(p.parse_args(argv))
     args = Args(**{k: v for k, v in ns.items() if v is not None and k != "quick"}, quick=bool(ns["quick"]))
+    if args.preset:
+        if args.preset not in PRESETS:
+            p.error(f"--preset {args.preset!r} is not one of {', '.join(sorted(PRESETS))}")
+        for k, v in PRESETS[args.preset].items():
+            if ns.get(k) is None:
+                setattr(args, k, v)
     if args.quick:  # a smoke run: tiny everything, unless given explicitly
         for k, v in QUICK.items():
             if ns.get(k) is None:
@@ -132,6 +168,7 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     t_start = time.time()  # the minutes budget counts from here (a behaviour-cloning warm start included)
+    cpu_start = time.process_time()
 
     import numpy as np
     import torch
@@ -140,7 +177,7 @@ def main(argv=None):
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from jiu_env.sb3 import JiuPolicy, evaluate
+    from jiu_env.sb3 import JiuPolicy, evaluate, set_model_rules
     from jiu_env import JiuVsBotEnv
 
     torch.set_num_threads(args.threads)
@@ -160,7 +197,7 @@ def main(argv=None):
         return [stages[k]] * (8 - n_old) + [stages[i % k] for i in range(n_old)]
 
     env_kwargs = dict(opponent=stage_mix(0), learner="random", start=args.start,
-                      capture_reward=args.capture_reward, **rule_options)
+                      capture_reward=args.capture_reward, adjudicate=args.adjudicate, **rule_options)
     vec_cls = SubprocVecEnv if args.vec_env == "subproc" else DummyVecEnv
     venv = make_vec_env(JiuVsBotEnv, n_envs=args.n_envs, seed=args.seed, env_kwargs=env_kwargs, vec_env_cls=vec_cls)
     model = MaskablePPO(
@@ -168,6 +205,8 @@ def main(argv=None):
         n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
         ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm,
         policy_kwargs=dict(channels=args.channels, layers=args.layers), seed=args.seed, verbose=0, device="cpu")
+    # the rules travel in model.zip: jiu eval / jiu play then play the model on them and refuse others
+    set_model_rules(model, **rule_options)
     n_params = sum(p.numel() for p in model.policy.parameters())
     print(f"JiuPolicy: {n_params} parameters; {args.n_envs} envs x {args.n_steps} steps per rollout")
     if args.bc_games > 0:
@@ -206,6 +245,8 @@ def main(argv=None):
             if self.num_timesteps >= self.next_eval:
                 self.next_eval += args.eval_every
                 self.evaluate()
+            if args.cpu_minutes and time.process_time() - cpu_start >= args.cpu_minutes * 60:
+                return False
             return time.time() - self.t0 < args.minutes * 60
 
         def _on_training_end(self):
@@ -214,7 +255,8 @@ def main(argv=None):
 
         def evaluate(self):
             t = time.time()
-            row = {"steps": self.num_timesteps, "minutes": round((t - self.t0) / 60, 2), "stage": stages[self.stage],
+            row = {"steps": self.num_timesteps, "minutes": round((t - self.t0) / 60, 2),
+                   "cpu_minutes": round((time.process_time() - cpu_start) / 60, 2), "stage": stages[self.stage],
                    "train_win": round(float(np.mean(self.recent)), 3) if self.recent else ""}
             for i, opp in enumerate(eval_opps):
                 r = evaluate(self.model, opp, n_games=args.eval_games, seed=10_000 + 1000 * i,
@@ -238,7 +280,8 @@ def main(argv=None):
     cb = CurriculumEval()
     model.learn(total_timesteps=args.total_steps, callback=cb)
     minutes = (time.time() - t_start) / 60
-    print(f"trained {model.num_timesteps} steps in {minutes:.1f} min "
+    cpu = (time.process_time() - cpu_start) / 60
+    print(f"trained {model.num_timesteps} steps in {minutes:.1f} min wall, {cpu:.1f} min CPU "
           f"({model.num_timesteps / (minutes * 60):.0f} steps/s including evaluation and any warm start); results in {out}")
     venv.close()
     return cb.rows
@@ -350,18 +393,20 @@ def write_csv(path, rows):
 
 
 def plot_curve(path, rows, opponents, stage_starts):
-    """Win rate (top) and final stone difference (bottom) against each evaluation opponent over training
-    steps; the background shows which opponent the curriculum was training against."""
+    """Win rate (top) and final stone difference (middle) against each evaluation opponent over training
+    steps, the background showing which opponent the curriculum was training against; the score (wins minus
+    losses per game) over wall-clock minutes (bottom)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    fig, (ax, ax2, ax3) = plt.subplots(3, 1, figsize=(7, 8.5), gridspec_kw=dict(height_ratios=[3, 2, 2]))
     steps = [r["steps"] for r in rows]
     for opp in opponents:
         ax.plot(steps, [r[f"win_{opp}"] for r in rows], marker="o", label=f"vs {opp}")
         ax2.plot(steps, [r[f"material_{opp}"] for r in rows], marker="o", label=f"vs {opp}")
+        ax3.plot([r["minutes"] for r in rows], [r[f"score_{opp}"] for r in rows], marker="o", label=f"vs {opp}")
     ends = [s for s, _ in stage_starts[1:]] + [max(steps[-1], stage_starts[-1][0])]
     for i, ((lo, name), hi) in enumerate(zip(stage_starts, ends)):
         for a in (ax, ax2):
@@ -376,6 +421,13 @@ def plot_curve(path, rows, opponents, stage_starts):
     ax2.set_ylabel("final stones: own - enemy")
     ax2.set_xlabel("environment steps (learner decisions)")
     ax2.grid(alpha=0.3)
+    ax2.set_xlim(ax.get_xlim())
+    ax3.axhline(0, color="black", lw=0.8)
+    ax3.set_ylim(-1.05, 1.05)
+    ax3.set_ylabel("score (wins - losses) / games")
+    ax3.set_xlabel("wall-clock minutes")
+    ax3.grid(alpha=0.3)
+    ax3.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -112,3 +112,53 @@ def test_rules_turn_limit_is_what_truncates():
     _, info, term, trunc = play(env, 3)
     assert (trunc and info["battle_turn"] == 5) or (term and info["battle_turn"] <= 5)
     assert int(env.state[K.H_MAXT]) == 5
+
+
+# ------------------------------------------------------------ the 8x8 from-scratch recipe
+def load_recipe():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "train_maskable_ppo.py"
+    spec = importlib.util.spec_from_file_location("train_maskable_ppo_shaping", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_scratch8_preset_sets_the_recipe_and_explicit_flags_win():
+    mod = load_recipe()
+    args = mod.parse_args(["--preset", "scratch8"])
+    assert (args.board_size, args.bc_games, args.start, args.adjudicate) == (8, 0, "placement", "material")
+    assert args.curriculum.split(",")[0] == "random" and args.curriculum.split(",")[-1] == "greedy"
+    assert len(args.promote_at.split(",")) == len(args.curriculum.split(",")) - 1
+    assert args.cpu_minutes == 60.0 and not args.out.startswith("baselines")
+    args = mod.parse_args(["--preset", "scratch8", "--capture-reward", "0.5", "--adjudicate", "none"])
+    assert (args.capture_reward, args.adjudicate, args.board_size) == (0.5, "none", 8)
+    assert mod.parse_args([]).board_size == 14 and mod.parse_args([]).adjudicate == "none"  # defaults unchanged
+    with pytest.raises(SystemExit):
+        mod.parse_args(["--preset", "scratch9"])
+
+
+def test_scratch8_quick_run_records_rules_and_both_clocks(tmp_path):
+    """The preset's code path end to end in a few thousand steps on 6x6 (no warm start), < 1 min."""
+    pytest.importorskip("torch")
+    pytest.importorskip("sb3_contrib")
+    pytest.importorskip("matplotlib")
+    import csv
+
+    from jiu_env.players import sb3_file_rules
+
+    mod = load_recipe()
+    rows = mod.main(["--preset", "scratch8", "--quick", "--bc-games", "0", "--board-size", "6",
+                     "--total-steps", "2048", "--n-envs", "4", "--n-steps", "128", "--batch-size", "128",
+                     "--eval-every", "1024", "--threads", "1", "--out", str(tmp_path)])
+    assert rows[-1]["steps"] >= 2048 and len(rows) >= 3
+    with open(tmp_path / "eval.csv", newline="") as f:
+        saved = list(csv.DictReader(f))
+    assert len(saved) == len(rows) and all(float(r["cpu_minutes"]) >= 0 for r in saved)
+    assert "score_greedy" in saved[0] and "score_random" in saved[0]
+    rules = sb3_file_rules(tmp_path / "model.zip")
+    assert rules is not None and rules.board_size == 6 and rules.max_battle_turns == 60  # --quick's turn limit
+    assert not (tmp_path / "bc.json").exists()  # pure RL
+    assert (tmp_path / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
