@@ -26,6 +26,7 @@ soon as Gymnasium is imported (at once if it already is).
 from __future__ import annotations
 
 import sys as _sys
+from typing import TYPE_CHECKING
 
 from . import _lazy, kernel
 from .bots import Bot, make_bot
@@ -47,6 +48,10 @@ _LAZY: dict[str, str] = {
     "JiuSelfPlayEnv": "jiu_env.envs.single_agent",
     "JiuVectorEnv": "jiu_env.envs.vector",
 }
+if TYPE_CHECKING:  # what type checkers see of the lazy names (at run time they load on first access)
+    from .envs.aec import env, raw_env
+    from .envs.single_agent import JiuSelfPlayEnv, JiuVsBotEnv
+    from .envs.vector import JiuVectorEnv
 
 __all__ = [
     "env", "raw_env", "JiuVsBotEnv", "JiuSelfPlayEnv", "JiuVectorEnv",

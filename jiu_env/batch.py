@@ -41,7 +41,7 @@ schedules them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numba
 import numpy as np
@@ -296,9 +296,11 @@ class BatchRunner:
             raise ValueError(f"learner must be one of {', '.join(map(repr, LEARNERS))}, not {learner!r}")
         if start not in STARTS:
             raise ValueError(f"start must be one of {', '.join(map(repr, STARTS))}, not {start!r}")
+        # numba.config sets its NUMBA_* options from the environment at import time, out of mypy's sight
+        max_threads = cast(Any, numba.config).NUMBA_NUM_THREADS
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
-                                    or not 1 <= threads <= numba.config.NUMBA_NUM_THREADS):
-            raise ValueError(f"threads must be an int in 1..{numba.config.NUMBA_NUM_THREADS} or None, not {threads!r}")
+                                    or not 1 <= threads <= max_threads):
+            raise ValueError(f"threads must be an int in 1..{max_threads} or None, not {threads!r}")
         self.rules = Rules.make(rules, **options)
         self.threads = None if threads is None else int(threads)
         self.num_games = int(num_games)
@@ -320,7 +322,7 @@ class BatchRunner:
         self.winners = np.zeros(b, dtype=np.int64)
         self.final_pov = np.zeros(b, dtype=np.int64)
         self.games_done = np.zeros(b, dtype=np.int64)
-        self.masks = None
+        self.masks: np.ndarray | None = None  # set by reset()
         self._empty = {"actions": np.zeros(0, np.int64), "obs": np.zeros((0,) + self.obs_shape, np.float32),
                        "masks": np.zeros((0, self.num_actions), np.int8), "rewards": np.zeros(0, np.float32),
                        "flags": np.zeros(0, np.bool_)}

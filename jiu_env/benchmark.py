@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import IO, Any, Callable, Iterable, Sequence, cast
 
 import numpy as np
 
@@ -71,7 +71,7 @@ def best_rate(fn: Callable[[], float], min_time: float, repeats: int) -> Rate:
     """
     best = Rate(0.0, 0.0)
     for _ in range(repeats):
-        units = 0
+        units: float = 0
         t0 = time.perf_counter()
         c0 = time.process_time()
         while True:
@@ -170,6 +170,13 @@ print(json.dumps(float(best_rate(run, float(sys.argv[1]), 1))), flush=True)
 """
 
 
+def _pipes(p: subprocess.Popen[str]) -> tuple[IO[str], IO[str]]:
+    """``p.stdin`` and ``p.stdout`` of a process started with both as pipes (typed Optional by subprocess)."""
+    if p.stdin is None or p.stdout is None:
+        raise RuntimeError("the worker process was started without stdin/stdout pipes")
+    return p.stdin, p.stdout
+
+
 def process_ceiling(processes: int, seconds: float) -> tuple[float, list[float]]:
     """Summed decisions/s of ``processes`` independent interpreters running the 1-core kernel loop at once.
 
@@ -180,21 +187,22 @@ def process_ceiling(processes: int, seconds: float) -> tuple[float, list[float]]
     root = Path(__file__).resolve().parent.parent
     procs = [subprocess.Popen([sys.executable, "-c", _KERNEL_WORKER, str(seconds), str(1000 * i)], cwd=root,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for i in range(processes)]
+    pipes = [_pipes(p) for p in procs]
     try:
-        for p in procs:
-            if p.stdout.readline().strip() != "ready":
+        for _, stdout in pipes:
+            if stdout.readline().strip() != "ready":
                 raise RuntimeError("kernel worker process failed to start")
-        for p in procs:  # start together
-            p.stdin.write("go\n")
-            p.stdin.flush()
-        rates = [float(json.loads(p.stdout.readline())) for p in procs]
+        for stdin, _ in pipes:  # start together
+            stdin.write("go\n")
+            stdin.flush()
+        rates = [float(json.loads(stdout.readline())) for _, stdout in pipes]
     except BaseException:
         for p in procs:
             p.kill()
         raise
     finally:
-        for p in procs:
-            p.stdin.close()
+        for p, (stdin, _) in zip(procs, pipes):
+            stdin.close()
             p.wait()
     return sum(rates), rates
 
@@ -205,7 +213,7 @@ def bench_batched(t: Table, cfg: dict[str, Any]) -> None:
     from jiu_env.batch import BatchRunner, derive_seeds, sample_masked
 
     base = t.get("kernel random games, 1 core")
-    threads = numba.config.NUMBA_NUM_THREADS
+    threads = cast(Any, numba.config).NUMBA_NUM_THREADS  # numba.config sets it at import time, unseen by mypy
     previous = numba.get_num_threads()
     b = cfg["games"]
     runner = BatchRunner(b, seed=1)
@@ -417,11 +425,12 @@ def bench_vector(t: Table, cfg: dict[str, Any]) -> None:
     single = {}
     try:
         from jiu_env.envs.single_agent import JiuVsBotEnv
+        have_single = True
     except ImportError as e:
-        JiuVsBotEnv = None
+        have_single = False
         t.skip("vector", "single-agent env vs random", f"jiu_env.envs.single_agent not available ({e})")
     for opp in ("random", "greedy"):
-        if JiuVsBotEnv is not None:
+        if have_single:
             env = JiuVsBotEnv(opponent=opp)
             env.reset(seed=0)
             rng = np.random.default_rng(0)
@@ -443,10 +452,10 @@ def bench_vector(t: Table, cfg: dict[str, Any]) -> None:
         for label, nthreads in (("1 core", 1), ("all cores", None)):
             venv = JiuVectorEnv(b, opponent=opp, threads=nthreads)
             venv.reset(seed=0)
-            rng = derive_seeds(0, b)
+            seeds = derive_seeds(0, b)
 
-            def vrun(venv=venv, rng=rng):
-                venv.step(sample_masked(venv.runner.masks, rng))
+            def vrun(venv=venv, seeds=seeds):
+                venv.step(sample_masked(venv.runner.masks, seeds))
                 return b
 
             vrun()
@@ -462,7 +471,7 @@ def midgame_positions(count: int = 3, turns: int = 30, seed: int = 7, board_size
     from jiu_env import Rules, kernel as K
 
     rules = Rules.make("competitive", board_size=board_size)
-    out = []
+    out: list[np.ndarray] = []
     rng = np.random.default_rng(seed)
     buf = np.empty(rules.num_actions, np.int64)
     while len(out) < count:
@@ -585,7 +594,7 @@ def machine_info() -> dict[str, Any]:
         "numba": numba.__version__,
         "numpy": np.__version__,
         "cpu_count": os.cpu_count(),
-        "numba_threads": numba.config.NUMBA_NUM_THREADS,
+        "numba_threads": cast(Any, numba.config).NUMBA_NUM_THREADS,  # set at import time, unseen by mypy
         "cpu": platform.processor() or "",
     }
     try:

@@ -180,6 +180,7 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
     decisions = 0
     forfeit = None
     stopped = False
+    a: int | None  # a player's choice may be no action at all (None): checked before it is applied
     while s[K.H_PHASE] != K.PH_OVER:
         if max_decisions is not None and decisions >= max_decisions:
             stopped = True
@@ -215,9 +216,9 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
         w = int(s[K.H_WINNER])
         winner = WINNER_NAMES[w] if w else None
         end = END_REASON_NAMES[int(s[K.H_END_REASON])]
-    result = {"white": 1, "black": -1}.get(winner, 0)
+    result = {"white": 1, "black": -1}.get(winner or "", 0)
     return GameResult(
-        winner=winner, end_reason=end, result=result, score_white={"white": 1.0, "black": 0.0}.get(winner, 0.5),
+        winner=winner, end_reason=end, result=result, score_white={"white": 1.0, "black": 0.0}.get(winner or "", 0.5),
         truncated=bool(s[K.H_TRUNC]), battle_turns=int(s[K.H_TURNS]), decisions=decisions, actions=actions,
         stones={"white": int(s[K.H_COUNT + K.WHITE]), "black": int(s[K.H_COUNT + K.BLACK])},
         time={"white": spent[K.WHITE], "black": spent[K.BLACK]},

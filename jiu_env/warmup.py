@@ -90,7 +90,7 @@ def cache_is_warm(modules: Collection[str] = ("jiu_env.kernel",)) -> bool | None
         return None
     if any(c is None for counts in by_module.values() for c in counts):
         return None
-    return all(any(c > 0 for c in counts) for counts in by_module.values())
+    return all(any(c is not None and c > 0 for c in counts) for counts in by_module.values())  # None: ruled out above
 
 
 def _counts(functions):
@@ -141,9 +141,9 @@ def _warm_env_paths(rules: Rules) -> None:
     write_observation(s, int(s[K.H_TO_MOVE]), obs)  # and each on its own (learners, vector env)
     K.legal_mask(s, mask)
     runner = BatchRunner(2, rules=rules, opponent="random", seed=0, threads=1)
-    runner.reset()
+    _, masks = runner.reset()
     for _ in range(4):
-        runner.step(np.array([int(np.flatnonzero(m)[0]) for m in runner.masks]))
+        masks = runner.step(np.array([int(np.flatnonzero(m)[0]) for m in masks]))[1]
 
 
 def warm_up(bots: Iterable[str] | None = None, board_sizes: Iterable[int | None] | int | None = DEFAULT_BOARD_SIZES,

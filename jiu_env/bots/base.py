@@ -64,6 +64,8 @@ class Bot:
     """Base class: subclasses implement :meth:`_choose` (``state`` already checked)."""
 
     name: str = "bot"
+    #: the parameters a spec may set (``make_bot("name:key=value")``), name -> meaning; each bot class sets its own
+    PARAMS: dict[str, str]
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed

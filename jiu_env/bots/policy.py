@@ -58,8 +58,7 @@ class NetworkPlayer(Bot):
     """Base of the players that run a policy-value network: loading by board size and the rules check."""
 
     def __init__(self, seed: int | None = None, checkpoint: str | None = None, threads: int = 1) -> None:
-        threads = check_param(self.name, "threads", threads, 0, 1024, integer=True)
-        self.threads = int(threads)
+        self.threads = int(check_param(self.name, "threads", threads, 0, 1024, integer=True))
         self.checkpoint = pathlib.Path(checkpoint) if checkpoint else None
         self.net: Any = None
         self.net_rules: Rules | None = None

@@ -90,8 +90,8 @@ class raw_env(RenderedShell, AECEnv):
         na = self.rules.num_actions
         obs_space = spaces.Dict({"observation": planes_space(n), "action_mask": mask_space(na)})
         self.observation_spaces = {a: obs_space for a in AGENTS}
-        self.action_spaces = {a: spaces.Discrete(na) for a in AGENTS}
-        self._np_random = None
+        self.action_spaces: dict[str, spaces.Space[Any]] = {a: spaces.Discrete(na) for a in AGENTS}
+        self._np_random: np.random.Generator | None = None  # set by reset()
         self.state = self.rules.new_state()
         self._reset_bookkeeping()
 

@@ -23,6 +23,7 @@ import os
 import sys
 import warnings
 from collections.abc import Mapping
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -86,7 +87,8 @@ def _outside_stacklevel() -> int:
         if file:
             prefixes.append(os.path.dirname(os.path.abspath(file)))
     inside = tuple(p + os.sep for p in prefixes)
-    level, frame = 1, sys._getframe(1)  # level 1: the function that calls warnings.warn
+    level = 1
+    frame: FrameType | None = sys._getframe(1)  # level 1: the function that calls warnings.warn
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(inside):
         frame = frame.f_back
         level += 1

@@ -8,7 +8,7 @@ Gymnasium vector API (autoreset mode ``SAME_STEP``).  See
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -58,7 +58,7 @@ class JiuVectorEnv(Thawing, VectorEnv):
         self.single_action_space = spaces.Discrete(self.rules.num_actions)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._masks = None
+        self._masks: np.ndarray | None = None  # set by reset()
 
     def reset(self, *, seed: int | list[int] | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
@@ -75,7 +75,8 @@ class JiuVectorEnv(Thawing, VectorEnv):
             self.runner.seed(seed)
         elif self._np_random is None:
             # First reset without a seed: fresh entropy, recorded for reproduction.
-            root = int(np.random.SeedSequence().entropy % (2**63))
+            # SeedSequence() draws its entropy as one int (numpy types it as any entropy a caller may pass)
+            root = int(cast(int, np.random.SeedSequence().entropy) % (2**63))
             super().reset(seed=root)
             self.runner.seed(root)
         obs, masks = self.runner.reset()

@@ -90,7 +90,7 @@ def check_settings(elo0: Any, elo1: Any, alpha: Any = 0.05, beta: Any = 0.05) ->
     return {"elo0": float(elo0), "elo1": float(elo1), "alpha": float(alpha), "beta": float(beta)}
 
 
-def _counts(pentanomial: Sequence[float]) -> np.ndarray:
+def _counts(pentanomial: Sequence[float] | np.ndarray) -> np.ndarray:
     n = np.asarray(pentanomial, dtype=float)
     if n.shape != (5,):
         raise ValueError(f"a pentanomial is 5 counts (pair scores 0, 0.5, 1, 1.5, 2), not {pentanomial!r}")
@@ -132,7 +132,7 @@ def constrained_mle(frequencies: Sequence[float], score: float) -> np.ndarray:
     return p / p.sum()
 
 
-def llr(pentanomial: Sequence[float], elo0: float, elo1: float) -> float:
+def llr(pentanomial: Sequence[float] | np.ndarray, elo0: float, elo1: float) -> float:
     """The generalised log-likelihood ratio of H1 (``elo1``) against H0 (``elo0``) for pentanomial counts.
 
     ``pentanomial``: the numbers of pairs in which player A scored 0, ½, 1, 1½
@@ -161,7 +161,7 @@ class SPRTResult:
     lower: float
     upper: float
     decision: str
-    pentanomial: tuple[int, ...]
+    pentanomial: tuple[float, ...]  # whole counts as ints, fractional counts (sprt() accepts them) as floats
     pairs: int
     elo0: float
     elo1: float

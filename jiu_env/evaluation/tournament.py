@@ -25,6 +25,7 @@ import hashlib
 import json
 import math
 import os
+import sys
 import warnings
 import zlib
 from dataclasses import asdict, dataclass, field
@@ -246,7 +247,8 @@ class TournamentConfig:
             rules = dict(rules)
         d["rules"] = Rules.make(rules).to_dict()
         cfg = cls(**d)
-        cfg.execution = execution
+        # An attribute, not a dataclass field: where the games run is no part of the tournament's definition.
+        setattr(cfg, "execution", execution)
         return cfg
 
 
@@ -299,9 +301,9 @@ def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
     if str(path).lower().endswith(".json"):
         d = json.loads(raw.decode("utf-8"))
     else:
-        try:
+        if sys.version_info >= (3, 11):
             import tomllib
-        except ModuleNotFoundError:  # Python 3.10
+        else:
             try:
                 import tomli as tomllib
             except ModuleNotFoundError:
@@ -398,7 +400,7 @@ def run_game(rules: str | Rules | dict[str, Any], white: Any, black: Any, seed: 
     }
 
 
-_WARMED = set()
+_WARMED: set[tuple[str, str]] = set()  # (spec, repr(rules)) of the bots warmed in this process
 
 
 def _warm_up(spec, rules):

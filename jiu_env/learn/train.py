@@ -73,10 +73,10 @@ class TrainConfig:
         floats = dict(lr=(0, 10), weight_decay=(0, 1), value_weight=(0, 100), result_weight=(0, 1),
                       placement_result_weight=(0, 1),
                       value_scale=(1e-6, 1e9), val_share=(0, 0.5))
-        for name, (lo, hi) in floats.items():
+        for name, (low, high) in floats.items():  # float bounds (lo, hi above are ints)
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not lo <= v <= hi:
-                raise ValueError(f"{name} must be a number in {lo}..{hi}, not {v!r}")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not low <= v <= high:
+                raise ValueError(f"{name} must be a number in {low}..{high}, not {v!r}")
 
 
 def _lr(cfg: TrainConfig, step: int) -> float:

@@ -63,7 +63,7 @@ def to_competition(record: GameRecord, event: str | None = None, date: str | Non
     placements, turns = turn_entries(record)
     res = record.result if record.result is not None else result_of(record.replay())
     if res.get("over"):
-        word = {"white": "white wins", "black": "black wins", "draw": "draw"}.get(res.get("winner"), "undecided")
+        word = {"white": "white wins", "black": "black wins", "draw": "draw"}.get(res.get("winner") or "", "undecided")
     else:
         word = "*"
     meta = record.meta or {}
@@ -214,7 +214,7 @@ def from_competition(text: str, rules: str | Rules | dict[str, Any] = "competiti
         actions = []
 
     # ---- battle entries
-    passes = []
+    passes: list[int] = []
     items = [(k + 1, functools.partial(_parse_entry, rd, battle[k][1], k + 1)) for k in range(removal_entries, len(battle))]
     complete = play_battle(rd, state, items, actions, passes, fmt)
 

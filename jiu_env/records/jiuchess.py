@@ -152,7 +152,7 @@ def from_jiuchess(text: str, rules: str | Rules | dict[str, Any] = "competitive"
         actions = []
 
     # ---- Stage[2]: battle moves
-    passes = []
+    passes: list[int] = []
     items = [(k, functools.partial(_parse_move, rd, tok, k)) for k, tok in enumerate(moves, start=1)]
     play_battle(rd, state, items, actions, passes, fmt)
     rec = GameRecord(rules=rules, actions=actions, start=start, meta=meta, passes=passes)
