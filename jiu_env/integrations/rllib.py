@@ -29,7 +29,8 @@ from __future__ import annotations
 import functools
 import os
 import random
-from typing import Any, Iterable
+from collections.abc import Hashable
+from typing import Any, Iterable, cast
 
 import gymnasium as gym
 import numpy as np
@@ -104,7 +105,8 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
         self._rng = np.random.default_rng()
         self._over = True
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    # RLlib's multi-agent API: reset and step return dicts keyed by agent, not gym.Env's single-agent tuples.
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None  # type: ignore[override]
               ) -> tuple[MultiAgentDict, MultiAgentDict]:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
@@ -116,8 +118,8 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
         agent = self.to_move
         return {agent: self._observe(agent)}, {agent: game_info(self.state)}
 
-    def step(self, action_dict: MultiAgentDict) -> tuple[MultiAgentDict, MultiAgentDict, MultiAgentDict, MultiAgentDict,
-                                                         MultiAgentDict]:
+    def step(self, action_dict: MultiAgentDict  # type: ignore[override]
+             ) -> tuple[MultiAgentDict, MultiAgentDict, MultiAgentDict, MultiAgentDict, MultiAgentDict]:
         if self._over:
             raise RuntimeError("the game is over: call reset() before step()")
         agent = self.to_move
@@ -144,7 +146,7 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
         return ({nxt: self._observe(nxt)}, {agent: 0.0}, {"__all__": False}, {"__all__": False},
                 {nxt: game_info(s)})
 
-    def render(self) -> str:
+    def render(self) -> str:  # type: ignore[override]  # the ANSI text of the board, where RLlib's stub says None
         from ..render import render_ansi
 
         return render_ansi(self.state)
@@ -198,13 +200,17 @@ class JiuMaskedModule(TorchRLModule, ValueFunctionAPI):
     """
 
     def setup(self) -> None:
-        cfg = dict(self.model_config or {})
-        space = self.observation_space
+        # A dict: RLModuleSpec(model_config=...) hands it over as given (DefaultModelConfig is for RLlib's own modules).
+        cfg = dict(cast(dict[str, Any], self.model_config or {}))
+        space, actions = self.observation_space, self.action_space
         planes = space["observations"] if isinstance(space, gym.spaces.Dict) else space
-        n, n2, c_in = planes.shape
-        if n != n2 or self.action_space.n != K.num_actions(n):
+        # RLlib types the spaces (and a space's shape) Optional: checked here, with the sizes.
+        shape = getattr(planes, "shape", None)
+        if (shape is None or len(shape) != 3 or shape[0] != shape[1] or not isinstance(actions, gym.spaces.Discrete)
+                or actions.n != K.num_actions(shape[0])):
             raise ValueError(f"JiuMaskedModule needs (N, N, C) planes and Discrete(10*N*N + 1) actions, "
-                             f"got {planes.shape} and {self.action_space}")
+                             f"got {shape} and {actions}")
+        n, _, c_in = shape
         channels = int(cfg.get("channels", 32))
         self.channels = channels
         self.trunk = orthogonal_init(conv_trunk(c_in, channels, int(cfg.get("layers", 4))), np.sqrt(2))
@@ -259,7 +265,7 @@ class LeagueMapping:
         self.self_prob = float(self_prob)
         self.learner = learner
 
-    def __call__(self, agent_id: str, episode: Any, **kwargs: Any) -> str:
+    def __call__(self, agent_id: Hashable, episode: Any, **kwargs: Any) -> str:
         learner_colour = AGENTS[hash(episode.id_) % 2]
         if agent_id == learner_colour or not self.league:
             return self.learner
@@ -346,8 +352,10 @@ def ppo_self_play_config(board_size: int = 8, rules: str | Rules | dict[str, Any
             LEARNER: RLModuleSpec(module_class=JiuMaskedModule, model_config=model_config),
             RANDOM: RLModuleSpec(module_class=JiuRandomModule),
         }))
-        .callbacks(functools.partial(SelfPlayLeagueCallback, snapshot_every=snapshot_every,
-                                     max_snapshots=max_snapshots, latest_prob=latest_prob, self_prob=self_prob))
+        # RLlib calls whatever it is given to make the callbacks; its annotation names only classes.
+        .callbacks(cast(type[RLlibCallback], functools.partial(
+            SelfPlayLeagueCallback, snapshot_every=snapshot_every, max_snapshots=max_snapshots,
+            latest_prob=latest_prob, self_prob=self_prob)))
         .training(lr=3e-4, gamma=0.99, lambda_=0.95, entropy_coeff=0.01, num_epochs=4,
                   train_batch_size_per_learner=4000, minibatch_size=500)
     )
@@ -379,7 +387,8 @@ def load_module(path: str | os.PathLike[str], module_id: str = LEARNER) -> RLMod
     """The RLModule saved in ``path`` (an Algorithm or RLModule checkpoint), cached per process."""
     mpath = os.path.abspath(module_path(path, module_id))
     if mpath not in _MODULE_CACHE:
-        module = RLModule.from_checkpoint(mpath)
+        # A torch module (the only framework here); RLModule itself declares no eval().
+        module = cast(TorchRLModule, RLModule.from_checkpoint(mpath))
         module.eval()
         _MODULE_CACHE[mpath] = module
     return _MODULE_CACHE[mpath]
