@@ -4,6 +4,15 @@
 strictly (the first irregularity raises :class:`RecordError` naming the
 entry) or leniently (irregularities are listed in :attr:`GameRecord.issues`
 and the game is rebuilt as far as the record allows).
+
+A battle entry's path is the moving stone's points joined by ``-``: two
+neighbouring points for a step, each landing point of a jump or jump chain,
+two points for a fly.  Extension of this library: a fly whose two points are
+one or two apart in a row or a column (which the plain path reads as a step
+or a jump) is written with :data:`FLY_MARK` before the path, ``^A4-A5``; a
+marked path is read as a fly only.  Unmarked paths are read as before (step,
+then jump, then fly), so records written without the mark keep their meaning,
+and export then import gives back the identical actions of every legal game.
 """
 
 from __future__ import annotations
@@ -21,6 +30,10 @@ from .errors import Reader, RecordError, check_strict
 from .game_record import GameRecord, norm_start, result_of, result_text
 from .replay import turn_entries
 from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
+
+#: Marks a battle entry's path as a fly (``^A4-A5``): written before a fly whose two points are one or
+#: two apart in a row or a column, which the plain path would read as a step or a jump.
+FLY_MARK: str = "^"
 
 RESULT_WORDS = {
     "white wins": "white", "black wins": "black", "draw": "draw", "undecided": None, "*": None,
@@ -46,6 +59,13 @@ def _parse_pt(tok, n):
     if c < 0 or c >= n:
         raise ValueError(f"{tok!r}: column {c_ch!r} is not one of 0..{COLS[n - 1]}")
     return r * n + c, (K.WHITE if r_ch.islower() else K.BLACK)
+
+
+def near_fly(path: list[int], n: int) -> bool:
+    """Is the fly ``path`` (two points) one a plain path reads otherwise: its points one or two apart
+    in a row or a column (a step's or a jump's)?"""
+    p, q = path
+    return sorted((abs(p // n - q // n), abs(p % n - q % n))) in ([0, 1], [0, 2])
 
 
 def _header_field(text):
@@ -82,6 +102,8 @@ def to_competition(record: GameRecord, event: str | None = None, date: str | Non
         for i, t in enumerate(turns):
             c = t["colour"]
             path = "-".join(_pt_text(p, n, c) for p in t["path"])
+            if t["fly"] and near_fly(t["path"], n):
+                path = FLY_MARK + path  # a fly that the plain path would read as a step or a jump
             caps = "".join("," + _pt_text(p, n, 3 - c) for p in t["jumped"] + t["victims"])
             lines.append(f"{i + 3},{path}{caps};")
     return "\n".join(lines)
@@ -253,9 +275,10 @@ def _parse_entry(rd, fields_, entry_no):
         rd.problem("empty field (two commas in a row)", entry_no)
     if not toks:
         raise RecordError("no path", entry=entry_no)
+    fly = toks[0].startswith(FLY_MARK)
     path = []
     colour = None
-    for t in toks[0].split("-"):
+    for t in toks[0][len(FLY_MARK) if fly else 0:].split("-"):
         try:
             p, c = _parse_pt(t, n)
         except ValueError as e:
@@ -276,7 +299,7 @@ def _parse_entry(rd, fields_, entry_no):
             rd.problem(f"captured stone {t} should be written as a {('', 'white', 'black')[3 - colour]} point"
                        f" ({_pt_text(p, n, 3 - colour)})", entry_no)
         caps.append(p)
-    return Move(colour, path, caps, toks[0])
+    return Move(colour, path, caps, toks[0], fly=fly)
 
 
 def _is_removal(fields_):
@@ -309,7 +332,7 @@ def _rebuild(rd, plist, battle, removal_entries):
         toks = [t for t in battle[k][1] if t]
         if toks:
             try:
-                _, first_colour = _parse_pt(toks[0].split("-")[0], n)
+                _, first_colour = _parse_pt(toks[0].removeprefix(FLY_MARK).split("-")[0], n)
                 first_entry = k + 1
             except ValueError:
                 pass

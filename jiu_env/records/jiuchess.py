@@ -16,6 +16,14 @@ One game per line::
   ``,FC:`` and the stones removed by the squares the move forms, each written
   in the victim's colour.  The diagonal-end stones are taken off without an
   entry, and Black moves first.
+* A fly is written as a two-point move, as a step is: the notation has no mark
+  for a fly, and it is kept as the jiuchess data set writes it (its own
+  readers must still read it).  A move of two points that are neighbours in a
+  row or a column reads back as a step when the step is legal, so
+  :func:`to_jiuchess` refuses a game with a fly to a neighbouring point where
+  the step was also legal (``ValueError`` naming the move).  A fly of two
+  points in line over an enemy stone reads back as a fly: its ``TC:`` list is
+  empty, a jump's is not.
 
 Entry 0 of an import is ``Stage[1]`` (``item`` is the placement number,
 counted from 1); entry ``k >= 1`` is the ``k``-th move of ``Stage[2]``.
@@ -33,8 +41,9 @@ from .. import kernel as K
 from ..state import position_state
 from ..rules import Rules
 from .errors import ChooseGame, Reader, RecordError, check_strict
-from .game_record import GameRecord, norm_start, result_of
-from .replay import turn_entries
+from ..notation import action_to_str
+from .game_record import COLOUR_NAMES, GameRecord, norm_start, result_of
+from .replay import turn_entries, walk
 from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
 
 LETTERS = "ABCDEFGHIJKLMNOPQRST"
@@ -65,14 +74,56 @@ def _coord(letter, row, n):
 
 
 # ------------------------------------------------------------------- export
+def _flies_read_as_steps(record: GameRecord) -> list[tuple[int, int, int, int]]:
+    """``(action index of the LIFT, colour, from, to)`` of every fly to a neighbouring point where the
+    step between the two points was also legal: the notation would read it back as that step."""
+    n = record.rules.board_size
+    p_ = n * n
+    out = []
+    steps: set[int] = set()  # where the lifted stone could have stepped
+
+    def before(i, a, s):
+        if s[K.H_PHASE] != K.PH_BATTLE:
+            return
+        sub = int(s[K.H_SUB])
+        if sub == K.SUB_MOVE and K.action_kind(a, p_) == K.A_LIFT:
+            p = a - K.A_LIFT * p_
+            steps.clear()
+            for d in range(4):
+                r, c = p // n + int(K.DR[d]), p % n + int(K.DC[d])
+                if 0 <= r < n and 0 <= c < n and K.is_legal(s, K.encode_step(p, d, p_)):
+                    steps.add(r * n + c)
+            out.append((i, int(s[K.H_TO_MOVE]), p, -1))
+        elif sub == K.SUB_DROP:
+            i0, c, p, _ = out.pop()
+            if a in steps:
+                out.append((i0, c, p, a))
+
+    for _ in walk(record.initial_state(), record.actions, record.passes, check=False, before=before):
+        pass
+    return [x for x in out if x[3] >= 0]
+
+
 def to_jiuchess(record: GameRecord) -> str:
     """The record as one jiuchess CSV line (see the module docstring).
 
-    Only games that start with the placement phase can be written.
+    Only games that start with the placement phase can be written, and only
+    games without a fly to a neighbouring point where the step was also legal
+    (the notation has no mark for a fly: it would read back as that step);
+    ``ValueError`` names the first such move.
     """
     if norm_start(record.start)["from"] != "placement":
         raise ValueError("the jiuchess notation needs a game that starts with the placement phase")
     n = record.rules.board_size
+    bad = _flies_read_as_steps(record)
+    if bad:
+        i, c, p, q = bad[0]
+        raise ValueError(
+            f"the jiuchess notation cannot write action {i} ({action_to_str(record.actions[i], n)}"
+            f" {action_to_str(q, n)}): {COLOUR_NAMES[c]} flies {point_text(p, n, c)} to the neighbouring point"
+            f" {point_text(q, n)}, which the notation writes as {point_text(p, n, c)}-{point_text(q, n)} and"
+            " reads back as a step (it has no mark for a fly); save the game as a JSON record or in"
+            " competition notation, which marks such a fly")
     placements, turns = turn_entries(record)
     out = "Stage[1]:" + ";".join(point_text(p, n, c) for p, c in placements)
     if len(placements) == n * n:

@@ -87,8 +87,9 @@ def turn_entries(record: GameRecord) -> tuple[list[tuple[int, int]], list[dict[s
 
     Returns ``(placements, turns)``: ``placements`` is a list of ``(point,
     colour)``; each turn is a dict with ``colour``, ``path`` (points),
-    ``jumped`` (points removed by jumps, in order) and ``victims`` (square
-    captures, in order).
+    ``jumped`` (points removed by jumps, in order), ``victims`` (square
+    captures, in order) and ``fly`` (True when the move is a fly: LIFT, then
+    the POINT where it lands).
     """
     n = record.rules.board_size
     p_ = n * n
@@ -102,7 +103,7 @@ def turn_entries(record: GameRecord) -> tuple[list[tuple[int, int]], list[dict[s
             return
         sub = int(s[K.H_SUB])
         if sub == K.SUB_MOVE:
-            t = {"colour": c, "path": [], "jumped": [], "victims": []}
+            t = {"colour": c, "path": [], "jumped": [], "victims": [], "fly": False}
             cur[0] = t
             turns.append(t)
             kind, p = divmod(a, p_)
@@ -114,6 +115,7 @@ def turn_entries(record: GameRecord) -> tuple[list[tuple[int, int]], list[dict[s
                 t["jumped"].append(p + int(K.DR[d] * n + K.DC[d]))
             else:  # LIFT
                 t["path"].append(p)
+                t["fly"] = True
         elif sub == K.SUB_CHAIN:
             if a != K.stop_action(p_):
                 kind, p = divmod(a, p_)

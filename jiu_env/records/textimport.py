@@ -127,12 +127,13 @@ class Move:
     """One parsed battle entry: mover's colour, path points, captured points."""
 
     def __init__(self, colour: int, path: list[int], caps: list[int], text: str,
-                 jumped_listed: int | None = None) -> None:
+                 jumped_listed: int | None = None, fly: bool = False) -> None:
         self.colour = colour
         self.path = path
         self.caps = caps
         self.text = text  # the path as written, for messages
         self.jumped_listed = jumped_listed  # formats that list jump captures apart: how many
+        self.fly = fly  # the entry is marked as a fly: no step or jump reading is tried
 
 
 def play_battle(rd: Reader, state: np.ndarray, items: Sequence[tuple[int, Callable[[], Move]]], actions: list[int],
@@ -216,9 +217,14 @@ def _realise_move(rd, state, mv, entry_no, fmt):
         what = "an empty point" if state[K.HDR + path[0]] == K.EMPTY else f"a {COLOUR_NAMES[3 - mover]} stone"
         raise RecordError(f"path {mv.text!r}: {fmt(path[0], mover)} is {what}, not a {COLOUR_NAMES[mover]} stone",
                           entry=entry_no)
-    # candidate ways to make the move: step, jump chain, fly (in that order)
+    # candidate ways to make the move: step, jump chain, fly (in that order); a marked fly is only a fly
     cands = []
-    if len(path) == 2:
+    if mv.fly:
+        if len(path) != 2:
+            raise RecordError(f"path {mv.text!r}: a fly has two points, the stone's point and where it lands",
+                              entry=entry_no)
+        cands.append([K.encode_lift(path[0], p_), path[1]])
+    elif len(path) == 2:
         a, b = path
         d = dir_between(a, b, n, 1)
         if d >= 0:
@@ -236,14 +242,16 @@ def _realise_move(rd, state, mv, entry_no, fmt):
                                   " (a path of three or more points is a jump chain)", entry=entry_no)
             seq.append(K.encode_jump(a, d, p_))
         cands.append(seq)
-    tries = [False, True] if not rd.strict else [False]
+    # (exact, short_ok): a reading that fits the entry exactly wins over one that needs tolerance,
+    # whatever the candidate order (lenient imports only tolerate)
+    tries = [(True, False)] if rd.strict else [(True, False), (False, False), (False, True)]
     errors = []
-    for short_ok in tries:
+    for exact, short_ok in tries:
         for seq in cands:
             try:
-                return _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok)
+                return _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok, exact)
             except RecordError as e:
-                if not short_ok:
+                if exact == rd.strict and not short_ok:
                     errors.append(e)
     # report the failure of the first reading whose path could be played (else of the first reading)
     raise max(errors, key=lambda e: getattr(e, "depth", 0))
@@ -268,7 +276,13 @@ def _why_illegal(s, a, n):
     return f"{action_to_str(a, n)} is illegal: {explain_illegal(s, a)}"
 
 
-def _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok):
+def _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok, exact=None):
+    """The actions of one reading ``seq`` of the entry, with the capture list; RecordError if it does not fit.
+
+    ``exact`` (default: ``rd.strict``): the capture lists must fit exactly; otherwise small capture-list
+    problems are noted (lenient imports).  ``short_ok``: square victims may be left out.
+    """
+    exact = rd.strict if exact is None else exact
     n = rd.n
     p_ = n * n
     s = state.copy()
@@ -305,7 +319,7 @@ def _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok):
         listed, rest = caps[:mv.jumped_listed], caps[mv.jumped_listed:]
         if listed != jumped:
             want = ",".join(fmt(p, 3 - mover) for p in jumped) or "nothing"
-            if rd.strict:
+            if exact:
                 fail(f"the jump captures listed are not the stones jumped ({want})", 1)
             notes.append(Irregularity(entry_no, f"the jump captures listed are not the stones jumped ({want});"
                                                 " the jumps are played"))
@@ -314,7 +328,7 @@ def _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok):
         if jumped:
             if rest[:len(jumped)] == jumped:
                 rest = rest[len(jumped):]
-            elif rd.strict:
+            elif exact:
                 want = ",".join(fmt(p, 3 - mover) for p in jumped)
                 fail(f"the captured list must start with the jumped stones {want}", 1)
             else:

@@ -1,0 +1,199 @@
+"""Every record format gives back the actions it was given (or refuses to write what it cannot express).
+
+Random seeded games under every rules profile, with flying stones, are
+written and read back in each format: the JSON record (with and without the
+``moves`` notation, and from ``moves`` alone), the competition notation and
+the jiuchess CSV line (strict and lenient).  The read-back action list and the
+final state must be identical.  A fly to a neighbouring point (or two points
+over an enemy stone) is what the plain text notations could not tell from a
+step (or a jump): the competition notation marks such a fly with ``^``, the
+jiuchess CSV notation (an external format that has no fly marker) refuses it.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from jiu_env import kernel as K
+from jiu_env.records import (
+    GameRecord, RecordError, from_competition, from_jiuchess, load_record, to_competition, to_jiuchess, turn_entries,
+)
+from jiu_env.rules import PROFILES, Rules
+from jiu_env.vocab import A_LIFT, A_STEP, DC, DR
+
+
+def random_game(rules, seed):
+    """The actions of a seeded random game played to its end."""
+    s = rules.new_state()
+    rng = np.random.default_rng(seed)
+    buf = np.empty(rules.num_actions, np.int64)
+    acts = []
+    while s[K.H_PHASE] != K.PH_OVER:
+        k = K.legal_actions(s, buf)
+        a = int(buf[rng.integers(k)])
+        K.apply_action(s, a)
+        acts.append(a)
+    return acts
+
+
+def flights(rec):
+    """``[(p, q, step_also_legal)]`` for every fly (LIFT p, then POINT q) of a record."""
+    n = rec.rules.board_size
+    p_ = n * n
+    s = rec.initial_state()
+    out = []
+    lifted = None
+    for a in rec.actions:
+        if lifted is not None:
+            p, steps = lifted
+            out.append((p, a, a in steps))
+            lifted = None
+        elif s[K.H_PHASE] == K.PH_BATTLE and a // p_ == A_LIFT:
+            p = a - A_LIFT * p_
+            steps = set()
+            for d in range(4):
+                r, c = p // n + int(DR[d]), p % n + int(DC[d])
+                if 0 <= r < n and 0 <= c < n and K.is_legal(s, (A_STEP + d) * p_ + p):
+                    steps.add(r * n + c)
+            lifted = (p, steps)
+        K.apply_action(s, a)
+    return out
+
+
+def near(p, q, n):
+    """Two points one or two apart in a row or a column."""
+    dr, dc = abs(p // n - q // n), abs(p % n - q % n)
+    return sorted((dr, dc)) in ([0, 1], [0, 2])
+
+
+# profile, board size, extra options, games: 14x14 games are long, so only a few
+CASES = [(prof, n, {}, 16 if n == 6 else 8) for prof in PROFILES for n in (6, 8)]
+CASES += [(prof, 6, {"fly_threshold": 36}, 6) for prof in PROFILES]  # flying from the first battle turn
+CASES += [(prof, 14, {"fly_threshold": 196, "max_battle_turns": 100}, 1) for prof in ("competitive", "jqchess8")]
+
+
+def _ids(case):
+    prof, n, extra, _ = case
+    return f"{prof}-{n}" + ("-fly" if extra else "")
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids)
+def test_every_format_round_trips(case):
+    prof, n, extra, games = case
+    rules = Rules.make(prof, board_size=n, **extra)
+    seen = {"fly": 0, "near_fly": 0, "jiuchess_written": 0}
+    for seed in range(games):
+        rec = GameRecord.from_actions(rules, random_game(rules, 1000 * n + seed), seed=seed)
+        final = rec.replay()
+        fl = flights(rec)
+        seen["fly"] += len(fl)
+        seen["near_fly"] += sum(near(p, q, n) for p, q, _ in fl)
+
+        def same(back, how):
+            assert back.actions == rec.actions, f"{how}: seed {seed}"
+            assert back.passes == []
+            np.testing.assert_array_equal(back.replay(), final, err_msg=f"{how}: seed {seed}")
+
+        # the JSON record: with moves, without them, and read from the moves alone
+        same(GameRecord.from_json(rec.to_json()), "json")
+        same(GameRecord.from_json(rec.to_json(moves=False)), "json without moves")
+        d = rec.to_dict()
+        d.pop("actions")
+        same(GameRecord.from_dict(d), "json moves only")
+
+        # the competition notation, strict and lenient
+        text = to_competition(rec)
+        for strict in (True, False):
+            back = from_competition(text, rules=rules, strict=strict)
+            assert back.issues == []
+            same(back, f"competition strict={strict}")
+        assert to_competition(from_competition(text, rules=rules)) == text
+
+        # the jiuchess CSV line: written unless a fly could also have been a step, then refused
+        ambiguous = [(p, q) for p, q, step in fl if step]
+        if ambiguous:
+            with pytest.raises(ValueError, match="jiuchess") as e:
+                to_jiuchess(rec)
+            assert "fly" in str(e.value)
+        else:
+            line = to_jiuchess(rec)
+            seen["jiuchess_written"] += 1
+            for strict in (True, False):
+                back = from_jiuchess(line, rules=rules, strict=strict)
+                assert back.issues == []
+                same(back, f"jiuchess strict={strict}")
+    # the sample really holds flights, and flights to near points
+    assert seen["fly"] > 0 and seen["near_fly"] > 0, seen
+    if n < 14 and not extra:
+        assert seen["jiuchess_written"] > 0, seen
+
+
+def _neighbour_fly_game():
+    """A 6x6 game cut just after a fly to a neighbouring point where the step was also legal."""
+    rules = Rules.make("competitive", board_size=6)
+    for seed in range(100):
+        rec = GameRecord.from_actions(rules, random_game(rules, seed))
+        for i, a in enumerate(rec.actions):
+            if a // 36 == A_LIFT and rec.actions[i + 1] in [q for p, q, step in flights(rec) if step and p == a % 36]:
+                cut = GameRecord.from_actions(rules, rec.actions[:i + 2])
+                if any(step for _, _, step in flights(cut)[-1:]):
+                    return rules, cut, i
+    raise AssertionError("no sample game")
+
+
+def test_neighbour_fly_is_marked_in_competition_notation_and_old_records_keep_their_meaning():
+    rules, rec, i = _neighbour_fly_game()
+    n = 6
+    p, q = rec.actions[i] - A_LIFT * 36, rec.actions[i + 1]
+    text = to_competition(rec)
+    last = text.splitlines()[-1]
+    assert last.split(",")[1].startswith("^"), last
+    back = from_competition(text, rules=rules)
+    assert back.actions == rec.actions
+    # the same entry without the mark (as written before it existed) reads as the step it looks like
+    d = [d for d in range(4) if q == p + int(DR[d]) * n + int(DC[d])][0]
+    old = from_competition(text.replace("^", ""), rules=rules)
+    assert old.actions == rec.actions[:i] + [(A_STEP + d) * 36 + p]
+    np.testing.assert_array_equal(old.replay()[K.HDR:K.HDR + 36], rec.replay()[K.HDR:K.HDR + 36])
+    # a marked path is a fly only: two points, no step or jump reading
+    head, tail = text.rsplit("\n", 1)
+    path = tail.rstrip(";").split(",")[1]
+    chain = path + "-" + path.split("-")[0][1:]
+    with pytest.raises(RecordError, match=rf"entry \d+: path '\{chain}': a fly has two points"):
+        from_competition(head + "\n" + tail.replace(path, chain), rules=rules)
+
+
+def test_jiuchess_refuses_a_fly_it_would_read_as_a_step():
+    rules, rec, i = _neighbour_fly_game()
+    with pytest.raises(ValueError, match=rf"jiuchess notation cannot write action {i} \(\^[a-f][0-5] [a-f][0-5]\)"
+                                         r".*reads back as a step") as e:
+        to_jiuchess(rec)
+    assert "flies" in str(e.value) and "competition notation" in str(e.value)
+    # the game before the fly is written and reads back exactly
+    before = GameRecord.from_actions(rules, rec.actions[:i])
+    assert from_jiuchess(to_jiuchess(before), rules=rules).actions == before.actions
+
+
+def test_jiuchess_save_refuses_and_keeps_the_old_file(tmp_path):
+    rules, rec, _ = _neighbour_fly_game()
+    path = tmp_path / "g.csv"
+    path.write_text("old\n")
+    with pytest.raises(ValueError, match="jiuchess notation cannot write"):
+        rec.save(path)
+    assert path.read_text() == "old\n"
+    rec.save(tmp_path / "g.txt")
+    assert load_record(tmp_path / "g.txt", rules=rules).actions == rec.actions
+
+
+def test_neighbour_fly_under_fly_only_is_written_by_jiuchess():
+    """Where the step is not legal (a flyer may only fly) the two-point move can only be the fly."""
+    rules = Rules.make("jqchess8", board_size=6)
+    for seed in range(50):
+        rec = GameRecord.from_actions(rules, random_game(rules, seed))
+        if any(sorted((abs(p // 6 - q // 6), abs(p % 6 - q % 6))) == [0, 1] for p, q, _ in flights(rec)):
+            break
+    else:
+        raise AssertionError("no sample game")
+    assert from_jiuchess(to_jiuchess(rec), rules=rules).actions == rec.actions

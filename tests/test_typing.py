@@ -1,0 +1,37 @@
+"""The package type-checks: mypy, configured in pyproject.toml ([tool.mypy]), finds no errors in jiu_env.
+
+Skipped where mypy is not installed (it is in the ``dev`` extra).  The cache
+is the repository's ``.mypy_cache`` (git-ignored), shared with ``mypy`` run
+by hand: a cold run takes about 40 s of CPU, a warm one a few seconds.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# Files whose errors are reported but not failed on: they are being fixed in their own changes right now.
+# Remove each entry as soon as its file is clean.
+KNOWN = {"jiu_env/sb3.py", "jiu_env/envs/single_agent.py"}
+
+ERROR = re.compile(r"(?P<path>[^:]+):\d+(?::\d+)?: error: ")
+
+
+def test_mypy_finds_no_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("mypy")
+    from mypy import api
+
+    monkeypatch.chdir(ROOT)  # the config's paths (files = ["jiu_env"]) are relative to the repository
+    stdout, stderr, status = api.run(["--config-file", "pyproject.toml", "--cache-dir", ".mypy_cache"])
+    assert status in (0, 1), f"mypy did not run (exit status {status}):\n{stderr}{stdout}"
+    errors = [(m["path"], line) for line in stdout.splitlines() if (m := ERROR.match(line))]
+    unexpected = [line for path, line in errors if pathlib.PurePath(path).as_posix() not in KNOWN]
+    known = [line for path, line in errors if pathlib.PurePath(path).as_posix() in KNOWN]
+    if known:
+        print(f"{len(known)} mypy error(s) in files being fixed ({', '.join(sorted(KNOWN))}):", *known, sep="\n")
+    assert not unexpected, f"{len(unexpected)} mypy error(s):\n" + "\n".join(unexpected)
+    assert status == 0 or errors, f"mypy failed without reporting an error:\n{stderr}{stdout}"
