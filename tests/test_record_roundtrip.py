@@ -197,3 +197,123 @@ def test_neighbour_fly_under_fly_only_is_written_by_jiuchess():
     else:
         raise AssertionError("no sample game")
     assert from_jiuchess(to_jiuchess(rec), rules=rules).actions == rec.actions
+
+
+# ------------------------------------------------- NaN, Infinity and booleans
+@pytest.fixture(scope="module")
+def small():
+    rules = Rules.make("competitive", board_size=5, max_battle_turns=60)
+    return GameRecord.from_actions(rules, random_game(rules, 3), seed=3)
+
+
+def _dict(rec, moves=True):
+    """A fresh copy of the record's dict (to_dict shares the stored result)."""
+    return json.loads(rec.to_json(moves=moves))
+
+
+@pytest.mark.parametrize("field, value, where", [
+    ("meta", {"score": math.nan}, "meta.score"),
+    ("meta", {"elo": [1.0, math.inf]}, r"meta.elo\[1\]"),
+    ("seed", -math.inf, "seed"),
+    ("players", {"white": {"temperature": math.nan}, "black": None}, "players.white.temperature"),
+    ("result", "returns", r"result.returns\[0\]"),
+])
+def test_writers_never_emit_nan_or_infinity(small, field, value, where, tmp_path):
+    rec = GameRecord.from_dict(_dict(small))
+    if field == "result":
+        rec.result = dict(rec.result, returns=[math.nan, 0.0])
+    else:
+        setattr(rec, field, value)
+    with pytest.raises(ValueError, match=rf"cannot write the record as JSON: {where} is -?(nan|inf)"):
+        rec.to_json()
+    path = tmp_path / "g.json"
+    path.write_text("old\n")
+    with pytest.raises(ValueError, match=where):
+        rec.save(path)
+    assert path.read_text() == "old\n"  # a refused save leaves the file that was there
+
+
+def test_written_json_is_strict_json(small):
+    # every number a reader that knows no NaN/Infinity accepts
+    json.loads(small.to_json(), parse_constant=lambda c: pytest.fail(f"{c} in the JSON text"))
+
+
+@pytest.mark.parametrize("edit, where", [
+    (lambda d: d["result"].update(returns=[math.nan, 0.0]), r"result.returns\[0\]"),
+    (lambda d: d["result"].update(battle_turns=math.inf), "result.battle_turns"),
+    (lambda d: d["meta"].update(t=-math.inf), "meta.t"),
+    (lambda d: d.update(seed=math.nan), "seed"),
+    (lambda d: d["rules"].update(fly_threshold=math.inf), "rules.fly_threshold"),
+    (lambda d: d.update(version=math.nan), "version"),
+])
+def test_readers_refuse_nan_and_infinity_naming_the_field(small, edit, where, tmp_path):
+    d = _dict(small)
+    edit(d)
+    text = json.dumps(d)  # Python writes NaN / Infinity / -Infinity
+    assert "NaN" in text or "Infinity" in text
+    with pytest.raises(RecordError, match=rf"^{where} is -?(nan|inf): a record holds no NaN or Infinity"):
+        GameRecord.from_json(text)
+    # also read from a file (JSON and JSON lines) and from a dict
+    (tmp_path / "g.json").write_text(text)
+    with pytest.raises(RecordError, match=where):
+        load_record(tmp_path / "g.json")
+    (tmp_path / "games.jsonl").write_text(json.dumps({"id": 7, "record": d}) + "\n")
+    with pytest.raises(RecordError, match=where):
+        load_record(tmp_path / "games.jsonl", game=7)
+    with pytest.raises(RecordError, match=where):
+        GameRecord.from_dict(d, check=False)
+
+
+def test_an_overflowing_number_is_infinity_and_refused(small):
+    d = _dict(small)
+    d["result"]["returns"] = ["HUGE", 0.0]
+    text = json.dumps(d).replace('"HUGE"', "-1e999")
+    with pytest.raises(RecordError, match=r"^result.returns\[0\] is -inf"):
+        GameRecord.from_json(text)
+
+
+def _position_record(small, board):
+    d = _dict(small)
+    d.update(start={"from": "position", "board": board, "to_move": "black"}, actions=[], result=None)
+    d.pop("moves")
+    return d
+
+
+BOARD = [[1, 2, 1, 2, 1], [2, 1, 2, 1, 2], [1, 2, 0, 2, 1], [2, 1, 2, 1, 2], [1, 2, 1, 2, 0]]
+
+
+@pytest.mark.parametrize("r, c, value", [(0, 0, True), (1, 3, True), (2, 2, False), (4, 4, False)])
+def test_readers_refuse_booleans_as_board_values(small, r, c, value):
+    board = [row[:] for row in BOARD]
+    board[r][c] = value
+    d = _position_record(small, board)
+    # numpy would read a lone true among integers as 1 and false as 0: refused, naming the point
+    assert np.asarray(board).dtype != bool
+    with pytest.raises(RecordError, match=rf"start board row {r}, column {c} is the boolean {value}"):
+        GameRecord.from_json(json.dumps(d))
+    with pytest.raises(RecordError, match="boolean"):
+        GameRecord.from_actions(small.rules, [], start=d["start"])
+    # the same board with integers is read
+    assert GameRecord.from_json(json.dumps(_position_record(small, BOARD))).start["board"] == BOARD
+
+
+def test_readers_refuse_an_all_boolean_board_and_other_booleans(small):
+    board = [[bool(v % 2) for v in row] for row in BOARD]
+    with pytest.raises(RecordError, match="integers 0"):
+        GameRecord.from_json(json.dumps(_position_record(small, board)))
+    with pytest.raises(RecordError, match="integers 0"):
+        GameRecord.from_actions(small.rules, [], start={"from": "position", "board": np.asarray(board)})
+    for key, value, match in (("seed", True, "'seed' must be an integer or null, not the boolean True"),
+                              ("version", True, "version True"), ("passes", [True], "'passes'")):
+        d = _dict(small)
+        d[key] = value
+        with pytest.raises(RecordError, match=match):
+            GameRecord.from_json(json.dumps(d))
+    d = _dict(small, moves=False)
+    d["actions"][0] = True
+    with pytest.raises(RecordError, match="'actions' must be a list of integers"):
+        GameRecord.from_json(json.dumps(d))
+    d = _dict(small)
+    d["result"] = dict(d["result"], battle_turns=True)
+    with pytest.raises(RecordError, match="stored result battle_turns=True"):
+        GameRecord.from_json(json.dumps(d))

@@ -53,6 +53,22 @@ def json_depth(value: Any, limit: int) -> int:
     return deepest
 
 
+def non_finite(value: Any) -> tuple[str, Any] | None:
+    """``(where, number)`` of the first NaN or infinite float in ``value`` (lists, tuples and dicts
+    walked without recursion; ``where`` like ``result.returns[0]``), or None when there is none."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, (float, np.floating)):
+            if not math.isfinite(v):
+                return where or "the value", v
+        elif isinstance(v, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), x) for k, x in reversed(list(v.items())))
+        elif isinstance(v, (list, tuple)):
+            stack.extend((f"{where}[{i}]", x) for i, x in reversed(list(enumerate(v))))
+    return None
+
+
 # ------------------------------------------------------------------ results
 def result_of(state: np.ndarray) -> dict[str, Any]:
     """The result fields of a kernel state (finished or not) as a JSON-able dict."""
@@ -219,6 +235,9 @@ class GameRecord:
             raise RecordError(f"a record is a JSON object, not {type(d).__name__}")
         if json_depth(d, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
             raise RecordError(f"the record's arrays and objects nest more than {MAX_JSON_DEPTH} deep")
+        bad = non_finite(d)
+        if bad is not None:
+            raise RecordError(f"{bad[0]} is {bad[1]!r}: a record holds no NaN or Infinity")
         if d.get("format") != FORMAT:
             raise RecordError(f"not a {FORMAT} record (format field is {d.get('format')!r})")
         v = d.get("version")
@@ -261,6 +280,8 @@ class GameRecord:
                 raise RecordError(f"'{key}' must be an object, not {type(d[key]).__name__}")
         if d.get("result") is not None and not isinstance(d["result"], dict):
             raise RecordError(f"'result' must be an object or null, not {type(d['result']).__name__}")
+        if isinstance(d.get("seed"), (bool, np.bool_)):
+            raise RecordError(f"'seed' must be an integer or null, not the boolean {d['seed']!r}")
         rec = cls(
             rules=rules,
             actions=list(acts),
@@ -277,8 +298,17 @@ class GameRecord:
         return rec
 
     def to_json(self, moves: bool = True, indent: int | None = None) -> str:
-        """The record as JSON text (see :meth:`to_dict`)."""
-        return json.dumps(self.to_dict(moves=moves), indent=indent, ensure_ascii=False)
+        """The record as JSON text (see :meth:`to_dict`).
+
+        JSON has no NaN or Infinity: a record holding one (in ``seed``, ``meta``, ``players`` or a
+        stored ``result``) is refused with a ValueError naming the field, and nothing is written.
+        """
+        d = self.to_dict(moves=moves)
+        bad = non_finite(d)
+        if bad is not None:
+            raise ValueError(f"cannot write the record as JSON: {bad[0]} is {bad[1]!r}, and JSON has no"
+                             " NaN or Infinity")
+        return json.dumps(d, indent=indent, ensure_ascii=False, allow_nan=False)
 
     @classmethod
     def from_json(cls, text: str, check: bool = True) -> GameRecord:
@@ -336,8 +366,16 @@ def norm_start(start: dict[str, Any] | None) -> dict[str, Any]:
         return {"from": "placement"}
     if kind != "position" or "board" not in start:
         raise RecordError("'start' must be {'from': 'placement'} or {'from': 'position', 'board': ..., 'to_move': ...}")
+    board = start["board"]
+    if isinstance(board, (list, tuple)):
+        # numpy reads True as 1 in a list that also holds ints: look at every value
+        for r, row in enumerate(board):
+            for c, v in enumerate(row if isinstance(row, (list, tuple)) else ()):
+                if isinstance(v, (bool, np.bool_)):
+                    raise RecordError(f"start board row {r}, column {c} is the boolean {v!r}: values must be"
+                                      " the integers 0 (empty), 1 (white) or 2 (black)")
     try:
-        arr = np.asarray(start["board"])
+        arr = np.asarray(board)
     except Exception as e:  # ragged lists and the like
         raise RecordError(f"start board is not an array: {e}") from None
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
