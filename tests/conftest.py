@@ -373,6 +373,137 @@ _SUBS = {K.SUB_MOVE: "move", K.SUB_CHAIN: "chain", K.SUB_DROP: "drop", K.SUB_CAP
 _REASONS = {K.END_FEW_STONES: "too_few_stones", K.END_NO_MOVE: "no_move",
             K.END_REPETITION: "repetition", K.END_TURN_LIMIT: "turn_limit"}
 
+#: Kernel header fields the reference model keeps no counterpart of (hashing, history, counters):
+#: :func:`ref_from_state` neither reads nor checks them.
+REF_UNMODELLED = (K.H_CAP, K.H_COUNT, K.H_HASH, K.H_HLEN, K.H_HIRR, K.H_CAPTURED, K.H_LAST_ACTION, K.H_DECISIONS,
+                  K.H_REP_COUNT)
+
+
+def ref_from_state(state):
+    """The reference game at the decision of a kernel state, read field by field.
+
+    Raises ValueError when the rules (docs/rules.md) could not have led there:
+    options that :class:`jiu_env.Rules` refuses, a placement out of turn or off the
+    diagonal ends, flags (flying, the single-jump ban, the turn's sub-phase and
+    its stones) that the reference derives otherwise, a result that does not fit
+    the board.  The reference's repetition history starts at this position, and
+    the fields of :data:`REF_UNMODELLED` are not read.
+    """
+    s = [int(v) for v in state[:K.HDR]]
+    n = s[K.H_N]
+    if not K.MIN_N <= n <= K.MAX_N or s[K.H_P] != n * n or state.size < K.HDR + n * n:
+        raise ValueError("board size")
+    try:
+        rules = jiu_env.Rules(
+            board_size=n, fly_threshold=s[K.H_FLY], single_jump_ban=dict(enumerate(_BANS)).get(s[K.H_BAN], "?"),
+            min_stones=s[K.H_MIN], chain_may_stop=_flag(s[K.H_CHAIN_STOP]), repetition_draw=s[K.H_REP],
+            max_battle_turns=s[K.H_MAXT], flyer_moves={0: "all", 1: "fly_only"}.get(s[K.H_FLYER_MOVES], "?"),
+            min_stones_check={0: "decision", 1: "turn_end"}.get(s[K.H_MIN_CHECK], "?"),
+            square_on_return=_flag(s[K.H_SQ_RETURN]), formations=_flag(s[K.H_FORMATIONS]))
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"rules: {e}") from None
+    g = RefGame(rules)
+    P_ = g.np
+    g.board = [int(v) for v in state[K.HDR:K.HDR + P_]]
+
+    def need(ok, what):
+        if not ok:
+            raise ValueError(what)
+
+    need(all(v in (EMPTY, WHITE, BLACK) for v in g.board), "board values")
+    need(s[K.H_COUNT + WHITE] == g.count(WHITE) and s[K.H_COUNT + BLACK] == g.count(BLACK), "stone counts")
+    ph, c = s[K.H_PHASE], s[K.H_TO_MOVE]
+    stones = g.count(WHITE) + g.count(BLACK)
+    if ph == K.PH_PLACEMENT:
+        need(s[K.H_PLACED] == stones < P_, "placements")
+        need(c == (WHITE if stones % 2 == 0 else BLACK) and g.count(WHITE) == (stones + 1) // 2, "turn order")
+        ends = sorted(g.board[e] for e in g.ends())
+        need(stones == 0 or ends == ([EMPTY, WHITE] if stones == 1 else [WHITE, BLACK]), "diagonal ends")
+        need(s[K.H_SUB] == 0 and s[K.H_TURNS] == 0 and s[K.H_WINNER] == 0 and s[K.H_END_REASON] == 0
+             and s[K.H_TRUNC] == 0 and s[K.H_PENDING] == 0 and s[K.H_CHAIN_LEN] == 0 and s[K.H_FLY_NOW] == 0
+             and s[K.H_BAN_NOW] == 0, "placement status")
+        need(s[K.H_CHAIN] == s[K.H_LIFT] == s[K.H_ORIGIN] == s[K.H_LAST_FROM] == -1, "placement points")
+        need(-1 <= s[K.H_LAST_TO] < P_, "last point")
+        g.placed, g.to_move = stones, c
+        return g
+    need(s[K.H_PLACED] == P_, "placements")
+    g.placed = P_
+    g.turns = s[K.H_TURNS]
+    need(g.turns >= 0 and (rules.max_battle_turns == 0 or g.turns <= rules.max_battle_turns), "battle turns")
+    for f in (K.H_CHAIN, K.H_LIFT, K.H_ORIGIN, K.H_LAST_FROM, K.H_LAST_TO):
+        need(-1 <= s[f] < P_, "point field")
+    need(0 <= s[K.H_CHAIN_LEN] <= P_ and s[K.H_SUB] in _SUBS and c in (WHITE, BLACK), "turn fields")
+    need(s[K.H_FLY_NOW] in (0, 1) and s[K.H_BAN_NOW] in (0, 1) and s[K.H_PENDING] >= 0, "flags")
+    if ph == K.PH_OVER:
+        g.phase = "over"
+        need(s[K.H_CHAIN] == s[K.H_LIFT] == -1 and s[K.H_PENDING] == 0, "no turn left")
+        reason, win = _REASONS.get(s[K.H_END_REASON]), s[K.H_WINNER]
+        need(reason is not None and s[K.H_TRUNC] == (reason == "turn_limit"), "end reason")
+        need(win == {"turn_limit": 0, "repetition": K.DRAW}.get(reason, win) and win in (0, WHITE, BLACK, K.DRAW)
+             and (win in (WHITE, BLACK) or reason in ("turn_limit", "repetition")), "winner")
+        need(reason != "turn_limit" or g.turns == rules.max_battle_turns > 0, "turn limit")
+        need(reason != "repetition" or rules.repetition_draw > 0, "repetition")
+        g.winner, g.reason, g.truncated = win, reason, reason == "turn_limit"
+        return g
+    need(ph == K.PH_BATTLE and s[K.H_WINNER] == s[K.H_END_REASON] == s[K.H_TRUNC] == 0, "phase")
+    need(rules.max_battle_turns == 0 or g.turns < rules.max_battle_turns, "turn limit")
+    need(stones < P_, "full board")
+    o = 3 - c
+    g.phase, g.to_move, g.sub = "battle", c, _SUBS[s[K.H_SUB]]
+    g.jumps, g.pending = s[K.H_CHAIN_LEN], s[K.H_PENDING]
+    g.chain = None if s[K.H_CHAIN] < 0 else s[K.H_CHAIN]
+    g.lift = None if s[K.H_LIFT] < 0 else s[K.H_LIFT]
+    g.origin = None if s[K.H_ORIGIN] < 0 else s[K.H_ORIGIN]
+    g.fly_now, g.ban_now = bool(s[K.H_FLY_NOW]), bool(s[K.H_BAN_NOW])
+    mid_turn = g.sub in ("chain", "capture")
+    ms = rules.min_stones
+    need(g.count(c) >= max(ms, 1) and g.count(o) >= (1 if g.min_at_turn_end and mid_turn else max(ms, 1)),
+         "too few stones")
+    need(g.fly_now == g.flying(c), "flying")
+    need((g.chain is not None) == (g.sub == "chain") and (g.lift is not None) == (g.sub == "drop")
+         and (g.pending > 0) == (g.sub == "capture") and (g.origin is None) == (g.sub == "move")
+         and (g.jumps == 0 or mid_turn), "sub-phase fields")
+
+    def reach(a, b, jumps):
+        if jumps == 0 or (g.fly_now and g.fly_only):
+            return False
+        dr, dc = abs(a // n - b // n), abs(a % n - b % n)
+        return dr % 2 == dc % 2 == 0 and (dr + dc) // 2 <= jumps and (jumps - (dr + dc) // 2) % 2 == 0
+
+    taken = 0  # enemy stones taken this turn, at least
+    more = 0  # and perhaps this many more
+    if g.sub == "drop":
+        need(g.board[g.lift] == c and g.origin == g.lift and g.fly_now, "lifted stone")
+    elif g.sub == "chain":
+        need(g.board[g.chain] == c and g._has_jump(g.board, g.chain, c), "chaining stone")
+        need(g.origin == g.chain or g.board[g.origin] == EMPTY, "chain origin")
+        need(reach(g.origin, g.chain, g.jumps), "chain path")
+        need(s[K.H_LAST_FROM] == g.origin and s[K.H_LAST_TO] == g.chain, "chain last move")
+        taken = g.jumps
+    elif g.sub == "capture":
+        q = s[K.H_LAST_TO]
+        need(q >= 0 and g.board[q] == c and s[K.H_LAST_FROM] == g.origin, "moved stone")
+        need(g.origin == q or g.board[g.origin] == EMPTY, "origin")
+        step = abs(g.origin // n - q // n) + abs(g.origin % n - q % n) == 1
+        need(reach(g.origin, q, g.jumps) if g.jumps else (step or (g.fly_now and q != g.origin)), "move path")
+        need(q != g.origin or rules.square_on_return, "square on return")
+        k = g.squares(q, c) + (2 * g.full_lines(q, c) if g.formations else 0)
+        need(1 <= g.pending <= min(k, g.count(o)), "pending captures")
+        taken, more = g.jumps, k - g.pending
+    fly, mode = rules.fly_threshold, rules.single_jump_ban
+
+    def ban(enemy_at_start):
+        fo = fly > 0 and enemy_at_start <= fly
+        return {"none": False, "vs_flyer": (not g.fly_now) and fo, "flyer": g.fly_now, "both": g.fly_now or fo}[mode]
+
+    need(g.ban_now in (ban(g.count(o) + taken), ban(g.count(o) + taken + more)), "single-jump ban")
+    need(bool(g.legal()), "no legal action")
+    return g
+
+
+def _flag(v):
+    return v == 1 if v in (0, 1) else "?"
+
 
 def compare_with_reference(state, ref):
     """Assert that a kernel state and the reference model describe the same game."""
