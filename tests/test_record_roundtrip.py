@@ -317,3 +317,38 @@ def test_readers_refuse_an_all_boolean_board_and_other_booleans(small):
     d["result"] = dict(d["result"], battle_turns=True)
     with pytest.raises(RecordError, match="stored result battle_turns=True"):
         GameRecord.from_json(json.dumps(d))
+
+
+# ------------------------------------------------------ records cut anywhere
+@pytest.mark.parametrize("prof", ["competitive", "jqchess8"])
+def test_a_record_cut_anywhere_round_trips_or_is_refused(prof):
+    """The text notations write whole battle turns: a record that ends inside a turn (a fly not
+    landed, a jump chain that may go on, square captures still to choose) is refused; every other
+    prefix of a game reads back to the identical actions."""
+    rules = Rules.make(prof, board_size=6, fly_threshold=36, max_battle_turns=30)
+    seen = {"refused_inside": 0, "written": 0}
+    for seed in range(2):
+        acts = random_game(rules, seed)
+        for cut in range(34, len(acts) + 1):
+            rec = GameRecord.from_actions(rules, acts[:cut])
+            s = rec.replay()
+            inside = s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] != K.SUB_MOVE
+            for write, read, name in ((to_competition, from_competition, "competition"),
+                                      (to_jiuchess, from_jiuchess, "jiuchess")):
+                if inside:
+                    with pytest.raises(ValueError, match=rf"the {name} notation writes whole battle turns, but this"
+                                                         r" record ends inside one \((a stone is lifted|a jump chain"
+                                                         r"|\d square capture)"):
+                        write(rec)
+                    seen["refused_inside"] += 1
+                    continue
+                try:
+                    text = write(rec)
+                except ValueError as e:
+                    assert name == "jiuchess" and "reads back as a step" in str(e)
+                    continue
+                seen["written"] += 1
+                for strict in (True, False):
+                    back = read(text, rules=rules, strict=strict)
+                    assert back.actions == rec.actions and back.issues == [], (name, seed, cut, strict)
+    assert seen["refused_inside"] > 0 and seen["written"] > 0, seen

@@ -28,7 +28,7 @@ from ..notation import COLS, ROWS
 from ..rules import Rules
 from .errors import Reader, RecordError, check_strict
 from .game_record import GameRecord, norm_start, result_of, result_text
-from .replay import turn_entries
+from .replay import inside_turn, turn_entries
 from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
 
 #: Marks a battle entry's path as a fly (``^A4-A5``): written before a fly whose two points are one or
@@ -75,10 +75,17 @@ def _header_field(text):
 def to_competition(record: GameRecord, event: str | None = None, date: str | None = None) -> str:
     """The record in competition notation (see ``docs/records.md``).
 
-    Only games that start with the placement phase can be written.
+    Only games that start with the placement phase can be written, and only
+    whole battle turns: a record that ends inside a turn (a fly not landed, a
+    jump chain that may go on, square captures still to choose) is refused
+    with a ValueError.
     """
     if norm_start(record.start)["from"] != "placement":
         raise ValueError("the competition notation needs a game that starts with the placement phase")
+    left = inside_turn(record.replay())
+    if left is not None:
+        raise ValueError(f"the competition notation writes whole battle turns, but this record ends inside one"
+                         f" ({left}); play the turn to its end, or save the game as a JSON record")
     n = record.rules.board_size
     placements, turns = turn_entries(record)
     res = record.result if record.result is not None else result_of(record.replay())

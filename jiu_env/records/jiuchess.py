@@ -43,7 +43,7 @@ from ..rules import Rules
 from .errors import ChooseGame, Reader, RecordError, check_strict
 from ..notation import action_to_str
 from .game_record import COLOUR_NAMES, GameRecord, norm_start, result_of
-from .replay import turn_entries, walk
+from .replay import inside_turn, turn_entries, walk
 from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
 
 LETTERS = "ABCDEFGHIJKLMNOPQRST"
@@ -107,13 +107,18 @@ def _flies_read_as_steps(record: GameRecord) -> list[tuple[int, int, int, int]]:
 def to_jiuchess(record: GameRecord) -> str:
     """The record as one jiuchess CSV line (see the module docstring).
 
-    Only games that start with the placement phase can be written, and only
+    Only games that start with the placement phase can be written, only
+    whole battle turns (a record that ends inside a turn is refused), and only
     games without a fly to a neighbouring point where the step was also legal
     (the notation has no mark for a fly: it would read back as that step);
     ``ValueError`` names the first such move.
     """
     if norm_start(record.start)["from"] != "placement":
         raise ValueError("the jiuchess notation needs a game that starts with the placement phase")
+    left = inside_turn(record.replay())
+    if left is not None:
+        raise ValueError(f"the jiuchess notation writes whole battle turns, but this record ends inside one"
+                         f" ({left}); play the turn to its end, or save the game as a JSON record")
     n = record.rules.board_size
     bad = _flies_read_as_steps(record)
     if bad:

@@ -82,6 +82,21 @@ def play(state: np.ndarray, actions: Sequence[int], passes: Sequence[int] = (), 
     return state
 
 
+def inside_turn(state: np.ndarray) -> str | None:
+    """What is left of the battle turn that ``state`` stands inside, or None at the start of a turn
+    (and outside the battle phase).  The text notations write whole turns only."""
+    if int(state[K.H_PHASE]) != K.PH_BATTLE:
+        return None
+    sub = int(state[K.H_SUB])
+    if sub == K.SUB_DROP:
+        return "a stone is lifted to fly and has not landed"
+    if sub == K.SUB_CHAIN:
+        return "a jump chain may go on or stop"
+    if sub == K.SUB_CAPTURE:
+        return f"{int(state[K.H_PENDING])} square capture(s) are still to choose"
+    return None
+
+
 def turn_entries(record: GameRecord) -> tuple[list[tuple[int, int]], list[dict[str, Any]]]:
     """Split a record's actions into placements and battle turns.
 
