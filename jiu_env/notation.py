@@ -52,7 +52,7 @@ def str_to_point(text: str, board_size: int) -> int:
     """Point index of a name like ``g6``; raises ValueError naming the problem."""
     _check_size(board_size)
     t = text.strip()
-    if len(t) != 2:
+    if len(t) != 2 or not t.isascii():  # not ASCII: "\u212a" (Kelvin) lowercases to the row letter k
         raise ValueError(f"{text!r} is not a point: expected a row letter and a column digit, e.g. 'g6'")
     r = ROWS.find(t[0].lower())
     c = COLS.find(t[1].upper())

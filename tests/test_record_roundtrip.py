@@ -12,6 +12,7 @@ jiuchess CSV notation (an external format that has no fly marker) refuses it.
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from jiu_env import kernel as K
 from jiu_env.records import (
     GameRecord, RecordError, from_competition, from_jiuchess, load_record, to_competition, to_jiuchess, turn_entries,
 )
+from jiu_env.notation import str_to_point
 from jiu_env.rules import PROFILES, Rules
 from jiu_env.vocab import A_LIFT, A_STEP, DC, DR
 
@@ -352,3 +354,25 @@ def test_a_record_cut_anywhere_round_trips_or_is_refused(prof):
                     back = read(text, rules=rules, strict=strict)
                     assert back.actions == rec.actions and back.issues == [], (name, seed, cut, strict)
     assert seen["refused_inside"] > 0 and seen["written"] > 0, seen
+
+
+# ------------------------------------------------- digits and letters are ASCII
+def test_text_readers_take_ascii_digits_and_letters_only(small):
+    """int() and str.lower() read other scripts' digits and look-alike letters; the readers do not."""
+    rules = small.rules
+    line = to_jiuchess(GameRecord.from_actions(rules, small.actions[:25]))
+    first = line.split(":")[1].split(";")[0]  # W(C,3) or the like
+    arabic = first[:-2] + chr(0x0660 + int(first[-2])) + ")"  # the same row in Arabic-Indic digits
+    with pytest.raises(RecordError, match=r"entry 0, placement 1: .* is not a placement like W\(G,7\)"):
+        from_jiuchess(line.replace(first, arabic, 1), rules=rules)
+    assert from_jiuchess(line, rules=rules).actions == small.actions[:25]
+
+    text = to_competition(GameRecord.from_actions(rules, small.actions[:25]))
+    for bad in ("\u0661", "+1", "0_1"):  # an Arabic-Indic 1, a sign, an underscore: all int("...") == 1
+        with pytest.raises(RecordError, match=rf"entry number '{re.escape(bad)}' where 1 was expected"):
+            from_competition(text.replace("\n1,", f"\n{bad},", 1), rules=rules)
+    kelvin = "\u212a"  # KELVIN SIGN: lower() gives the row letter k
+    with pytest.raises(ValueError, match="is not a point"):
+        str_to_point(kelvin + "0", 14)
+    with pytest.raises(RecordError, match="is not a point"):
+        from_competition("0," + kelvin + "0;", rules=Rules.make("competitive"))

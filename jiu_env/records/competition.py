@@ -49,7 +49,7 @@ def _pt_text(p, n, colour):
 def _parse_pt(tok, n):
     """(point, colour) of a competition point token like ``g6`` (White) or ``G6`` (Black)."""
     t = tok.strip()
-    if len(t) != 2:
+    if len(t) != 2 or not t.isascii():  # not ASCII: "\u212a" (Kelvin) lowercases to the row letter k
         raise ValueError(f"{tok!r} is not a point (a row letter and one column digit, e.g. 'g6')")
     r_ch, c_ch = t[0], t[1]
     r = ROWS.find(r_ch.lower())
@@ -190,10 +190,8 @@ def from_competition(text: str, rules: str | Rules | dict[str, Any] = "competiti
 
     # entries are numbered 0, 1, 2, ... in order
     for k, (raw_idx, _) in enumerate(entries):
-        try:
-            v = int(raw_idx)
-        except ValueError:
-            v = None
+        # ASCII digits only: int() also reads "+3", "3_0" and other scripts' digits
+        v = int(raw_idx) if raw_idx.isascii() and raw_idx.isdigit() else None
         if v != k:
             rd.problem(f"entry number {raw_idx!r} where {k} was expected", k if v is None else v)
 

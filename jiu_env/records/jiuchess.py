@@ -47,11 +47,12 @@ from .replay import inside_turn, turn_entries, walk
 from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
 
 LETTERS = "ABCDEFGHIJKLMNOPQRST"
-_PT = r"[WB]\([A-Za-z],\d+\)"
-_PLACE = re.compile(r"([WB])\(([A-Za-z]),(\d+)\)")
-_MOVE = re.compile(rf"(?P<path>{_PT}(?:-O\([A-Za-z],\d+\))+)"
+_PT = r"[WB]\([A-Za-z],[0-9]+\)"
+_PLACE = re.compile(r"([WB])\(([A-Za-z]),([0-9]+)\)")
+_MOVE = re.compile(rf"(?P<path>{_PT}(?:-O\([A-Za-z],[0-9]+\))+)"
                    rf"(?:,TC:(?P<tc>{_PT}(?:,{_PT})*))?(?:,FC:(?P<fc>{_PT}(?:,{_PT})*))?")
-_COORD = re.compile(r"([WBO])\(([A-Za-z]),(\d+)\)")
+_COORD = re.compile(r"([WBO])\(([A-Za-z]),([0-9]+)\)")
+# row numbers are ASCII digits: int() would also read other scripts' digits ("\u0662" as 2)
 COLOUR_LETTER = {K.WHITE: "W", K.BLACK: "B"}
 
 
