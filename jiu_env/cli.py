@@ -145,6 +145,13 @@ def _eval_args(p):
     _add_rules_args(p)
     p.add_argument("--seed", type=int_at_least(0), help="tournament seed (default 0)")
     p.add_argument("--random-opening", type=int_at_least(0), metavar="K", help="first K placements drawn at random (default 0)")
+    p.add_argument("--openings", metavar="SUITE",
+                   help="opening suite: a shipped one (jiu14, jiu8) or a file (one opening per line in move "
+                        "notation, a JSON list, records, a games.jsonl); game pair k of every pair of players starts "
+                        "from opening k (cycling), once with each colour; not with --random-opening")
+    p.add_argument("--tc", type=_seconds, metavar="SECONDS",
+                   help="time control: SECONDS per turn, given as time= to every player that takes a time budget "
+                        "(alphabeta, mcts, alphazero); the players it cannot reach are named")
     p.add_argument("--anchor", help="rated 0: a player name, 'mean', or 'auto' (random if present, else mean)")
     p.add_argument("--unrated", nargs="+", metavar="NAME",
                    help="players that play but stay out of the Elo fit (e.g. a reference that loses every game)")
@@ -172,6 +179,17 @@ def _eval_args(p):
                    help="with --sprt: the probability of accepting H1 when H0 holds (default 0.05)")
     p.add_argument("--beta", type=float, metavar="P",
                    help="with --sprt: the probability of accepting H0 when H1 holds (default 0.05)")
+
+
+def _seconds(text: str) -> float:
+    """An argparse ``type``: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds (a number > 0), not {text!r}") from None
+    if not np.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, not {text}")
+    return value
 
 
 def _quick_players():
@@ -223,9 +241,17 @@ def _build_config(args):
     if rules_given or "rules" not in cfg:
         cfg["rules"] = _rules_from_args(args).to_dict()
     for key, val in (("games", args.games), ("seed", args.seed), ("random_opening", args.random_opening),
-                     ("anchor", args.anchor), ("title", args.title)):
+                     ("anchor", args.anchor), ("title", args.title), ("tc", args.tc)):
         if val is not None:
             cfg[key] = val
+    # one opening setting: a flag replaces the preset's or the config file's (both flags at once are refused)
+    if args.openings is not None:
+        if args.random_opening is not None:
+            raise ValueError("--openings and --random-opening cannot be combined: choose an opening suite or "
+                             "random placements")
+        cfg["openings"], cfg["random_opening"] = args.openings, 0
+    elif args.random_opening is not None:
+        cfg.pop("openings", None)
     if args.unrated:
         cfg["unrated"] = args.unrated
     if args.gauntlet:
@@ -244,6 +270,10 @@ def _build_config(args):
         trained = sb3_spec_rules(specs)
         if trained is not None:
             config.rules = trained.to_dict()
+            if config.openings is not None:  # the opening suite is checked again, on the rules the models play
+                cfg["rules"] = config.rules
+                config = TournamentConfig.from_dict(cfg)
+                config.execution = dict(execution)
     sb3_spec_rules(specs, config.rules)
     return config
 

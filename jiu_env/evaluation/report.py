@@ -5,7 +5,8 @@ Files written by :func:`write_reports` into the output folder:
 - ``results.json`` — the whole summary (config, per-pair and per-player
   figures, Elo fit, and the SPRT of a match run with one);
 - ``ratings.csv`` and ``pairs.csv`` — the two tables;
-- ``results.md`` — the tables in Markdown with the settings;
+- ``results.md`` — the tables in Markdown with the settings (and, with an
+  opening suite, each opening's moves and results by colour);
 - ``results.png`` — ratings with their intervals, and the pairwise score matrix
   (needs matplotlib, the ``eval`` extra; skipped with a note without it).
 """
@@ -134,12 +135,32 @@ def settings_text(summary: dict[str, Any]) -> str:
     anchor = elo.get("anchor", "-")
     anchor_txt = "mean rating = 0" if anchor == "mean" else f"{anchor} = 0"
     opening = f", {c['random_opening']} random opening placements" if c["random_opening"] else ""
+    suite = c.get("openings")
+    if suite:
+        opening = (f", openings from {suite['source']} ({len(suite['openings'])} openings, each game pair one "
+                   "opening with colours swapped)")
+    tc = summary.get("tc")
+    if tc:
+        untimed = f" (not reaching {', '.join(tc['untimed'])}: no time budget)" if tc["untimed"] else ""
+        opening += f"; time control {tc['seconds']:g} s per turn{untimed}"
     unrated = f"; not rated: {', '.join(c['unrated'])}" if c.get("unrated") else ""
     return (f"rules: {rules['profile']} {rules['board_size']}x{rules['board_size']}; {c['mode'].replace('_', ' ')}, "
             f"{c['games']} games per pair (colours alternate), seed {c['seed']}{opening}; "
             f"{summary['games']}/{summary['scheduled']} games played; "
             f"Elo: maximum likelihood with {elo.get('prior_draws', c['prior_draws']):g} virtual draws per pair, "
             f"anchor {anchor_txt}, intervals {elo.get('method', c['intervals'])}{unrated}")
+
+
+def openings_table(summary: dict[str, Any], markdown: bool = False) -> str:
+    """Per opening of the suite: its moves and the games played from it, by result (empty without a suite)."""
+    t = summary.get("openings")
+    if not t:
+        return ""
+    cols = ["#", "opening", "moves", "games", "White wins", "draws", "Black wins"]
+    body = [[str(r["index"] + 1), r["name"], r["moves"] if r["start"] == "placement" else f"(position) {r['moves']}",
+             str(r["games"]), str(r["white_wins"]), str(r["draws"]), str(r["black_wins"])]
+            for r in t["per_opening"]]
+    return _table(cols, body, markdown)
 
 
 def markdown_report(summary: dict[str, Any], command: str | None = None) -> str:
@@ -154,6 +175,8 @@ def markdown_report(summary: dict[str, Any], command: str | None = None) -> str:
     out += ["## Pairs", "", pairs_table(summary, markdown=True), ""]
     if summary.get("sprt"):
         out += ["## SPRT", "", sprt_table(summary, markdown=True), ""]
+    if summary.get("openings"):
+        out += [f"## Openings ({summary['openings']['source']})", "", openings_table(summary, markdown=True), ""]
     bc = summary["by_colour"]
     out += [f"White won {bc['white_wins']}, Black won {bc['black_wins']}, {bc['draws']} drawn or undecided.", ""]
     out += ["![ratings and pairwise scores](results.png)", ""]
@@ -253,4 +276,4 @@ def write_reports(result: TournamentResult, out_dir: str | os.PathLike[str], com
     return plot(summary, os.path.join(out_dir, "results.png"))
 
 
-__all__ = ["ratings_table", "pairs_table", "sprt_table", "markdown_report", "settings_text", "plot", "write_reports", "score_matrix"]
+__all__ = ["ratings_table", "pairs_table", "sprt_table", "openings_table", "markdown_report", "settings_text", "plot", "write_reports", "score_matrix"]

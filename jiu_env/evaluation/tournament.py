@@ -10,6 +10,10 @@ Every game gets a seed derived from the tournament seed, the pair's names and
 the game number (adding a player does not change the other pairs' games).  The
 seed fixes the random opening placements (``random_opening``) and the players'
 own seeds, so a tournament is reproducible whatever the number of workers.
+With an opening suite (``openings``, :mod:`jiu_env.evaluation.openings`) game
+pair ``k`` of every pair of players starts from opening ``k`` (cycling through
+the suite), played once with each colour.  ``tc`` gives every player that
+takes a time budget (a built-in bot with a ``time`` parameter) that budget.
 
 With an output folder each finished game is appended as one JSON line to
 ``games.jsonl`` (with its full :mod:`jiu_env.records` record); running the
@@ -76,6 +80,14 @@ class TournamentConfig:
     0.05) to stop the match of exactly two players as soon as a sequential
     probability ratio test on colour-swapped game pairs decides (see
     :mod:`jiu_env.evaluation.sprt`); ``games`` is then the most games played.
+    ``openings``: an opening suite (a file, a shipped suite's name such as
+    ``"jiu14"``, or a list of openings; see
+    :mod:`jiu_env.evaluation.openings`), checked against the rules and kept
+    as ``{"source", "board_size", "openings"}``; game pair ``k`` of every pair of players
+    starts from opening ``k`` modulo the suite's size, once with each colour.
+    It cannot be combined with ``random_opening``.  ``tc``: seconds per turn
+    given as ``time=`` to every player that takes a time budget
+    (:func:`timed_spec`); the others are listed by :meth:`untimed`.
     """
 
     players: list[Player]
@@ -93,6 +105,8 @@ class TournamentConfig:
     title: str = "Jiu tournament"
     unrated: list[str] = field(default_factory=list)
     sprt: dict[str, float] | None = None
+    openings: Any = None
+    tc: float | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.players, (str, bytes, dict, Player)) or not isinstance(self.players, (list, tuple)):
@@ -138,6 +152,57 @@ class TournamentConfig:
             raise ValueError(f"intervals must be 'fisher' or 'bootstrap', not {self.intervals!r}")
         self._check_settings()
         self._check_sprt()
+        self._check_openings()
+        self._check_tc()
+
+    def _check_openings(self) -> None:
+        """Read and check the opening suite (every opening legal under the rules); keep it as a dict."""
+        self._suite = None
+        if self.openings is None:
+            return
+        from .openings import load_suite
+
+        if self.random_opening:
+            raise ValueError(f"random_opening ({self.random_opening}) and openings cannot be combined: "
+                             "choose random placements or an opening suite")
+        self._suite = load_suite(self.openings, self.rules)
+        self.openings = self._suite.to_config(int(self.rules["board_size"]))
+
+    def opening_of(self, game: int) -> dict[str, Any] | None:
+        """The opening of game ``game`` of every pair (``None`` without a suite): game pair ``game // 2``
+        takes the suite's openings in order, cycling."""
+        if self.openings is None:
+            return None
+        ops = self.openings["openings"]
+        k = (game // 2) % len(ops)
+        return {"index": k, **ops[k]}
+
+    def _check_tc(self) -> None:
+        """Check the time control and work out each player's spec under it."""
+        self._played = {p.name: p.spec for p in self.players}
+        self._untimed: list[str] = []
+        if self.tc is None:
+            return
+        from ..bots.base import MAX_SECONDS
+
+        _check_real_setting("tc", self.tc)
+        if not 0 < self.tc <= MAX_SECONDS:
+            raise ValueError(f"tc must be seconds per turn, > 0 and <= {MAX_SECONDS:g}, not {self.tc!r}")
+        self.tc = float(self.tc)
+        for p in self.players:
+            timed = timed_spec(p.spec, self.tc)
+            if timed is None:
+                self._untimed.append(p.name)
+            else:
+                self._played[p.name] = timed
+
+    def played_spec(self, name: str) -> str:
+        """The spec the player is built from: its spec with the time control's ``time=`` where it takes one."""
+        return self._played[name]
+
+    def untimed(self) -> list[str]:
+        """The players that take no time budget, so that ``tc`` does not reach them (empty without ``tc``)."""
+        return list(self._untimed)
 
     def _check_sprt(self):
         """The SPRT settings: exactly two players, an even number of games (whole colour-swapped pairs)."""
@@ -219,8 +284,9 @@ class TournamentConfig:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["players"] = [asdict(p) for p in self.players]
-        if d["sprt"] is None:  # a tournament without SPRT keeps the dict it always had
-            del d["sprt"]
+        for key in ("sprt", "openings", "tc"):
+            if d[key] is None:  # a tournament without them keeps the dict it always had
+                del d[key]
         return d
 
     @classmethod
@@ -250,6 +316,47 @@ class TournamentConfig:
         # An attribute, not a dataclass field: where the games run is no part of the tournament's definition.
         setattr(cfg, "execution", execution)
         return cfg
+
+
+def timed_spec(spec: str, seconds: float) -> str | None:
+    """``spec`` with the time budget ``time=seconds``; ``None`` for a player that takes no time budget.
+
+    A built-in bot with a ``time`` parameter (``alphabeta``, ``mcts``,
+    ``alphazero``) gets ``time=seconds`` added to its parameters (its other
+    limits, such as ``depth`` or ``sims``, still apply); ``mix:P:SPEC`` and
+    ``phases:A+B`` pass it to the players inside.  A spec that already sets
+    another ``time`` is refused with a ValueError naming it.
+    """
+    from ..bots import bot_class, parse_spec
+
+    s = spec.strip()
+    prefix, sep, rest = s.partition(":")
+    if prefix == "mix" and sep:
+        prob, sep2, inner = rest.partition(":")
+        t = timed_spec(inner, seconds) if sep2 else None
+        return None if t is None else f"mix:{prob}:{t}"
+    if prefix == "phases" and sep:
+        place, plus, battle = rest.partition("+")
+        if not plus:
+            return None
+        tp, tb = timed_spec(place, seconds), timed_spec(battle, seconds)
+        if tp is None and tb is None:
+            return None
+        return f"phases:{tp or place.strip()}+{tb or battle.strip()}"
+    if prefix not in REGISTRY or "time" not in getattr(bot_class(prefix), "PARAMS", {}):
+        return None
+    text = repr(float(seconds))
+    if rest.strip() and "=" not in rest:  # alphazero:PATH, a checkpoint file
+        path = rest.strip()
+        return None if "," in path else f"{prefix}:checkpoint={path},time={text}"
+    params = parse_spec(s)[1]
+    if "time" in params:
+        given = params["time"]
+        if isinstance(given, bool) or not isinstance(given, (int, float)) or float(given) != float(seconds):
+            raise ValueError(f"player {spec!r} sets time={given}, and the tournament's time control (tc) is "
+                             f"{seconds:g} s: remove one of them")
+        return s
+    return f"{s}{',' if rest.strip() else ':'}time={text}"
 
 
 def _check_int_setting(name, value, lo, hi=None):
@@ -295,7 +402,8 @@ def _player_from(p):
 
 
 def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
-    """A :class:`TournamentConfig` from a TOML or JSON file."""
+    """A :class:`TournamentConfig` from a TOML or JSON file (an ``openings`` file named relative to it is
+    looked up in its folder first)."""
     with open(path, "rb") as f:
         raw = f.read()
     if str(path).lower().endswith(".json"):
@@ -309,6 +417,12 @@ def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
             except ModuleNotFoundError:
                 raise ImportError("reading TOML on Python 3.10 needs 'tomli' (pip install tomli), or use a JSON config") from None
         d = tomllib.loads(raw.decode("utf-8"))
+    suite = d.get("openings") if isinstance(d, dict) else None
+    if isinstance(suite, str) and suite.strip() and not os.path.isabs(suite):
+        # a suite file named in a config file is looked up next to the config file first
+        beside = os.path.join(os.path.dirname(os.fspath(path)), suite)
+        if os.path.isfile(beside):
+            d["openings"] = beside
     return TournamentConfig.from_dict(d)
 
 
@@ -331,11 +445,15 @@ class GameTask:
     random_opening: int
     white_version: str = ""
     black_version: str = ""
+    opening: dict[str, Any] | None = None  # {"index", "name", "moves"[, "start"]} of an opening suite
 
     def fingerprint(self) -> str:
         """Hash of everything that decides the game: specs, player code versions, rules, seeds, opening."""
-        key = json.dumps([self.white_spec, self.black_spec, self.white_version, self.black_version, self.rules,
-                          self.seed, self.white_seed, self.black_seed, self.random_opening], sort_keys=True)
+        parts = [self.white_spec, self.black_spec, self.white_version, self.black_version, self.rules,
+                 self.seed, self.white_seed, self.black_seed, self.random_opening]
+        if self.opening is not None:  # (games without a suite keep the fingerprints they always had)
+            parts.append({"moves": self.opening["moves"], "start": self.opening.get("start")})
+        key = json.dumps(parts, sort_keys=True)
         return hashlib.sha1(key.encode()).hexdigest()[:16]
 
 
@@ -352,7 +470,8 @@ def schedule(config: TournamentConfig, versions: dict[str, str] | None = None) -
 
     ``versions`` maps a spec to its player's code version (see
     :func:`jiu_env.players.player_version`); stored games are only
-    reused for the same versions.
+    reused for the same versions.  The specs are the players' specs under
+    the time control (:meth:`TournamentConfig.played_spec`).
     """
     versions = versions or {}
     tasks = []
@@ -361,20 +480,22 @@ def schedule(config: TournamentConfig, versions: dict[str, str] | None = None) -
         for g in range(config.games):
             seed = _seed_of(config.seed, pair_key, g // 2)
             white, black = (a, b) if g % 2 == 0 else (b, a)
+            white_spec, black_spec = config.played_spec(white), config.played_spec(black)
             tasks.append(GameTask(
                 id=f"{a}|{b}|{g}", pair=(a, b), game=g, white=white, black=black,
-                white_spec=config.spec_of(white), black_spec=config.spec_of(black), seed=seed,
+                white_spec=white_spec, black_spec=black_spec, seed=seed,
                 white_seed=_seed_of(seed, _crc(white)), black_seed=_seed_of(seed, _crc(black)),
                 rules=config.rules, random_opening=config.random_opening,
-                white_version=versions.get(config.spec_of(white), ""),
-                black_version=versions.get(config.spec_of(black), ""),
+                white_version=versions.get(white_spec, ""),
+                black_version=versions.get(black_spec, ""),
+                opening=config.opening_of(g),
             ))
     return tasks
 
 
 # ------------------------------------------------------------------ one game
 def run_game(rules: str | Rules | dict[str, Any], white: Any, black: Any, seed: int = 0, random_opening: int = 0,
-             players: Any = None) -> dict[str, Any]:
+             players: Any = None, opening: dict[str, Any] | None = None) -> dict[str, Any]:
     """Play one tournament game (the one game loop, :func:`jiu_env.game.play_game`); return a result dict.
 
     ``random_opening`` placements are drawn at random (seeded by ``seed``)
@@ -384,7 +505,13 @@ def run_game(rules: str | Rules | dict[str, Any], white: Any, black: Any, seed: 
     (``"white"``/``"black"``/``"draw"``/``None``), ``score_white`` (1, 1/2
     or 0; truncated games count 1/2), ``end_reason``, lengths and the
     players' total decision times.
+
+    ``opening``: an opening of a suite (``{"name", "moves"[, "start"]}``,
+    see :mod:`jiu_env.evaluation.openings`) played before the players
+    decide; the record holds its moves, and ``decisions`` counts them.
     """
+    if opening is not None:
+        return _run_from_opening(rules, white, black, seed, players, opening)
     g = play_game(rules, white, black, seed=None, random_opening=random_opening, opening_seed=seed,
                   on_illegal="forfeit", players=players, meta={"random_opening": random_opening})
     return {
@@ -397,6 +524,36 @@ def run_game(rules: str | Rules | dict[str, Any], white: Any, black: Any, seed: 
         "time": g.time,
         "moves_by": g.moves_by,
         "record": g.record,
+    }
+
+
+def _run_from_opening(rules, white, black, seed, players, opening):
+    """:func:`run_game` from the position after ``opening``: the players decide from there, and the record
+    holds the opening's moves then theirs."""
+    from ..notation import str_to_action
+    from ..records import GameRecord, result_of
+    from .openings import Opening
+
+    r = rules if isinstance(rules, Rules) else Rules.make(rules)
+    n = r.board_size
+    op = Opening(str(opening["name"]), tuple(str_to_action(m, n) for m in opening["moves"]), opening.get("start"))
+    meta = {"random_opening": 0, "opening": op.name, "opening_plies": len(op.actions)}
+    g = play_game(r, white, black, seed=None, start=op.state(r), opening_seed=seed, on_illegal="forfeit",
+                  players=players)
+    record = GameRecord(rules=r, actions=[*op.actions, *(g.actions or [])],
+                        start=op.start if op.start is not None else {"from": "placement"},
+                        players=dict(players or {}), seed=seed, result=result_of(g.state),
+                        meta={**meta, **({"forfeit": g.forfeit} if g.forfeit is not None else {})})
+    return {
+        "winner": g.winner,
+        "score_white": g.score_white,
+        "end_reason": g.end_reason,
+        "truncated": g.truncated,
+        "battle_turns": g.battle_turns,
+        "decisions": len(op.actions) + g.decisions,
+        "time": g.time,
+        "moves_by": g.moves_by,
+        "record": record,
     }
 
 
@@ -431,7 +588,7 @@ def play_task(task: GameTask, build_specs: dict[str, str] | None = None) -> dict
     white = make_player(white_build, seed=task.white_seed)
     black = make_player(black_build, seed=task.black_seed)
     r = run_game(task.rules, white, black, seed=task.seed, random_opening=task.random_opening,
-                 players={"white": task.white_spec, "black": task.black_spec})
+                 players={"white": task.white_spec, "black": task.black_spec}, opening=task.opening)
     rec = r.pop("record")
     line = {
         "id": task.id, "pair": list(task.pair), "game": task.game, "white": task.white, "black": task.black,
@@ -439,6 +596,8 @@ def play_task(task: GameTask, build_specs: dict[str, str] | None = None) -> dict
         "white_version": task.white_version, "black_version": task.black_version,
         "fingerprint": task.fingerprint(),
     }
+    if task.opening is not None:
+        line["opening"] = task.opening
     line.update(r)
     line["record"] = rec.to_dict(moves=False)
     return line
@@ -539,11 +698,12 @@ class TournamentMismatch(ValueError):
 
 
 # the settings that decide every game: stored games of other values are never reused
-_GAME_SETTINGS = ("seed", "rules", "random_opening")
+_GAME_SETTINGS = ("seed", "rules", "random_opening", "openings", "tc")
 
 
 def _check_same_tournament(out_dir, config, log):
-    """Raise :class:`TournamentMismatch` if ``out_dir`` holds games of another seed, rules or opening setting."""
+    """Raise :class:`TournamentMismatch` if ``out_dir`` holds games of another seed, rules, opening setting
+    (random placements or opening suite) or time control."""
     path = os.path.join(out_dir, CONFIG_FILE)
     games = os.path.join(out_dir, GAMES_FILE)
     if not (os.path.isfile(path) and os.path.isfile(games) and os.path.getsize(games) > 0):
@@ -559,7 +719,11 @@ def _check_same_tournament(out_dir, config, log):
     new = config.to_dict()
     diffs = []
     for key in _GAME_SETTINGS:
-        was, now = old.get(key), new[key]
+        was, now = old.get(key), new.get(key)  # openings and tc are left out of configs without them
+        if key == "openings":
+            if _suite_key(was) != _suite_key(now):
+                diffs.append(f"another opening suite, {_suite_text(was)} (this one: {_suite_text(now)})")
+            continue
         if key == "rules":
             try:  # options added since the file was written take their defaults
                 was = Rules.make(was).to_dict()
@@ -576,6 +740,21 @@ def _check_same_tournament(out_dir, config, log):
         raise TournamentMismatch(
             f"{out_dir} holds a tournament with {', '.join(diffs)}; use a new --out folder, "
             f"or --fresh (resume=False) to discard its games")
+
+
+def _suite_key(suite):
+    """What decides the games of an opening suite (config form): the openings' moves and starts, in order."""
+    if not isinstance(suite, dict) or not isinstance(suite.get("openings"), list):
+        return suite
+    return [[o.get("moves"), o.get("start")] if isinstance(o, dict) else o for o in suite["openings"]]
+
+
+def _suite_text(suite):
+    if suite is None:
+        return "no opening suite"
+    if isinstance(suite, dict) and isinstance(suite.get("openings"), list):
+        return f"{suite.get('source')} ({len(suite['openings'])} openings)"
+    return repr(suite)
 
 
 def _check_workers(workers):
@@ -693,8 +872,12 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
     # players' code versions decide which stored games are still valid
     versions = {}
     for p in config.players:
-        if p.spec not in versions:
-            versions[p.spec] = player_version(make_player(p.spec, seed=0))
+        spec = config.played_spec(p.name)
+        if spec not in versions:
+            versions[spec] = player_version(make_player(spec, seed=0))
+    if config.untimed():
+        log(f"the time control ({config.tc:g} s per turn) does not reach {', '.join(config.untimed())}: "
+            "they take no time budget")
     tasks = schedule(config, versions)
     by_id = {t.id: t for t in tasks}
     done = {}
@@ -763,7 +946,7 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
         # games finished by other workers while the deciding pairs were played: stored, not counted
         summary["sprt"]["games_after_decision"] = len(done) - len(games)
     summary["stale_lines_ignored"] = stale
-    summary["versions"] = {p.name: versions[p.spec] for p in config.players}
+    summary["versions"] = {p.name: versions[config.played_spec(p.name)] for p in config.players}
     result = TournamentResult(config, games, summary, new_games=new, out_dir=out_dir)
     if out_dir is not None and write_reports:
         from .report import write_reports as _write
@@ -893,7 +1076,7 @@ def summarise(config: TournamentConfig, games: Sequence[dict[str, Any]]) -> dict
         p = per[n]
         t = p["total"]
         players[n] = {
-            "spec": config.spec_of(n),
+            "spec": config.played_spec(n),
             **t,
             "score": (t["wins"] + 0.5 * t["draws"]) / t["games"] if t["games"] else None,
             "as_white": p["white"], "as_black": p["black"],
@@ -912,9 +1095,32 @@ def summarise(config: TournamentConfig, games: Sequence[dict[str, Any]]) -> dict
         "draws_matrix": draws.tolist(),
     }
     summary["elo"] = rate(config, wins, draws)
+    if config.openings is not None:
+        summary["openings"] = _openings_summary(config, games)
+    if config.tc is not None:
+        summary["tc"] = {"seconds": config.tc, "per": "turn", "untimed": config.untimed()}
     if config.sprt is not None:
         summary["sprt"] = sprt_summary(config, games)
     return summary
+
+
+def _openings_summary(config, games):
+    """The suite's source and, per opening, its moves and the games played from it by result."""
+    n = int(config.rules["board_size"])
+    rows = []
+    for k, o in enumerate(config.openings["openings"]):
+        rows.append({"index": k, "name": o["name"], "moves": " ".join(o["moves"]),
+                     "start": "position" if o.get("start") else "placement",
+                     "games": 0, "white_wins": 0, "draws": 0, "black_wins": 0})
+    for ln in games:
+        op = ln.get("opening")
+        k = op.get("index") if isinstance(op, dict) else None
+        if isinstance(k, int) and 0 <= k < len(rows):
+            row = rows[k]
+            row["games"] += 1
+            sw = ln["score_white"]
+            row["white_wins" if sw == 1.0 else "black_wins" if sw == 0.0 else "draws"] += 1
+    return {"source": config.openings["source"], "count": len(rows), "board_size": n, "per_opening": rows}
 
 
 # ------------------------------------------------------------------ SPRT
@@ -1020,5 +1226,5 @@ def eta_text(seconds: float | None) -> str:
 __all__ = [
     "Player", "TournamentConfig", "GameTask", "TournamentResult", "load_config", "schedule", "run_game",
     "play_task", "run_tournament", "summarise", "rate", "read_games", "default_workers", "scores_text",
-    "TournamentMismatch", "sprt_summary",
+    "TournamentMismatch", "sprt_summary", "timed_spec",
 ]
