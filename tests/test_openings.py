@@ -126,6 +126,16 @@ def test_records_and_games_jsonl_are_suites(tmp_path):
     for g in res.games:
         back = GameRecord.from_dict(g["record"])
         assert back.start["board"] == board  # the game starts from the position
+    # the text notations of real records: competition (one game) and jiuchess CSV (one opening per game line)
+    from jiu_env.records import to_competition, to_jiuchess
+
+    comp = suite_file(tmp_path, to_competition(rec), "comp.txt")
+    assert [o.actions for o in load_suite(comp, SMALL).openings] == [(14, 21, 0, 35)]
+    two = GameRecord.from_actions(r, [21, 14, 5])
+    csv = suite_file(tmp_path, to_jiuchess(rec) + "\n" + to_jiuchess(two) + "\n", "games.csv")
+    assert [o.actions for o in load_suite(csv, SMALL).openings] == [(14, 21, 0, 35), (21, 14, 5)]
+    with pytest.raises(SuiteError, match=r"games\.csv game line 1"):
+        load_suite(suite_file(tmp_path, "Stage[1]:W(A,1);B(D,4)\n", "games.csv"), SMALL)
     # a finished game is no opening
     from jiu_env import play_game
 
@@ -223,7 +233,7 @@ def test_games_without_openings_still_resume(tmp_path):
 
 
 # ------------------------------------------------------------------ shipped suites
-@pytest.mark.parametrize("name, size", [("jiu8", 8)])
+@pytest.mark.parametrize("name, size", [("jiu14", 14), ("jiu8", 8)])
 def test_shipped_suites_load_and_are_legal(name, size):
     path = shipped_path(name)
     assert os.path.isfile(path) and SHIPPED[name] == os.path.basename(path)

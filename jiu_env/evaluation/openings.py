@@ -52,6 +52,7 @@ MAX_SUITE_BYTES: int = 64 << 20
 _BOARD_SIZE = re.compile(r"^#\s*board_size\s*[:=]\s*(\S+)\s*$", re.I)
 # lines of a competition record: its header, or a numbered entry "12,..."
 _COMPETITION_LINE = re.compile(r"^\s*(\[|\d+\s*,)")
+_COMPETITION_HEADER = re.compile(r"^\[[^\]\[\"{}]*\]")
 
 
 class SuiteError(ValueError):
@@ -199,6 +200,8 @@ def _read_file(path: str, name: str, rules: Rules) -> tuple[list[Opening], int |
         try:
             data = loads_json(text, path)
         except (json.JSONDecodeError, JSONTooDeep) as e:
+            if _COMPETITION_HEADER.match(stripped):  # "[JIU][...]": the header of a competition record
+                return _read_competition(text, path, name, rules), None
             raise SuiteError(f"{path} is not valid JSON: {e}") from None
         if isinstance(data, dict) and "openings" in data and "format" not in data:
             data = data["openings"]
