@@ -74,7 +74,8 @@ def write_observation_unchecked(s, me, out):
         const[PL_PLACEMENT] = 1.0
     elif ph == K.PH_BATTLE:
         const[PL_MOVE + s[K.H_SUB]] = 1.0
-        const[PL_PENDING] = s[K.H_PENDING] / 4.0
+        # at most 4 square captures, or 8 with formations (lines too): the plane stays in [0, 1]
+        const[PL_PENDING] = s[K.H_PENDING] / (8.0 if s[K.H_FORMATIONS] else 4.0)
         const[PL_JUMP_BAN] = s[K.H_BAN_NOW]
     mover = s[K.H_TO_MOVE]
     if ph == K.PH_BATTLE:

@@ -25,8 +25,8 @@ quick; the long one is marked slow.
 Then one edit per cross-field check: each is refused with a message naming
 its fields, and the reference refuses it too where it models the fields.  A
 formations capture of five (reachable, once refused by the range of
-H_PENDING) validates; its observation is outside the Box (xfail: the pending
-plane is H_PENDING / 4 in jiu_env/observation.py).
+H_PENDING) validates, and its observation stays in the Box (the pending plane
+is H_PENDING / 8 under formations).
 """
 
 import zlib
@@ -238,7 +238,6 @@ def test_formations_capture_of_five_is_a_valid_state():
         assert s[K.H_PENDING] == 4
 
 
-@pytest.mark.xfail(strict=True, reason="observation.py scales pending captures by 1/4, but formations take up to 8")
 def test_formations_capture_of_five_observation_in_box():
     from jiu_env.state import position_state
 

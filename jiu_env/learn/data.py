@@ -92,8 +92,9 @@ class DataConfig:
         return asdict(self)
 
 
-def game_seed(config: DataConfig, game: int) -> int:
-    """The seed of game number ``game`` of a run (independent of chunking and of the process that plays it)."""
+def game_seed(config: Any, game: int) -> int:
+    """The seed of game number ``game`` of a run (its ``config.seed``; independent of chunking and of the process
+    that plays it)."""
     return int(np.random.SeedSequence([config.seed, game]).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
@@ -223,7 +224,7 @@ def write_manifest(out_dir: str | os.PathLike[str], data: dict[str, Any]) -> Non
     atomic_write_text(pathlib.Path(out_dir) / MANIFEST, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
-def open_run(out_dir: str | os.PathLike[str], config: DataConfig) -> dict[str, Any]:
+def open_run(out_dir: str | os.PathLike[str], config: Any) -> dict[str, Any]:
     """The manifest of the run in ``out_dir``: created for ``config``, or checked against it when resuming.
 
     Chunk files on disk that the manifest does not list yet (a run stopped
@@ -247,12 +248,19 @@ def open_run(out_dir: str | os.PathLike[str], config: DataConfig) -> dict[str, A
 
 
 def _chunk_job(cfg: dict[str, Any], index: int) -> tuple[int, bytes, float, float]:
+    if cfg.get("kind") == "selfplay":
+        from .selfplay import SelfPlayConfig, play_selfplay_chunk
+
+        return (index, *play_selfplay_chunk(SelfPlayConfig(**cfg), index))
     return (index, *play_chunk(DataConfig(**cfg), index))
 
 
-def generate(out_dir: str | os.PathLike[str], config: DataConfig, games: int, workers: int = 1,
+def generate(out_dir: str | os.PathLike[str], config: Any, games: int, workers: int = 1,
              progress: bool = True, backend: str = "local", address: str | None = None) -> dict[str, Any]:
     """Make the chunks of the first ``games`` games (rounded up to whole chunks) that ``out_dir`` lacks.
+
+    ``config``: a :class:`DataConfig` (engine games labelled by a teacher) or a
+    :class:`~jiu_env.learn.selfplay.SelfPlayConfig` (the network's self-play).
 
     ``backend="local"``: this process (``workers == 1``) or a pool of
     ``workers`` processes; ``backend="ray"``: Ray tasks on the cluster at
@@ -354,10 +362,16 @@ def load_games(out_dir: str | os.PathLike[str], verify: bool = False) -> Iterato
         with np.load(path) as z:
             arr = {k: z[k] for k in z.files}
         off = arr["offsets"]
+        # self-play chunks: the soft policy target of every labelled decision, in order
+        lab_off = np.concatenate([[0], np.cumsum(arr["labels"] >= 0)]) if "pi_actions" in arr else None
         for g in range(arr["seed"].size):
             sl = slice(int(off[g]), int(off[g + 1]))
-            yield {"seed": int(arr["seed"][g]), "actions": arr["actions"][sl], "labels": arr["labels"][sl],
-                   "values": arr["values"][sl], "result": int(arr["result"][g]), "chunk": name}
+            game = {"seed": int(arr["seed"][g]), "actions": arr["actions"][sl], "labels": arr["labels"][sl],
+                    "values": arr["values"][sl], "result": int(arr["result"][g]), "chunk": name}
+            if lab_off is not None:
+                ls = slice(int(lab_off[off[g]]), int(lab_off[off[g + 1]]))
+                game["pi_actions"], game["pi_visits"] = arr["pi_actions"][ls], arr["pi_visits"][ls]
+            yield game
 
 
 def iter_positions(rules: Rules, game: dict[str, Any]) -> Iterator[tuple[np.ndarray, int, int, int]]:

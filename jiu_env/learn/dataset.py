@@ -41,13 +41,34 @@ class Positions:
     result: np.ndarray  # int8 (M,), the game result for the side to move
     placement: np.ndarray  # bool (M,), a placement-phase position
     game: np.ndarray  # int64 (M,), the game's seed
+    #: int32 (M, K): the soft policy target's actions (-1: padding); K = 1 and ``action`` for engine data
+    pi_actions: np.ndarray | None = None
+    #: float32 (M, K): their probabilities (each row sums to 1)
+    pi_probs: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.pi_actions is None:
+            self.pi_actions = self.action.astype(np.int32).reshape(-1, 1)
+            self.pi_probs = np.ones((self.action.size, 1), np.float32)
 
     def __len__(self) -> int:
         return int(self.action.size)
 
+    @property
+    def soft(self) -> bool:
+        """Whether any position has a soft policy target (more than one action)."""
+        return self.policy_targets()[0].shape[1] > 1
+
+    def policy_targets(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(pi_actions, pi_probs)``, the soft policy targets (set for every position)."""
+        if self.pi_actions is None or self.pi_probs is None:
+            raise ValueError("positions without policy targets")  # never: __post_init__ sets them
+        return self.pi_actions, self.pi_probs
+
     def subset(self, idx: np.ndarray) -> Positions:
+        pa, pp = self.policy_targets()
         return Positions(self.planes[idx], self.action[idx], self.value[idx], self.result[idx],
-                         self.placement[idx], self.game[idx])
+                         self.placement[idx], self.game[idx], pa[idx], pp[idx])
 
     def split(self, val_share: float, seed: int = 0) -> tuple[Positions, Positions]:
         """``(train, validation)`` split by game, so no game has positions on both sides."""
@@ -66,6 +87,21 @@ def rules_of_run(data_dir: str | os.PathLike[str]) -> Rules:
     return Rules.make(dict(manifest["config"]["rules"]))
 
 
+def data_key(data_dirs: Iterable[str | os.PathLike[str]]) -> str:
+    """An identifier of the chunks in ``data_dirs`` (their SHA-256s from the manifests, in order)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for d in data_dirs:
+        manifest = read_manifest(d)
+        if manifest is None:
+            raise FileNotFoundError(f"no manifest in {d}: not a training-data directory")
+        for name in sorted(manifest["chunks"]):
+            h.update(f"{name}:{manifest['chunks'][name]['sha256']};".encode())
+        h.update(b"|")
+    return h.hexdigest()[:16]
+
+
 def load_positions(data_dirs: Iterable[str | os.PathLike[str]], max_games: int | None = None,
                    progress: bool = False) -> tuple[Positions, Rules]:
     """Replay every game of the runs in ``data_dirs`` (all made under the same rules) into :class:`Positions`."""
@@ -77,7 +113,7 @@ def load_positions(data_dirs: Iterable[str | os.PathLike[str]], max_games: int |
         if rules_of_run(d) != rules:
             raise ValueError(f"{d} was made under other rules than {dirs[0]}")
     n = rules.board_size
-    chunks: list[list[Any]] = [[], [], [], [], [], []]
+    chunks: list[list[Any]] = [[], [], [], [], [], [], [], []]
     obs = np.empty((n, n, NUM_PLANES), np.float32)
     games = 0
     for d in dirs:
@@ -97,11 +133,22 @@ def load_positions(data_dirs: Iterable[str | os.PathLike[str]], max_games: int |
                 chunks[3].append(np.array([r[3] for r in rows], np.int8))
                 chunks[4].append(np.array([r[4] for r in rows], bool))
                 chunks[5].append(np.full(len(rows), game["seed"], np.int64))
+                if "pi_actions" in game:  # self-play: visit counts of the most visited root actions
+                    visits = game["pi_visits"].astype(np.float32)
+                    chunks[6].append(game["pi_actions"].astype(np.int32))
+                    chunks[7].append(visits / np.maximum(visits.sum(1, keepdims=True), 1.0))
+                else:
+                    chunks[6].append(chunks[1][-1].astype(np.int32).reshape(-1, 1))
+                    chunks[7].append(np.ones((len(rows), 1), np.float32))
             if progress and games % 100 == 0:
                 print(f"replayed {games} games", flush=True)
     if not chunks[0]:
         raise ValueError(f"no labelled positions in {dirs}")
-    return Positions(*(np.concatenate(c) for c in chunks)), rules
+    k = max(a.shape[1] for a in chunks[6])
+    pi_a = np.concatenate([np.pad(a, ((0, 0), (0, k - a.shape[1])), constant_values=-1) for a in chunks[6]])
+    pi_p = np.concatenate([np.pad(p, ((0, 0), (0, k - p.shape[1]))) for p in chunks[7]])
+    planes, action, value, result, placement, game = (np.concatenate(c) for c in chunks[:6])
+    return Positions(planes, action, value, result, placement, game, pi_a, pi_p), rules
 
 
 def value_target(value: np.ndarray, result: np.ndarray, result_weight: float | np.ndarray, scale: float
@@ -129,13 +176,16 @@ def random_symmetries(placement: np.ndarray, n: int, rng: np.random.Generator) -
 
 def apply_symmetries(planes: np.ndarray, actions: np.ndarray, syms: np.ndarray, n: int
                      ) -> tuple[np.ndarray, np.ndarray]:
-    """Planes ``(B, N, N, C)`` and actions ``(B,)`` each mapped by its own symmetry ``syms[i]``."""
+    """Planes ``(B, N, N, C)`` and actions ``(B,)`` or ``(B, K)`` (soft targets, -1 padding kept) each mapped
+    by its own symmetry ``syms[i]``."""
     out_p = np.empty_like(planes)
     out_a = np.empty_like(actions)
     for sym in np.unique(syms):
         idx = np.flatnonzero(syms == sym)
         out_p[idx] = transform_observation(planes[idx], int(sym))
-        out_a[idx] = action_map(int(sym), n)[actions[idx]]
+        a = actions[idx]
+        mapped = action_map(int(sym), n)[np.maximum(a, 0)]
+        out_a[idx] = np.where(a >= 0, mapped, a)  # -1 pads a soft target's short rows
     return out_p, out_a
 
 
@@ -145,5 +195,5 @@ def augment(planes: np.ndarray, actions: np.ndarray, placement: np.ndarray, n: i
     return apply_symmetries(planes, actions, random_symmetries(placement, n, rng), n)
 
 
-__all__ = ["Positions", "PLANE_SCALE", "load_positions", "rules_of_run", "value_target", "augment",
+__all__ = ["Positions", "PLANE_SCALE", "load_positions", "data_key", "rules_of_run", "value_target", "augment",
            "random_symmetries", "apply_symmetries"]

@@ -8,6 +8,19 @@ Stages, each in its own folder of the run directory and each resumable:
    (:mod:`jiu_env.learn.train`), with ``curve.csv`` and the checkpoint
    ``net/net.pt`` that ``policy:PATH`` and ``alphazero:PATH`` load.
 
+Generations beyond the teacher (each its own run directory, each stage
+resumable):
+
+3. ``--stage selfplay --net LAST.pt``: ``selfplay/``, the last network
+   playing itself with PUCT search, leaves of many games batched into one
+   forward pass (:mod:`jiu_env.learn.selfplay`);
+4. ``--stage train --init LAST.pt --data OLD_DATA``: the next network on
+   the new self-play data mixed with the old data, starting from the last
+   weights;
+5. ``--stage gate --against LAST.pt``: a match of the new network against
+   the last one, stopped by SPRT (``gate/``); the generation is kept only
+   if the test accepts that it is stronger.
+
 Stop it at any point (Ctrl-C, a killed job) and run the same command again:
 finished chunks and the last saved training state are kept, nothing is done
 twice.  ``--quick`` runs the whole pipeline on 6x6 in well under a minute.
@@ -26,15 +39,31 @@ from ..rules import Rules
 
 #: ``--quick``: a 6x6 run of every stage in well under a minute.
 QUICK = dict(board_size=6, teacher="alphabeta:depth=1,tt_bits=14", games=8, chunk_games=2, steps=150, channels=16,
-             blocks=1, batch=64, eval_every=50, save_every=50, random_opening=4)
+             blocks=1, batch=64, eval_every=50, save_every=50, random_opening=4, sims=8)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("out", metavar="DIR", help="run directory (created; an existing one is resumed)")
     p.add_argument("--quick", action="store_true",
                    help="a 6x6 run of the whole pipeline in well under a minute (overrides the sizes below)")
-    p.add_argument("--stage", choices=("all", "data", "train"), default="all",
-                   help="run only the data generation or only the training (default: all)")
+    p.add_argument("--stage", choices=("all", "data", "train", "selfplay", "gate"), default="all",
+                   help="all: data then train; or one stage: data (engine games), train, selfplay (the network "
+                        "--net plays itself with search into DIR/selfplay), gate (a match of --net against "
+                        "--against, stopped by SPRT) (default: all)")
+    p.add_argument("--net", metavar="CHECKPOINT",
+                   help="selfplay: the network that plays; gate: the new network (default DIR/net/net.pt)")
+    p.add_argument("--against", metavar="CHECKPOINT", help="gate: the network it must beat (the last generation)")
+    p.add_argument("--init", metavar="CHECKPOINT",
+                   help="train: start from these weights (the last generation) instead of random ones")
+    p.add_argument("--sims", type=int, default=32, help="selfplay: simulations per decision (default 32)")
+    p.add_argument("--adjudicate-turns", type=int, default=0,
+                   help="selfplay: a game still going after this many battle turns is scored by the stone "
+                        "difference (default 0: played to the end)")
+    p.add_argument("--gate-player", default="policy:checkpoint={net}",
+                   help="gate: the player spec of each network, {net} standing for its checkpoint "
+                        "(default %(default)s)")
+    p.add_argument("--sprt", nargs=2, type=float, default=[0.0, 20.0], metavar=("ELO0", "ELO1"),
+                   help="gate: SPRT hypotheses, the new network is ELO0 vs ELO1 Elo stronger (default 0 20)")
     p.add_argument("--teacher", default="alphabeta:depth=2,tt_bits=18",
                    help="the engine that labels every decision (default alphabeta:depth=2,tt_bits=18)")
     p.add_argument("--games", type=int, default=1000, help="engine games to generate (default 1000)")
@@ -84,6 +113,9 @@ def settings(args: argparse.Namespace, rules: Rules) -> dict[str, Any]:
                   "lr": args.lr, "result_weight": args.result_weight,
                   "placement_result_weight": args.placement_result_weight, "eval_every": pick("eval_every", args.eval_every),
                   "save_every": pick("save_every", args.save_every), "seed": args.seed},
+        "init": args.init,
+        "selfplay": {"net": args.net, "sims": pick("sims", args.sims), "adjudicate_turns": args.adjudicate_turns},
+        "gate": {"net": args.net, "against": args.against, "player": args.gate_player, "sprt": list(args.sprt)},
     }
 
 
@@ -106,17 +138,76 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
         report["data"] = {"games": sum(c["games"] for c in chunks), "labelled": sum(c["labelled"] for c in chunks),
                           "cpu_seconds": round(sum(c["cpu_seconds"] or 0.0 for c in chunks), 1),
                           "cpu_seconds_now": round(time.process_time() - t0, 1)}
+    if stage == "selfplay":
+        from .selfplay import SelfPlayConfig
+
+        sp = s["selfplay"]
+        net = pathlib.Path(sp["net"] or out / "net" / "net.pt")
+        scfg = SelfPlayConfig.for_net(net, rules=s["rules"], seed=s["seed"], chunk_games=s["chunk_games"],
+                                      sims=sp["sims"], random_opening=s["random_opening"],
+                                      adjudicate_turns=sp["adjudicate_turns"])
+        t0 = time.process_time()
+        manifest = generate(out / "selfplay", scfg, s["games"], workers=workers, progress=progress, backend=backend,
+                            address=address)
+        chunks = manifest["chunks"].values()
+        report["selfplay"] = {"games": sum(c["games"] for c in chunks), "labelled": sum(c["labelled"] for c in chunks),
+                              "cpu_seconds": round(sum(c["cpu_seconds"] or 0.0 for c in chunks), 1),
+                              "cpu_seconds_now": round(time.process_time() - t0, 1), "net": str(net)}
     if stage in ("all", "train"):
-        from .dataset import load_positions
+        from .dataset import data_key, load_positions
         from .train import NET, TrainConfig, train
 
-        data, rules = load_positions([out / "data", *extra_data])
+        dirs = [d for d in (out / "data", out / "selfplay") if (d / "manifest.json").exists()] + list(extra_data)
+        if not dirs:
+            raise FileNotFoundError(f"nothing to train on: no {out / 'data'} or {out / 'selfplay'} and no --data")
+        data, rules = load_positions(dirs)
         tcfg = TrainConfig(**s["train"])
+        init = s.get("init")
         row = train(data, rules, out / "net", tcfg, device=device, threads=threads, progress=progress,
-                    stop_after=max_steps_now,
-                    meta={"teacher": s["teacher"], "data_games": int(len(set(data.game.tolist())))})
+                    stop_after=max_steps_now, init=init, data_key=data_key(dirs),
+                    meta={"teacher": s["teacher"], "data_games": int(len(set(data.game.tolist()))),
+                          "data": [str(d) for d in dirs]})
         report["train"] = {"data_positions": len(data), "checkpoint": str(out / "net" / NET), **row}
+    if stage == "gate":
+        report["gate"] = gate(out, s, workers=workers, progress=progress, backend=backend, address=address)
     return report
+
+
+def gate(out: pathlib.Path, s: dict[str, Any], workers: int = 1, progress: bool = True, backend: str = "local",
+         address: str | None = None) -> dict[str, Any]:
+    """A match of the new network against the last generation, stopped by SPRT (``DIR/gate/``).
+
+    Colours alternate over game pairs with random openings; the run resumes
+    like any ``jiu eval --out`` folder and gives the same decision on the same
+    games.  ``accepted`` is true when the test accepts H1 (the new network is
+    at least ``elo1`` stronger), false for H0, None while undecided at the
+    games limit.
+    """
+    from ..evaluation.tournament import Player, TournamentConfig, run_tournament
+
+    g = s["gate"]
+    new = pathlib.Path(g["net"] or out / "net" / "net.pt").resolve()
+    if not g["against"]:
+        raise ValueError("the gate stage needs --against CHECKPOINT (the network to beat)")
+    old = pathlib.Path(g["against"]).resolve()
+    for path in (new, old):
+        if not path.is_file():
+            raise FileNotFoundError(f"checkpoint {path} not found")
+    template = g["player"]
+    if "{net}" not in template:
+        raise ValueError(f"--gate-player must contain {{net}} (where the checkpoint goes), not {template!r}")
+    cfg = TournamentConfig(players=[Player("new", template.format(net=new)), Player("old", template.format(net=old))],
+                           games=s["games"], rules=s["rules"], seed=s["seed"], random_opening=s["random_opening"],
+                           anchor="old", title="generation gate",
+                           sprt={"elo0": g["sprt"][0], "elo1": g["sprt"][1], "alpha": 0.05, "beta": 0.05})
+    result = run_tournament(cfg, out_dir=str(out / "gate"), workers=workers, backend=backend, address=address,
+                            progress=None, log=(lambda m: print(m, file=sys.stderr)) if progress else (lambda m: None))
+    sprt = result.summary.get("sprt") or {}
+    decision = sprt.get("decision")
+    pair: dict[str, Any] = next(iter(result.summary.get("pairs", [])), {})
+    return {"new": str(new), "old": str(old), "games": len(result.games), "sprt": sprt,
+            "accepted": True if decision == "H1 accepted" else False if decision == "H0 accepted" else None,
+            "pair": pair}
 
 
 def run(args: argparse.Namespace, rules: Rules) -> int:

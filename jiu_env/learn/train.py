@@ -147,7 +147,8 @@ def evaluate_net(net: Any, data: Positions, cfg: TrainConfig, device: Any = "cpu
 
 def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: TrainConfig, device: str = "cpu",
           threads: int = 1, progress: bool = True, meta: dict[str, Any] | None = None,
-          stop_after: int | None = None, snapshot_every: int | None = 1000) -> dict[str, Any]:
+          stop_after: int | None = None, snapshot_every: int | None = 1000,
+          init: str | os.PathLike[str] | None = None, data_key: str | None = None) -> dict[str, Any]:
     """Train (or continue training) a network on ``data``; returns the last curve row.
 
     ``stop_after``: stop after that many steps in this call (the run resumes
@@ -155,6 +156,10 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     ``snapshot_every``: also keep the network of every that many steps as
     ``snapshots/net-STEP.pt`` (what a strength-over-training curve rates);
     ``None`` keeps none.
+    ``init``: a checkpoint whose weights start a new run (the next generation
+    starts from the last one); ignored when the run resumes from its state.
+    ``data_key``: an identifier of the data (:func:`jiu_env.learn.dataset.data_key`),
+    kept in the state so a resumed run refuses other data.
     """
     import torch
     import torch.nn.functional as F
@@ -170,6 +175,20 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
         raise ValueError("no training positions (every game went to validation)")
     torch.manual_seed(cfg.seed)
     net = build_net(cfg.channels, cfg.blocks).to(device).to(memory_format=torch.channels_last)
+    soft = train_set.soft
+    pi_actions, pi_probs = train_set.policy_targets()
+    if init is not None and not (out / STATE).exists():
+        from ..bots.alphazero import load_network
+
+        start, data_init, init_rules = load_network(init)
+        shape = data_init["config"]
+        if shape.get("channels") != cfg.channels or shape.get("blocks") != cfg.blocks:
+            raise ValueError(f"{init} is a {data_init['config']} network, not channels={cfg.channels}, "
+                             f"blocks={cfg.blocks}: it cannot start this run")
+        if init_rules is not None and init_rules != rules:
+            raise ValueError(f"{init} was trained under other rules ({init_rules.to_dict()}) than this data")
+        net.load_state_dict(start.state_dict())
+        net.to(memory_format=torch.channels_last)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     step, cpu0, wall0 = 0, 0.0, 0.0
     state_path = out / STATE
@@ -178,6 +197,9 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
         if st["config"] != asdict(cfg) or st["rules"] != rules.to_dict():
             raise ValueError(f"{state_path} belongs to a run with other settings: {st['config']} under rules "
                              f"{st['rules']}; use another directory")
+        if data_key is not None and st.get("data_key") not in (None, data_key):
+            raise ValueError(f"{state_path} belongs to a run on other data (its chunks differ from the ones "
+                             "given now); use another directory")
         net.load_state_dict(st["net"])
         opt.load_state_dict(st["opt"])
         step, cpu0, wall0 = int(st["step"]), float(st["cpu_seconds"]), float(st["wall_seconds"])
@@ -186,6 +208,8 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     target_all = _targets(train_set, cfg)
     n = rules.board_size
     run_meta = {"kind": "policy-value", "phase": "both", "train": asdict(cfg), **(meta or {})}
+    if init is not None:
+        run_meta["init"] = str(init)
     row: dict[str, Any] = {}
     sums = [0.0, 0.0, 0]
     end = cfg.steps if stop_after is None else min(cfg.steps, step + int(stop_after))
@@ -198,7 +222,8 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
 
     def save() -> None:
         atomic_torch_save({"net": net.state_dict(), "opt": opt.state_dict(), "step": step, "config": asdict(cfg),
-                      "rules": rules.to_dict(), "cpu_seconds": cpu(), "wall_seconds": wall()}, state_path)
+                      "rules": rules.to_dict(), "cpu_seconds": cpu(), "wall_seconds": wall(), "data_key": data_key},
+                          state_path)
         save_checkpoint(out / NET, net.to(memory_format=torch.contiguous_format), rules,
                         {**run_meta, "steps": step, "cpu_seconds": round(cpu(), 1)})
         if snapshot_every and step % snapshot_every == 0:
@@ -210,11 +235,18 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
         net.train()
         rng = np.random.default_rng([cfg.seed, step])
         idx = rng.integers(len(train_set), size=cfg.batch)
-        planes, actions = augment(train_set.planes[idx], train_set.action[idx], train_set.placement[idx], n, rng)
+        if soft:  # self-play data: cross-entropy to the search's visit distribution
+            planes, pa = augment(train_set.planes[idx], pi_actions[idx], train_set.placement[idx], n, rng)
+        else:
+            planes, actions = augment(train_set.planes[idx], train_set.action[idx], train_set.placement[idx], n, rng)
         for g in opt.param_groups:
             g["lr"] = _lr(cfg, step)
         logits, v = net(_tensor(planes, device))
-        lp = F.cross_entropy(logits, torch.from_numpy(actions).to(device))
+        if soft:
+            logp = F.log_softmax(logits, dim=1).gather(1, torch.from_numpy(np.maximum(pa, 0).astype(np.int64)).to(device))
+            lp = -(torch.from_numpy(pi_probs[idx]).to(device) * logp).sum(1).mean()
+        else:
+            lp = F.cross_entropy(logits, torch.from_numpy(actions).to(device))
         lv = F.mse_loss(v, torch.from_numpy(target_all[idx]).to(device))
         loss = lp + cfg.value_weight * lv
         opt.zero_grad(set_to_none=True)
