@@ -510,8 +510,10 @@ def _moves_listing(legal, n):
 def _save_game(game, path, players, seed):
     from .records import GameRecord
 
+    from .records.export import today
+
     rec = GameRecord.from_actions(game.rules, game.actions(), players=players, seed=seed,
-                                  meta={"source": "jiu play"})
+                                  meta={"source": "jiu play", "event": "jiu play", "date": today()})
     rec.save(path)
 
 
@@ -739,6 +741,47 @@ def cmd_replay(args: argparse.Namespace, inp: Callable[[str], str] = input) -> i
     return 0
 
 
+# ------------------------------------------------------------------ jiu export
+def _export_args(p):
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="a games.jsonl of jiu eval (every game, or --game), or record files in any format the "
+                        "package reads (JSON, competition notation, jiuchess CSV: every game line)")
+    p.add_argument("--format", required=True, choices=["json", "competition", "jiuchess"],
+                   help="the format of the files written: json (.json), competition (.txt) or jiuchess (.csv)")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="the folder for the files (made if missing), one per game: NNNN-WHITE-vs-BLACK.EXT, "
+                        "the input's name first when several inputs are given")
+    p.add_argument("--game", metavar="N", help="only this game of each input: a games.jsonl game id or a game "
+                                               "number from 0")
+    p.add_argument("--force", action="store_true", help="overwrite files that exist already (default: refuse, "
+                                                        "writing nothing)")
+    p.add_argument("--lenient", action="store_true",
+                   help="competition / jiuchess inputs: go on past irregularities instead of stopping at the first")
+    _add_rules_args(p)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .records.export import ExportError, export_games
+
+    why = writable_dir(args.out, "--out")
+    if why:
+        return _err(f"export: {why}")
+    rules = _rules_from_args(args)
+    try:
+        report = export_games(args.inputs, args.format, args.out, game=args.game, force=args.force, rules=rules,
+                              strict=not args.lenient)
+    except (ExportError, OSError) as e:
+        return _err(f"export: {e}")
+    for label, reason in report.refused:
+        print(f"jiu export: refused {label}: {reason}", file=sys.stderr)
+    print(report.text(args.out))
+    if report.refused:
+        print(f"jiu export: {len(report.refused)} of {report.games} games not written (named above); "
+              f"the other {len(report.written)} were", file=sys.stderr)
+        return 1
+    return 0
+
+
 # ------------------------------------------------------------------ jiu warm
 def _warm_args(p):
     from .warmup import DEFAULT_BOTS
@@ -816,6 +859,10 @@ COMMANDS: dict[str, Command] = {
     "replay": ("step through a saved game (Enter next, b back, q quit; --all prints everything)",
                "jiu replay game.json\n  jiu replay results/games.jsonl --game 'random|greedy|0' --all",
                _replay_args, cmd_replay),
+    "export": ("write every game of a games.jsonl or of record files, one file per game, as JSON, competition "
+               "notation or jiuchess CSV, with event, date, players, result and rules headers",
+               "jiu export results/games.jsonl --format competition --out results/games",
+               _export_args, cmd_export),
     "bench": ("performance benchmark: kernel, batched runner, envs and search, side by side with peers",
               "jiu bench --quick --out /tmp/bench",
               _bench_args, cmd_bench),

@@ -1,0 +1,407 @@
+"""Exporting games: every game of a ``games.jsonl`` or of record files, one file per game, in one format.
+
+:func:`export_games` reads its inputs (a ``games.jsonl`` of ``jiu eval``, a
+JSON record, competition notation or a jiuchess CSV file, detected from the
+content as :func:`~jiu_env.records.load_record` does), makes the text of every
+game in the chosen format (``json``, ``competition`` or ``jiuchess``) and
+writes one file per game into a folder (``jiu export``).  Each file carries
+the game's headers where they are known:
+
+* ``event``: the record's own event; else the tournament's title (from the
+  ``tournament.json`` next to a ``games.jsonl``, else ``jiu eval``); else the
+  program that saved it (``jiu play``).
+* ``date``: the record's own date (``meta["date"]``; ``jiu play`` stores the
+  day it saved the game); else the day the input file was last modified
+  (UTC), and ``date_source`` says which.
+* the players, as ``NAME=SPEC`` where a tournament player's name is not its
+  spec; the result and its end reason; the rules (the profile and the options
+  that differ from it).
+
+A game a notation cannot write (the text notations need a game that starts
+with the placement phase and ends at the end of a turn; the jiuchess notation
+has no mark for a fly to a neighbouring point) or a line of a ``games.jsonl``
+that cannot be read is *refused*: :class:`ExportReport` names it with the
+reason, and the other games are written.  Names are ``NNNN-WHITE-vs-BLACK.EXT``
+(``NNNN`` the game's number in its input, from 0; the input's file name
+first when several inputs are given); existing files are refused before
+anything is written, unless ``force``.  Every file is written atomically
+(:func:`jiu_env.fileio.atomic_write_text`).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import io
+import json
+import os
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
+
+from .. import fileio
+from ..rules import Rules
+from .competition import _header_field, from_competition, to_competition
+from .errors import ChooseGame, RecordError, check_strict
+from .game_record import GameRecord, result_text
+from .jiuchess import from_jiuchess, game_lines, to_jiuchess
+from .loading import detect_format
+
+#: format name -> file extension (the extensions :meth:`GameRecord.save` and ``load_record`` know).
+EXPORT_FORMATS: dict[str, str] = {"json": ".json", "competition": ".txt", "jiuchess": ".csv"}
+#: The largest ``games.jsonl`` read (a single record file: :data:`jiu_env.fileio.MAX_RECORD_BYTES`).
+MAX_GAMES_BYTES: int = 1 << 30
+#: The columns of the first line of a jiuchess export (the game line's cells, the moves last).
+JIUCHESS_COLUMNS: tuple[str, ...] = ("event", "date", "white", "black", "result", "end_reason", "rules", "moves")
+
+
+class ExportError(ValueError):
+    """An export that cannot start: an unknown format, an input that cannot be read, files in the way."""
+
+
+@dataclass
+class ExportGame:
+    """One game to export: where it comes from, its record (None when unreadable) and its headers."""
+
+    label: str
+    number: int
+    record: GameRecord | None
+    headers: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    prefix: str = ""
+
+
+@dataclass
+class ExportReport:
+    """What :func:`export_games` did: the files written, and the games refused with the reason."""
+
+    games: int = 0
+    written: list[str] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Was every game written?"""
+        return not self.refused
+
+    def text(self, out_dir: str | os.PathLike[str] = "") -> str:
+        """A summary line: ``wrote 3 of 4 games to DIR; 1 refused``."""
+        where = f" to {os.fspath(out_dir)}" if out_dir else ""
+        tail = f"; {len(self.refused)} refused" if self.refused else ""
+        return f"wrote {len(self.written)} of {self.games} games{where}{tail}"
+
+
+# ------------------------------------------------------------------ headers
+def utc_date(timestamp: float) -> str:
+    """The UTC calendar day of a POSIX timestamp, ``YYYY-MM-DD``."""
+    return datetime.datetime.fromtimestamp(timestamp, datetime.timezone.utc).date().isoformat()
+
+
+def today() -> str:
+    """Today's UTC date, ``YYYY-MM-DD`` (the date ``jiu play`` stores in a saved record)."""
+    return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+
+
+def rules_text(rules: Rules) -> str:
+    """The profile and the options that differ from it: ``competitive board_size=6``."""
+    base = Rules.make(rules.profile, board_size=rules.board_size)
+    parts = [rules.profile]
+    if rules.board_size != 14:
+        parts.append(f"board_size={rules.board_size}")
+    mine, theirs = rules.to_dict(), base.to_dict()
+    for key, value in mine.items():
+        if key not in ("profile", "board_size") and theirs.get(key) != value:
+            parts.append(f"{key}={value}")
+    return " ".join(parts)
+
+
+def player_text(name: Any, spec: Any) -> str:
+    """``NAME=SPEC`` (the ``jiu eval`` syntax), or the one of them given when they are the same."""
+    name = "" if name is None else str(name)
+    spec = "" if spec is None else str(spec)
+    if not name or name == spec:
+        return spec
+    if not spec:
+        return name
+    return f"{name}={spec}"
+
+
+def _headers(record: GameRecord, event: str, date: str, date_source: str, names: dict[str, Any]) -> dict[str, Any]:
+    players = record.players or {}
+    res = record.result or {}
+    out = {"event": event, "date": date, "date_source": date_source}
+    for side in ("white", "black"):
+        spec = players.get(side)
+        out[side] = player_text(names.get(side, spec), spec)
+        out[f"{side}_name"] = "" if names.get(side, spec) is None else str(names.get(side, spec))
+        out[f"{side}_spec"] = "" if spec is None else str(spec)
+    out["result"] = result_text(res).split(" (")[0]
+    out["end_reason"] = (res.get("end_reason") or "") if res.get("over") else ""
+    out["rules"] = rules_text(record.rules)
+    return out
+
+
+def _game_headers(record: GameRecord, event: str, file_date: str, names: dict[str, Any] | None = None
+                  ) -> dict[str, Any]:
+    meta = record.meta or {}
+    ev = str(meta.get("event") or event or meta.get("source") or "")
+    if meta.get("date"):
+        date, source = str(meta["date"]), "record"
+    else:
+        date, source = file_date, "file modification time (UTC)"
+    return _headers(record, ev, date, source, names or {})
+
+
+# ------------------------------------------------------------------ reading
+def _tournament_title(folder: str) -> str | None:
+    """The title in ``folder/tournament.json`` (written by ``jiu eval --out``), or None."""
+    path = os.path.join(folder, "tournament.json")
+    try:
+        d = fileio.loads_json(fileio.read_text_limited(path, fileio.MAX_RECORD_BYTES, "tournament file"), path)
+    except (OSError, ValueError):
+        return None
+    title = d.get("title") if isinstance(d, dict) else None
+    return str(title) if title else None
+
+
+def _jsonl_games(path: str, text: str, file_date: str, game: int | str | None) -> list[ExportGame]:
+    title = _tournament_title(os.path.dirname(os.path.abspath(path)))
+    out = []
+    numbered = [(k + 1, ln) for k, ln in enumerate(text.splitlines()) if ln.strip()]
+    for i, (lineno, raw) in enumerate(numbered):
+        label = f"{path} game {i} (line {lineno})"
+        why: str | None
+        try:
+            d = fileio.loads_json(raw, f"{path} line {lineno}")
+        except fileio.JSONTooDeep as e:
+            d, why = None, str(e)
+        except json.JSONDecodeError as e:
+            d, why = None, f"not valid JSON ({e.msg}, column {e.colno})"
+        else:
+            why = None if isinstance(d, dict) else f"a JSON {type(d).__name__}, not a game"
+        gid = d.get("id") if isinstance(d, dict) else None
+        if gid is not None:
+            label = f"{path} game {i} (id {gid!r})"
+        if game is not None and not (str(gid) == str(game) or (str(game).isdigit() and i == int(game))):
+            continue
+        if why is not None:
+            out.append(ExportGame(label, i, None, error=why))
+            continue
+        try:
+            record = GameRecord.from_dict(d.get("record", d))
+        except RecordError as e:
+            out.append(ExportGame(label, i, None, error=f"not a readable record: {e}"))
+            continue
+        names = {side: d.get(side) for side in ("white", "black") if d.get(side) is not None}
+        if "record" in d and "pair" in d:
+            event = title or "jiu eval"
+        else:
+            event = ""
+        out.append(ExportGame(label, i, record, _game_headers(record, event, file_date, names)))
+    if game is not None and not out:
+        raise ExportError(f"{path}: no game {game!r} (give a game id or a line number from 0)")
+    return out
+
+
+def read_games(path: str | os.PathLike[str], game: int | str | None = None,
+               rules: str | Rules | dict[str, Any] = "competitive", strict: bool = True) -> list[ExportGame]:
+    """The games of one input file, each with its headers; ``game`` picks one (an id or a number from 0).
+
+    A ``games.jsonl`` gives every line (a line that cannot be read comes back
+    with ``error`` set, to be reported); a jiuchess CSV file every game line;
+    a JSON record or competition notation its one game.  ``rules`` and
+    ``strict`` are those of the text notations.  An input that cannot be read
+    at all raises :class:`ExportError` naming it.
+    """
+    check_strict(strict)
+    path = os.fspath(path)
+    try:
+        rules = Rules.make(rules)
+    except (TypeError, ValueError) as e:
+        raise ExportError(f"bad rules: {e}") from None
+    try:
+        limit = MAX_GAMES_BYTES if path.lower().endswith(".jsonl") else fileio.MAX_RECORD_BYTES
+        text = fileio.read_text_limited(path, limit, "games file").lstrip("\ufeff")
+        file_date = utc_date(os.stat(path).st_mtime)
+    except FileNotFoundError:
+        raise ExportError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ExportError(f"{path} is a directory, not a games.jsonl or a record file") from None
+    except UnicodeDecodeError:
+        raise ExportError(f"{path} is not a text file (not UTF-8)") from None
+    except (OSError, fileio.FileTooLarge) as e:
+        raise ExportError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
+    if not text.strip():
+        raise ExportError(f"{path} is empty: no games to export")
+    kind = detect_format(text, path)
+    if kind == "jsonl":
+        return _jsonl_games(path, text, file_date, game)
+    try:
+        if kind == "jiuchess":
+            count = len(game_lines(text))
+            numbers = range(count) if game is None else [_number(game, count, path)]
+            out = []
+            for k in numbers:
+                label = f"{path} game {k}"
+                try:
+                    record = from_jiuchess(text, rules=rules, strict=strict, game=k)
+                except RecordError as e:
+                    out.append(ExportGame(label, k, None, error=f"not a readable record: {e}"))
+                    continue
+                out.append(ExportGame(label, k, record, _game_headers(record, "", file_date)))
+            return out
+        if game is not None:
+            _number(game, 1, path)
+        if kind == "json":
+            try:
+                d = fileio.loads_json(text, path)
+            except (fileio.JSONTooDeep, json.JSONDecodeError) as e:
+                raise ExportError(f"{path} is not a game record: {e}") from None
+            if not isinstance(d, dict) or "format" not in d:
+                raise ExportError(f"{path} is not a game record (a JSON file without the record's format field)")
+            record = GameRecord.from_dict(d)
+        else:
+            try:
+                record = from_competition(text, rules=rules, strict=strict)
+            except RecordError as e:
+                if e.entry == 0 and e.item is None:
+                    raise ExportError(f"{path} is not a game record (not JSON, JSON lines, jiuchess CSV or "
+                                      f"competition notation; as competition notation: {e})") from None
+                raise
+    except ChooseGame as e:  # pragma: no cover - every game of a multi-game file is read one by one
+        raise ExportError(f"{path}: {e}") from None
+    except RecordError as e:
+        raise ExportError(f"{path}: {e}") from None
+    return [ExportGame(f"{path}", 0, record, _game_headers(record, "", file_date))]
+
+
+def _number(game, count, path):
+    text = str(game)
+    if not (text.isascii() and text.isdigit()) or int(text) >= count:
+        raise ExportError(f"{path}: no game {game!r}: it holds {count} game{'s' if count != 1 else ''}"
+                          f" (0..{count - 1})")
+    return int(text)
+
+
+# ------------------------------------------------------------------ writing
+def _clean_cell(value: Any) -> str:
+    text = " ".join(str(value if value is not None else "").split())  # one line
+    return text.replace("Stage[", "Stage(")  # a jiuchess reader finds a game by 'Stage[1]'
+
+
+def render(game: ExportGame, fmt: str) -> str:
+    """The text of one game in ``fmt`` (ValueError when the notation cannot write it, naming why)."""
+    rec, h = game.record, game.headers
+    if rec is None:
+        raise ValueError(game.error or "no record")
+    if fmt == "json":
+        meta = dict(rec.meta or {})
+        for key in ("event", "date"):
+            if h.get(key):
+                meta[key] = h[key]
+        if h.get("date"):
+            meta["date_source"] = h["date_source"]
+        meta["export_players"] = {side: {"name": h[f"{side}_name"], "spec": h[f"{side}_spec"]}
+                                  for side in ("white", "black")}
+        return replace(rec, meta=meta).to_json(indent=1) + "\n"
+    if fmt == "competition":
+        named = replace(rec, players={"white": h["white"] or None, "black": h["black"] or None})
+        text = to_competition(named, event=h["event"], date=h["date"])
+        head, nl, body = text.partition("\n")
+        # two more fields after [event]: the end reason and the rules (readers take the first six)
+        head += f"[{_header_field(h['end_reason'])}][{_header_field(h['rules'])}]"
+        return head + nl + body + "\n"
+    if fmt == "jiuchess":
+        line = to_jiuchess(rec)
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(JIUCHESS_COLUMNS)
+        w.writerow([_clean_cell(h[c]) for c in JIUCHESS_COLUMNS[:-1]] + [line])
+        return buf.getvalue()
+    raise ExportError(f"unknown export format {fmt!r}: choose one of {', '.join(EXPORT_FORMATS)}")
+
+
+def _slug(text: Any, fallback: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9._+-]+", "_", str(text or "")).strip("._-")[:40].strip("._-")
+    return s or fallback
+
+
+def file_name(game: ExportGame, fmt: str) -> str:
+    """``[PREFIX-]NNNN-WHITE-vs-BLACK.EXT``: letters, digits and ``._+-`` only."""
+    h = game.headers
+    white = _slug(h.get("white_name") or h.get("white_spec"), "white")
+    black = _slug(h.get("black_name") or h.get("black_spec"), "black")
+    head = f"{game.prefix}-" if game.prefix else ""
+    return f"{head}{game.number:04d}-{white}-vs-{black}{EXPORT_FORMATS[fmt]}"
+
+
+def _prefixes(paths: Sequence[str]) -> list[str]:
+    if len(paths) < 2:
+        return [""] * len(paths)
+    stems = [_slug(os.path.splitext(os.path.basename(p))[0], "input") for p in paths]
+    if len(set(stems)) == len(stems):
+        return stems
+    return [f"{k + 1}-{s}" for k, s in enumerate(stems)]
+
+
+def export_games(inputs: Sequence[str | os.PathLike[str]], fmt: str, out_dir: str | os.PathLike[str],
+                 game: int | str | None = None, force: bool = False,
+                 rules: str | Rules | dict[str, Any] = "competitive", strict: bool = True) -> ExportReport:
+    """Write every game of ``inputs`` into ``out_dir`` in ``fmt`` (``json``, ``competition``, ``jiuchess``).
+
+    ``game`` picks one game of each input (a ``games.jsonl`` game id or a
+    number from 0).  Games the format cannot write, and lines that are not
+    readable games, are listed in :attr:`ExportReport.refused` with the reason;
+    the others are written.  Raises :class:`ExportError` (nothing written) for
+    an unknown format, an input that cannot be read, no inputs, or files that
+    exist already in ``out_dir`` (unless ``force``).
+    """
+    if fmt not in EXPORT_FORMATS:
+        raise ExportError(f"unknown export format {fmt!r}: choose one of {', '.join(EXPORT_FORMATS)}")
+    paths = [os.fspath(p) for p in inputs]
+    if not paths:
+        raise ExportError("no input: give a games.jsonl or record files")
+    games: list[ExportGame] = []
+    for path, prefix in zip(paths, _prefixes(paths)):
+        for g in read_games(path, game=game, rules=rules, strict=strict):
+            g.prefix = prefix
+            games.append(g)
+    report = ExportReport(games=len(games))
+    planned: list[tuple[str, str]] = []
+    for g in games:
+        if g.record is None:
+            report.refused.append((g.label, g.error or "unreadable"))
+            continue
+        try:
+            text = render(g, fmt)
+        except ExportError:
+            raise
+        except ValueError as e:
+            report.refused.append((g.label, str(e)))
+            continue
+        planned.append((os.path.join(os.fspath(out_dir), file_name(g, fmt)), text))
+    names = [p for p, _ in planned]
+    dup = sorted({p for p in names if names.count(p) > 1})
+    if dup:  # pragma: no cover - numbers are unique within an input and prefixes across inputs
+        raise ExportError(f"two games would be written to {dup[0]}")
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise ExportError(f"{os.fspath(out_dir)} exists and is not a directory")
+    if not force:
+        there = [p for p in names if os.path.lexists(p)]
+        if there:
+            more = f" and {len(there) - 1} more" if len(there) > 1 else ""
+            raise ExportError(f"{there[0]}{more} exist{'s' if len(there) == 1 else ''} already: nothing written"
+                              " (use --force to overwrite, or another --out)")
+    if planned:
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+        except OSError as e:
+            raise ExportError(f"{os.fspath(out_dir)} cannot be created: {e.strerror or e}") from None
+    for path, text in planned:
+        fileio.atomic_write_text(path, text, newline="\n")
+        report.written.append(path)
+    return report
+
+
+__all__ = ["EXPORT_FORMATS", "ExportError", "ExportGame", "ExportReport", "export_games", "read_games", "render",
+           "file_name", "rules_text", "player_text", "today", "utc_date"]
