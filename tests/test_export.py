@@ -12,7 +12,9 @@ import pytest
 from jiu_env.cli import main
 from jiu_env.evaluation.tournament import TournamentConfig, read_games, run_tournament
 from jiu_env.records import GameRecord, load_record
-from jiu_env.records.export import ExportError, export_games, read_games as export_read_games, utc_date
+from jiu_env.records.export import (
+    ExportError, export_games, player_text, read_games as export_read_games, split_player, utc_date,
+)
 from jiu_env.records.replay import inside_turn
 from jiu_env.rules import Rules
 
@@ -211,3 +213,36 @@ def test_cli_subprocess(tournament, tmp_path):
     p = subprocess.run([sys.executable, "-m", "jiu_env.cli", "export", "--help"], capture_output=True, text=True,
                        timeout=300)
     assert p.returncode == 0 and "--format {json,competition,jiuchess}" in p.stdout and "--force" in p.stdout
+
+
+def test_jiuchess_file_of_several_games_as_input(tournament, tmp_path):
+    games, lines = tournament
+    report = export_games([games], "jiuchess", tmp_path / "csv", rules=RULES)
+    both = tmp_path / "both.csv"  # two exported files one after the other: two header lines, two game lines
+    both.write_text("".join(open(p, encoding="utf-8").read() for p in report.written[:2]), encoding="utf-8")
+    numbers = [int(os.path.basename(p)[:4]) for p in report.written[:2]]
+    back = export_games([both], "json", tmp_path / "json", rules=RULES)
+    assert back.ok and [os.path.basename(p)[:4] for p in back.written] == ["0000", "0001"]
+    for path, i in zip(back.written, numbers):
+        rec = load_record(path)
+        assert rec.actions == lines[i]["record"]["actions"] and rec.result["winner"] == lines[i]["winner"]
+        assert rec.meta["head"].startswith("Exporttest[6x6],2023-11-14,")  # the cells before Stage[1]
+        # the headers of a jiuchess export come back from its cells
+        assert rec.meta["event"] == TITLE and rec.meta["date"] == "2023-11-14"
+        assert rec.meta["date_source"] == "record"
+        assert rec.players == {"white": lines[i]["white_spec"], "black": lines[i]["black_spec"]}
+    one = export_games([both], "json", tmp_path / "one", rules=RULES, game="1")
+    assert [os.path.basename(p)[:4] for p in one.written] == ["0001"]
+    with pytest.raises(ExportError, match="no game '2': it holds 2 games"):
+        export_games([both], "json", tmp_path / "none", rules=RULES, game="2")
+
+
+@pytest.mark.parametrize("name,spec,text", [
+    ("random", "random", "random"),
+    ("ab2", "alphabeta:depth=2", "ab2=alphabeta:depth=2"),
+    ("alphabeta:depth=2", "alphabeta:depth=2", "alphabeta:depth=2"),
+    ("human", None, "human"),
+])
+def test_player_text_and_back(name, spec, text):
+    assert player_text(name, spec) == text
+    assert split_player(text) == (name, spec if spec is not None else name)

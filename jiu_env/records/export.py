@@ -126,6 +126,15 @@ def player_text(name: Any, spec: Any) -> str:
     return f"{name}={spec}"
 
 
+def split_player(text: str) -> tuple[str, str]:
+    """``(name, spec)`` of a :func:`player_text`: ``NAME=SPEC`` where the part before the first ``=``
+    has no ``:`` (as ``jiu eval`` reads it), else the text is both."""
+    name, eq, spec = text.partition("=")
+    if eq and name.strip() and ":" not in name:
+        return name.strip(), spec.strip()
+    return text, text
+
+
 def _headers(record: GameRecord, event: str, date: str, date_source: str, names: dict[str, Any]) -> dict[str, Any]:
     players = record.players or {}
     res = record.result or {}
@@ -248,7 +257,7 @@ def read_games(path: str | os.PathLike[str], game: int | str | None = None,
                 except RecordError as e:
                     out.append(ExportGame(label, k, None, error=f"not a readable record: {e}"))
                     continue
-                out.append(ExportGame(label, k, record, _game_headers(record, "", file_date)))
+                out.append(ExportGame(label, k, record, _jiuchess_headers(text, k, record, file_date)))
             return out
         if game is not None:
             _number(game, 1, path)
@@ -273,6 +282,27 @@ def read_games(path: str | os.PathLike[str], game: int | str | None = None,
     except RecordError as e:
         raise ExportError(f"{path}: {e}") from None
     return [ExportGame(f"{path}", 0, record, _game_headers(record, "", file_date))]
+
+
+def _jiuchess_headers(text: str, k: int, record: GameRecord, file_date: str) -> dict[str, Any]:
+    """The headers of game line ``k`` of a jiuchess file; a file this module wrote (its first line the
+    column names of :data:`JIUCHESS_COLUMNS`) gives back its event, date and players."""
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    if first.strip() != ",".join(JIUCHESS_COLUMNS):
+        return _game_headers(record, "", file_date)
+    cells = next(csv.reader([game_lines(text)[k]]), [])
+    if len(cells) != len(JIUCHESS_COLUMNS):
+        return _game_headers(record, "", file_date)
+    row = dict(zip(JIUCHESS_COLUMNS, cells))
+    meta = dict(record.meta or {})
+    for key in ("event", "date"):
+        if row[key] and not meta.get(key):
+            meta[key] = row[key]
+    split = {side: split_player(row[side]) for side in ("white", "black")}
+    players = {side: split[side][1] or None for side in split}
+    names = {side: split[side][0] for side in split if split[side][0]}
+    record.meta, record.players = meta, players
+    return _game_headers(record, "", file_date, names)
 
 
 def _number(game, count, path):
@@ -404,4 +434,4 @@ def export_games(inputs: Sequence[str | os.PathLike[str]], fmt: str, out_dir: st
 
 
 __all__ = ["EXPORT_FORMATS", "ExportError", "ExportGame", "ExportReport", "export_games", "read_games", "render",
-           "file_name", "rules_text", "player_text", "today", "utc_date"]
+           "file_name", "rules_text", "player_text", "split_player", "today", "utc_date"]
