@@ -275,11 +275,17 @@ def sb3_spec_rules(specs: list[str], rules: Any = None) -> Any:
     (:func:`rules_mismatch`), and returns ``rules``.  Only top-level
     ``sb3:`` specs are read (a model inside ``mix:`` or ``phases:`` is
     checked when it plays); files that do not exist are left to the player
-    factory's error.
+    factory's error.  With ``rules`` given, the top-level ``rllib:PATH``
+    checkpoints are loaded and their board size checked too (an RLModule
+    records its spaces, not the rules): a damaged checkpoint or one of
+    another board size raises ValueError naming it.
     """
     found = None
     for spec in specs:
         kind, sep, arg = spec.strip().partition(":")
+        if kind == "rllib" and sep and rules is not None:
+            _check_rllib_board(spec.strip(), arg, rules)
+            continue
         if kind != "sb3" or not sep:
             continue
         path = arg if arg.endswith(".zip") or os.path.isfile(arg) else arg + ".zip"
@@ -301,6 +307,27 @@ def sb3_spec_rules(specs: list[str], rules: Any = None) -> Any:
     if rules is not None:
         return rules
     return None if found is None else found[1]
+
+
+def _check_rllib_board(spec: str, arg: str, rules: Any) -> None:
+    """Raise ValueError when the checkpoint of ``rllib:ARG`` cannot load or plays another board size than ``rules``;
+    without Ray or with a missing checkpoint, nothing (the player factory says so)."""
+    from .rules import Rules
+
+    path, _, params = arg.partition(":")
+    module = next((v.strip() for k, _, v in (item.partition("=") for item in params.split(","))
+                   if k.strip() == "module"), None)
+    if not os.path.exists(path):
+        return
+    try:
+        from .integrations.rllib import LEARNER, checkpoint_board_size
+    except ImportError:
+        return
+    n = checkpoint_board_size(path, module or LEARNER)
+    size = Rules.make(rules).board_size
+    if n != size:
+        raise ValueError(f"{spec}: the RLlib checkpoint {path!r} was built for board_size={n}; this game's rules "
+                         f"differ: board_size={n} (here: {size})")
 
 
 def sb3_file_rules(path: str | os.PathLike[str]) -> Any:

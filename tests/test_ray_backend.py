@@ -167,3 +167,129 @@ def test_config_file_backend_setting(tmp_path, capsys, monkeypatch):
     cfg.write_text(cfg.read_text().replace('backend = "local"', 'backend = "local"\naddress = "127.0.0.1:6379"'))
     assert main(["eval", "--config", str(cfg), "--no-progress"]) == 2
     assert "needs --backend ray" in capsys.readouterr().err
+
+
+def test_rllib_checkpoint_directories_are_spec_files(tmp_path):
+    """The path of rllib:PATH[:PARAMS] is a directory token (its parameters stay out of it); other tokens only
+    ever name files."""
+    seen = []
+
+    def fn(token):
+        seen.append(("file", token))
+        return "<" + token + ">"
+
+    def dir_fn(token):
+        seen.append(("dir", token))
+        return "[" + token + "]"
+
+    assert rewrite_spec("rllib:ck/a:module=league_1,deterministic=false", fn, dir_fn) == \
+        "rllib:[ck/a]:module=league_1,deterministic=false"
+    assert rewrite_spec("phases:rllib:ck+sb3:m.zip", fn, dir_fn) == "phases:rllib:[ck]+sb3:<m.zip>"
+    assert rewrite_spec("mix:0.2:rllib:ck", fn) == "mix:0.2:rllib:<ck>"  # without dir_fn: fn
+    assert seen[:3] == [("dir", "ck/a"), ("dir", "ck"), ("file", "m.zip")]
+    ck = tmp_path / "ck"
+    (ck / "sub").mkdir(parents=True)
+    (ck / "sub" / "w.pkl").write_bytes(b"w")
+    (tmp_path / "m.zip").write_bytes(b"zip")
+    assert spec_files([f"rllib:{ck}:module=x", f"sb3:{tmp_path / 'm'}", f"alphazero:checkpoint={ck}"]) == {
+        str(ck): str(ck), str(tmp_path / "m"): str(tmp_path / "m.zip")}  # a directory only where rllib: names it
+
+
+# ---------------------------------------------------------------- connecting to a cluster
+def _free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_address_where_nothing_listens_fails_at_once_naming_the_causes(capsys):
+    import time
+
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        ray.shutdown()
+    address = f"127.0.0.1:{_free_port()}"
+    t0 = time.monotonic()
+    with pytest.raises(ConnectionError) as info:
+        init_ray(address)
+    assert time.monotonic() - t0 < 10
+    msg = str(info.value)
+    for words in (address, "nothing answers there", "ray start --head", "RAY_AUTH_MODE=token", "RAY_AUTH_TOKEN_PATH",
+                  "RAY_AUTH_TOKEN", "~/.ray/auth_token", "docs/scaling_ray.md"):
+        assert words in msg
+    assert not ray.is_initialized()
+    cfg = TournamentConfig(players=["random", "b=random"], games=2, rules=RULES8)
+    with pytest.raises(ConnectionError, match="RAY_AUTH_MODE=token"):
+        run_tournament(cfg, backend="ray", address=address, write_reports=False)
+    assert main(["eval", "random", "b=random", "--backend", "ray", "--address", address, "--rule", "board_size=6",
+                 "--games", "2", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert address in err and "RAY_AUTH_MODE=token" in err and "Traceback" not in err
+
+
+def test_a_cluster_that_refuses_this_process_is_a_connection_error_naming_token_auth(monkeypatch):
+    """Something listens at the address but ray.init fails (as when the cluster wants a token this process does
+    not send): the error names the address and token authentication, and keeps Ray's own error as its cause."""
+    import socket
+
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():
+        ray.shutdown()
+
+    def refuse(*args, **kwargs):
+        raise ConnectionError("Timed out while waiting for GCS to become available.")
+
+    monkeypatch.setattr(ray, "init", refuse)
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        address = f"127.0.0.1:{server.getsockname()[1]}"
+        with pytest.raises(ConnectionError) as info:
+            init_ray(address)
+    msg = str(info.value)
+    assert address in msg and "Timed out while waiting for GCS" in msg and "RAY_AUTH_MODE=token" in msg
+    assert isinstance(info.value.__cause__, ConnectionError)
+
+
+TOKEN_HEAD = '''
+import os, sys
+os.environ["RAY_AUTH_MODE"] = "token"
+from ray.cluster_utils import Cluster
+c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "node_ip_address": "127.0.0.1",
+                                                  "include_dashboard": False})
+print(c.address, flush=True)
+try:
+    sys.stdin.readline()
+finally:
+    c.shutdown()
+'''
+
+
+@pytest.mark.slow
+def test_jiu_eval_without_the_token_of_a_token_auth_cluster_names_the_cause(tmp_path):
+    """A real loopback head with token authentication; jiu eval --address from a process without RAY_AUTH_MODE
+    is refused by Ray after its time-out, and says why (about 40 s)."""
+    import os
+    import pathlib
+    import subprocess
+
+    pytest.importorskip("ray")
+    root = pathlib.Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
+    head = subprocess.Popen([sys.executable, "-c", TOKEN_HEAD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, env=env, cwd=tmp_path)
+    try:
+        address = head.stdout.readline().strip()
+        assert address.startswith("127.0.0.1:"), address
+        r = subprocess.run([sys.executable, "-m", "jiu_env.cli", "eval", "random", "b=random", "--backend", "ray",
+                            "--address", address, "--rule", "board_size=6", "--games", "2", "--no-progress"],
+                           capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    finally:
+        head.stdin.close()
+        head.wait(timeout=120)
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-2000:]
+    assert f"cannot connect to the Ray cluster at {address}" in r.stderr and "RAY_AUTH_MODE=token" in r.stderr
+    assert "Traceback" not in r.stderr

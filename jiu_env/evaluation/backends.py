@@ -10,21 +10,26 @@ appends them to ``games.jsonl`` in the parent process.
 - ``local``: this process (one worker) or a pool of fresh worker processes.
 - ``ray``: long-lived Ray actors, one per CPU of a Ray cluster (or
   ``workers``), on this machine or on a cluster (``address``).  Each actor
-  warms its bots once; the model files that player specs name are read here
-  and shipped once through Ray's object store, so a worker on another node
-  needs no shared file system (see ``docs/scaling_ray.md``).
+  warms its bots once; the model files that player specs name (and the
+  ``rllib:`` checkpoint directories, as tar archives) are read here and
+  shipped once through Ray's object store, so a worker on another node needs
+  no shared file system (see ``docs/scaling_ray.md``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
+import io
 import logging
 import multiprocessing
 import os
 import shutil
 import signal
+import socket
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -160,7 +165,7 @@ def execute_local(todo: Sequence[GameTask], workers: int | None = None) -> Itera
 
 
 # ------------------------------------------------------------------ files named by specs
-def rewrite_spec(spec: str, fn: Callable[[str], str]) -> str:
+def rewrite_spec(spec: str, fn: Callable[[str], str], dir_fn: Callable[[str], str] | None = None) -> str:
     """``spec`` with every token that may name a file replaced by ``fn(token)``.
 
     The tokens are found by the syntax of the player specs alone (the file
@@ -168,7 +173,9 @@ def rewrite_spec(spec: str, fn: Callable[[str], str]) -> str:
     other registered kinds, a ``file.py`` module, every parameter value of a
     built-in bot (``alphazero:checkpoint=PATH``), ``alphazero:PATH``, and the same inside
     ``mix:P:SPEC`` and ``phases:A+B``.  ``fn`` returns the token unchanged
-    for the tokens that are not files.
+    for the tokens that are not files.  The tokens that may name a directory
+    (the checkpoint of ``rllib:PATH[:PARAMS]``, without its parameters) go to
+    ``dir_fn`` instead when it is given.
     """
     from ..bots import REGISTRY
     from ..players import PLAYER_KINDS
@@ -177,10 +184,13 @@ def rewrite_spec(spec: str, fn: Callable[[str], str]) -> str:
     prefix, sep, rest = spec.partition(":")
     if prefix == "mix":
         p, sep2, inner = rest.partition(":")
-        return f"mix:{p}:{rewrite_spec(inner, fn)}" if sep2 else spec
+        return f"mix:{p}:{rewrite_spec(inner, fn, dir_fn)}" if sep2 else spec
     if prefix == "phases":
         a, sep2, b = rest.partition("+")
-        return f"phases:{rewrite_spec(a, fn)}+{rewrite_spec(b, fn)}" if sep2 else spec
+        return f"phases:{rewrite_spec(a, fn, dir_fn)}+{rewrite_spec(b, fn, dir_fn)}" if sep2 else spec
+    if prefix in DIRECTORY_KINDS and prefix in PLAYER_KINDS:
+        path, sep2, params = rest.strip().partition(":")
+        return f"{prefix}:{(dir_fn or fn)(path)}{sep2}{params}" if path else spec
     if prefix in PLAYER_KINDS:
         return f"{prefix}:{fn(rest.strip())}" if rest.strip() else spec
     if prefix in REGISTRY:
@@ -198,6 +208,10 @@ def rewrite_spec(spec: str, fn: Callable[[str], str]) -> str:
     return spec
 
 
+#: Player kinds whose argument is ``PATH[:PARAMS]`` with PATH a directory (shipped as a whole).
+DIRECTORY_KINDS: tuple[str, ...] = ("rllib",)
+
+
 def _resolve_file(token):
     """The file a spec token names here (``sb3:model`` may mean ``model.zip``), or None."""
     if not token:
@@ -208,29 +222,82 @@ def _resolve_file(token):
     return None
 
 
+def _resolve_file_or_dir(token):
+    """The file or directory a directory-kind token names here, or None."""
+    if token and os.path.isdir(token):
+        return token
+    return _resolve_file(token)
+
+
 def spec_files(specs: Iterable[str]) -> dict[str, str]:
-    """``{token: path}`` of every file named by the player specs (as :func:`rewrite_spec` finds them)."""
+    """``{token: path}`` of every file named by the player specs (as :func:`rewrite_spec` finds them), and of
+    every directory named by the argument of a directory kind (``rllib:DIR``)."""
     out = {}
 
-    def collect(token):
-        path = _resolve_file(token)
+    def collect(token, resolve=_resolve_file):
+        path = resolve(token)
         if path is not None:
             out[token] = path
         return token
 
     for spec in specs:
-        rewrite_spec(spec, collect)
+        rewrite_spec(spec, collect, lambda token: collect(token, _resolve_file_or_dir))
     return out
+
+
+def pack_dir(path: str) -> bytes:
+    """The directory ``path`` (its files and folders, links followed) as the bytes of a gzip tar archive."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1, dereference=True) as tar:  # weights hardly shrink
+        for name in sorted(os.listdir(path)):
+            tar.add(os.path.join(path, name), arcname=name)
+    return buf.getvalue()
+
+
+def unpack_dir(data: bytes, dest: str) -> str:
+    """Unpack an archive of :func:`pack_dir` into the new directory ``dest`` (plain files and folders only)."""
+    os.makedirs(dest)
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(dest, filter="data")
+        else:  # Python without extraction filters: the archive is ours, still refuse anything but files and folders
+            members = [m for m in tar.getmembers() if (m.isfile() or m.isdir()) and not os.path.isabs(m.name)
+                       and ".." not in m.name.split("/")]
+            tar.extractall(dest, members=members)
+    return dest
+
+
+def ship_files(ray: ModuleType, specs: Iterable[str]) -> dict[str, tuple[Any, str, str]]:
+    """Put the files and directories the player specs name into Ray's object store.
+
+    Returns ``{token: (object ref, name, kind)}`` for :class:`FileCache`:
+    ``kind`` is ``"file"`` (the bytes of the file) or ``"dir"`` (a gzip tar
+    archive of the directory, unpacked once per worker under a name that
+    holds the archive's content hash).
+    """
+    shipped: dict[str, tuple[Any, str, str]] = {}
+    for token, path in spec_files(specs).items():
+        if os.path.isdir(path):
+            data = pack_dir(path)
+            kind = "dir"
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+            kind = "file"
+        shipped[token] = (ray.put(data), os.path.basename(os.path.normpath(path)) or "dir", kind)
+    return shipped
 
 
 class FileCache:
     """Files received through Ray's object store, written once to a private temporary folder.
 
-    ``shipped`` maps a spec token to ``(object ref of the bytes, file name)``;
+    ``shipped`` maps a spec token to ``(object ref of the bytes, file name)``
+    or ``(object ref, name, kind)`` (:func:`ship_files`; kind ``"dir"``: a
+    directory archive, unpacked into ``DIR/<hash>/name``);
     :meth:`local_spec` rewrites a spec so that it names the local copies.
     """
 
-    def __init__(self, shipped: dict[str, tuple[Any, str]] | None) -> None:
+    def __init__(self, shipped: dict[str, tuple[Any, ...]] | None) -> None:
         self.shipped = dict(shipped or {})
         self.dir: str | None = None
         self.paths: dict[str, str] = {}
@@ -242,19 +309,28 @@ class FileCache:
         if token not in self.paths:
             import ray
 
-            ref, name = self.shipped[token]
+            ref, name, *rest = self.shipped[token]
+            kind = rest[0] if rest else "file"
             if self.dir is None:
                 self.dir = tempfile.mkdtemp(prefix="jiu_files_")
-            sub = os.path.join(self.dir, str(len(self.paths)))
-            os.makedirs(sub)
-            path = os.path.join(sub, name)
-            with open(path, "wb") as f:
-                f.write(ray.get(ref))
+            data = ray.get(ref)
+            if kind == "dir":
+                sub = os.path.join(self.dir, "d" + hashlib.sha256(data).hexdigest()[:16])
+                path = os.path.join(sub, name)
+                if not os.path.isdir(path):  # the same archive under two tokens is unpacked once
+                    os.makedirs(sub, exist_ok=True)
+                    unpack_dir(data, path)
+            else:
+                sub = os.path.join(self.dir, str(len(self.paths)))
+                os.makedirs(sub)
+                path = os.path.join(sub, name)
+                with open(path, "wb") as f:
+                    f.write(data)
             self.paths[token] = path
         return self.paths[token]
 
     def local_spec(self, spec: str) -> str:
-        """``spec`` naming the local copies of the shipped files."""
+        """``spec`` naming the local copies of the shipped files and directories."""
         if spec not in self.specs:
             self.specs[spec] = rewrite_spec(spec, self._path) if self.shipped else spec
         return self.specs[spec]
@@ -270,7 +346,7 @@ class FileCache:
 class GameWorker:
     """A long-lived Ray actor that plays games (made remote in :func:`execute_ray`)."""
 
-    def __init__(self, shipped: dict[str, tuple[Any, str]] | None) -> None:
+    def __init__(self, shipped: dict[str, tuple[Any, ...]] | None) -> None:
         one_thread_per_worker()
         self.files = FileCache(shipped)
 
@@ -347,17 +423,68 @@ def _loopback(ray, address):
         consts.ENABLE_RAY_CLUSTER = old
 
 
+#: Seconds :func:`init_ray` waits for a TCP connection to a cluster's address before saying nothing answers there.
+CONNECT_TIMEOUT_S = 5.0
+
+
+def connect_hint(address: str) -> str:
+    """The likely causes of a failed connection to the Ray cluster at ``address``, and what to do."""
+    return (f"is a Ray head running at {address}? (`ray start --head --port=PORT` on the head; check the address, "
+            "the port and the firewall.)  If the cluster uses token authentication (Ray turns it on when a token "
+            "file such as ~/.ray/auth_token exists where the head started), this process must too: set "
+            "RAY_AUTH_MODE=token here and give it the cluster's token, in ~/.ray/auth_token, in a file named by "
+            "RAY_AUTH_TOKEN_PATH or in RAY_AUTH_TOKEN (see docs/scaling_ray.md)")
+
+
+def _host_port(address):
+    """``(host, port)`` of a ``HOST:PORT`` or ``ray://HOST:PORT`` address, or None (``auto``, no port)."""
+    text = str(address).strip()
+    if "://" in text:
+        text = text.split("://", 1)[1]
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
+
+
+def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
+    """Raise ConnectionError naming ``address`` and the likely causes unless something accepts TCP connections
+    there within ``timeout`` seconds (``ray.init`` would otherwise wait for minutes).  Addresses without a port
+    (``auto``) are not checked."""
+    hp = _host_port(address)
+    if hp is None:
+        return
+    try:
+        with socket.create_connection(hp, timeout=timeout):
+            pass
+    except OSError as e:
+        raise ConnectionError(f"cannot connect to the Ray cluster at {address}: nothing answers there "
+                              f"({type(e).__name__}: {e}); {connect_hint(address)}") from None
+
+
 def init_ray(address: str | None = None, num_cpus: int | None = None) -> ModuleType:
     """Connect this process to the Ray cluster at ``address``, or start a private instance here.
 
     The private instance (``num_cpus`` CPUs) listens on 127.0.0.1 only and
-    has no dashboard.
+    has no dashboard.  With an ``address``, a connection that fails (nothing
+    listening there, within :data:`CONNECT_TIMEOUT_S` seconds; or Ray's own
+    error or time-out, as when the cluster wants token authentication and this
+    process has none) raises ConnectionError naming the address and the
+    likely causes (:func:`connect_hint`).
     """
     ray = import_ray()
     opts = dict(include_dashboard=False, log_to_driver=True, configure_logging=True, logging_level=logging.WARNING)
     with _loopback(ray, address):
         if address:
-            ray.init(address=address, **opts)
+            check_reachable(address)
+            try:
+                ray.init(address=address, **opts)
+            except Exception as e:
+                if ray.is_initialized():
+                    with contextlib.suppress(Exception):
+                        ray.shutdown()
+                raise ConnectionError(f"cannot connect to the Ray cluster at {address} ({type(e).__name__}: "
+                                      f"{str(e).strip()[:500]}); {connect_hint(address)}") from e
         else:
             ray.init(address="local", num_cpus=num_cpus, **opts)
     return ray
@@ -394,10 +521,7 @@ def execute_ray(todo: Sequence[GameTask], workers: int | None = None, address: s
         warm_specs = sorted({b for s in specs for b in builtin_specs(s)})
         if warm_specs and len(ray.nodes()) > 1:
             warm_nodes(ray, warm_specs, todo[0].rules, skip_node=here)
-        shipped = {}
-        for token, path in spec_files(specs).items():
-            with open(path, "rb") as f:
-                shipped[token] = (ray.put(f.read()), os.path.basename(path))
+        shipped = ship_files(ray, specs)
         cls = ray.remote(num_cpus=1, max_restarts=2, max_task_retries=2)(GameWorker)
         actors = [cls.remote(shipped) for _ in range(workers)]
         clean = False
@@ -435,4 +559,5 @@ def execute_ray(todo: Sequence[GameTask], workers: int | None = None, address: s
 
 
 __all__ = ["BACKENDS", "check_backend", "execute", "execute_local", "execute_ray", "init_ray", "rewrite_spec", "spec_files",
-           "FileCache", "GameWorker"]
+           "FileCache", "GameWorker", "DIRECTORY_KINDS", "pack_dir", "unpack_dir", "ship_files", "check_reachable",
+           "connect_hint", "CONNECT_TIMEOUT_S"]

@@ -362,36 +362,133 @@ def ppo_self_play_config(board_size: int = 8, rules: str | Rules | dict[str, Any
 
 
 # ------------------------------------------------------------------ players
+ALGORITHM_MODULES = os.path.join("learner_group", "learner", "rl_module")  # where an Algorithm checkpoint keeps them
+CHECKPOINT_HELP = ("rllib: takes the directory that algo.save() wrote (an Algorithm checkpoint, with "
+                   f"{ALGORITHM_MODULES}/ID) or that module.save_to_path() wrote (an RLModule checkpoint)")
+
+
 def module_path(path: str | os.PathLike[str], module_id: str = LEARNER) -> str:
-    """The RLModule directory inside an Algorithm checkpoint (or ``path`` itself when it is one)."""
+    """The RLModule directory inside an Algorithm checkpoint (or ``path`` itself when it is one).
+
+    A missing ``path`` raises FileNotFoundError; a file, an empty directory
+    or a directory that holds no RLModule ``module_id`` a ValueError naming
+    ``path`` and what is wrong.
+    """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"RLlib checkpoint {path!r} not found")
-    for sub in (os.path.join("learner_group", "learner", "rl_module", module_id), module_id, ""):
+    if not os.path.isdir(path):
+        raise ValueError(f"RLlib checkpoint {path!r} is a file, not a checkpoint directory; {CHECKPOINT_HELP}")
+    try:
+        entries = os.listdir(path)
+    except OSError as e:
+        raise ValueError(f"RLlib checkpoint {path!r} cannot be read ({e})") from None
+    if not entries:
+        raise ValueError(f"RLlib checkpoint {path!r} is an empty directory; {CHECKPOINT_HELP}")
+    for sub in (os.path.join(ALGORITHM_MODULES, module_id), module_id, ""):
         candidate = os.path.join(path, sub) if sub else path
-        if os.path.isfile(os.path.join(candidate, "module_state.pt")) or any(
-                f.startswith("module_state") for f in _listdir(candidate)):
+        if any(f.startswith("module_state") for f in _listdir(candidate)):
             return candidate
-    raise FileNotFoundError(f"{path!r} holds no RLModule {module_id!r} (expected an Algorithm checkpoint "
-                            f"with learner_group/learner/rl_module/{module_id}, or an RLModule checkpoint)")
+    modules = sorted(m for m in _listdir(os.path.join(path, ALGORITHM_MODULES))
+                     if os.path.isdir(os.path.join(path, ALGORITHM_MODULES, m)))
+    if modules:
+        raise ValueError(f"RLlib checkpoint {path!r} holds no RLModule {module_id!r} (its modules: "
+                         f"{', '.join(modules)}; pick one with rllib:PATH:module=ID)")
+    raise ValueError(f"{path!r} is not an RLlib checkpoint: it holds no RLModule {module_id!r} (no module_state file "
+                     f"in it, in {module_id}/ or in {ALGORITHM_MODULES}/{module_id}/); {CHECKPOINT_HELP}")
 
 
 def _listdir(path):
-    return os.listdir(path) if os.path.isdir(path) else []
+    try:
+        return os.listdir(path) if os.path.isdir(path) else []
+    except OSError:
+        return []
+
+
+def _check_module_files(path: str, mpath: str) -> None:
+    """Raise ValueError naming ``path`` unless the files of the RLModule checkpoint ``mpath`` can be read.
+
+    ``metadata.json`` (when there is one) must be a JSON object, the class
+    file must unpickle to RLlib's class and constructor arguments of an
+    RLModule, and a state file must be there: what RLlib would otherwise
+    report as a KeyError, a pickle or a pyarrow error from inside Ray.
+    """
+    import json
+
+    from ray import cloudpickle
+
+    meta = os.path.join(mpath, "metadata.json")
+    if os.path.isfile(meta):
+        try:
+            with open(meta, encoding="utf-8") as text:
+                data = json.load(text)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ValueError(f"RLlib checkpoint {path!r} is damaged: {meta} is not readable JSON ({e})") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"RLlib checkpoint {path!r} is damaged: {meta} is not a JSON object")
+    ctor = os.path.join(mpath, "class_and_ctor_args.pkl")
+    if not os.path.isfile(ctor):
+        raise ValueError(f"RLlib checkpoint {path!r} is damaged or not an RLModule checkpoint: {ctor} is missing")
+    try:
+        with open(ctor, "rb") as f:
+            info = cloudpickle.load(f)
+    except Exception as e:  # a truncated or foreign pickle: UnpicklingError, EOFError, ImportError, ...
+        raise ValueError(f"RLlib checkpoint {path!r} is damaged or foreign: {ctor} cannot be unpickled "
+                         f"({type(e).__name__}: {e})") from None
+    cls = info.get("class") if isinstance(info, dict) else None
+    if not (isinstance(cls, type) and issubclass(cls, RLModule)) or "ctor_args_and_kwargs" not in info:
+        what = cls.__name__ if isinstance(cls, type) else type(info).__name__
+        raise ValueError(f"RLlib checkpoint {path!r}: {mpath} is not an RLModule checkpoint (it saved a {what})")
+    if not any(f.startswith("module_state.") and os.path.isfile(os.path.join(mpath, f)) for f in _listdir(mpath)):
+        raise ValueError(f"RLlib checkpoint {path!r} is damaged: {mpath} has no module_state.pkl or .msgpack file")
+
+
+def module_board_size(module: Any, path: str = "") -> int:
+    """The board size a Jiu RLModule plays (from its spaces); ValueError naming ``path`` for a module of another
+    environment."""
+    space, actions = getattr(module, "observation_space", None), getattr(module, "action_space", None)
+    shape = None
+    if isinstance(space, gym.spaces.Dict) and {"observations", "action_mask"} <= set(space.spaces):
+        shape = getattr(space.spaces["observations"], "shape", None)
+    if (shape is None or len(shape) != 3 or shape[0] != shape[1] or shape[2] != NUM_PLANES
+            or not isinstance(actions, gym.spaces.Discrete) or int(actions.n) != K.num_actions(int(shape[0]))):
+        raise ValueError(f"RLlib checkpoint {path!r}: the module is not one for Jiu (observation space {space}, "
+                         f"action space {actions}; a Jiu module sees JiuMultiAgentEnv's {{'observations': "
+                         f"(N, N, {NUM_PLANES}), 'action_mask'}} and takes Discrete(10*N*N + 1) actions)")
+    return int(shape[0])
 
 
 _MODULE_CACHE: dict[str, Any] = {}
 
 
 def load_module(path: str | os.PathLike[str], module_id: str = LEARNER) -> RLModule:
-    """The RLModule saved in ``path`` (an Algorithm or RLModule checkpoint), cached per process."""
+    """The RLModule saved in ``path`` (an Algorithm or RLModule checkpoint), cached per process.
+
+    A missing ``path`` raises FileNotFoundError; anything else that keeps it
+    from loading as a Jiu module (a file, an empty or foreign directory, a
+    damaged checkpoint, a module of another environment) a ValueError naming
+    ``path`` and what is wrong.
+    """
+    path = os.fspath(path)
     mpath = os.path.abspath(module_path(path, module_id))
     if mpath not in _MODULE_CACHE:
-        # A torch module (the only framework here); RLModule itself declares no eval().
-        module = cast(TorchRLModule, RLModule.from_checkpoint(mpath))
-        module.eval()
+        _check_module_files(path, mpath)
+        try:
+            # A torch module (the only framework here); RLModule itself declares no eval().
+            module = cast(TorchRLModule, RLModule.from_checkpoint(mpath))
+            module.eval()
+        except Exception as e:  # truncated state, weights of another shape, ...: RLlib's own errors name no cause
+            raise ValueError(f"RLlib checkpoint {path!r} is damaged: the RLModule in {mpath} cannot be loaded "
+                             f"({type(e).__name__}: {e})") from None
+        module_board_size(module, path)
         _MODULE_CACHE[mpath] = module
     return _MODULE_CACHE[mpath]
+
+
+def checkpoint_board_size(path: str | os.PathLike[str], module_id: str = LEARNER) -> int:
+    """The board size the RLModule ``module_id`` of the checkpoint ``path`` was built for (errors as
+    :func:`load_module`)."""
+    return module_board_size(load_module(path, module_id), os.fspath(path))
 
 
 class RLlibPlayer(Bot):
@@ -413,6 +510,7 @@ class RLlibPlayer(Bot):
         self.module_id = module
         self.deterministic = deterministic not in (False, "false", "False", "0", 0)
         self.module = load_module(self.path, module)
+        self.board_size = module_board_size(self.module, self.path)
         super().__init__(seed=seed)
 
     def version_key(self) -> str:
@@ -425,6 +523,9 @@ class RLlibPlayer(Bot):
 
     def _choose(self, state):
         n = int(state[K.H_N])
+        if n != self.board_size:
+            raise ValueError(f"rllib checkpoint {self.path!r}: the position has H_N={n} (module: {self.board_size}); "
+                             f"a module plays the {self.board_size}x{self.board_size} board it was built for")
         obs = np.empty((n, n, NUM_PLANES), np.float32)
         mask = np.empty(K.num_actions(n), np.int8)
         observe(state, int(state[K.H_TO_MOVE]), True, obs, mask)
@@ -452,4 +553,5 @@ def rllib_player(arg: str, seed: int | None) -> RLlibPlayer:
 
 
 __all__ = ["JiuMultiAgentEnv", "JiuMaskedModule", "JiuRandomModule", "LeagueMapping", "SelfPlayLeagueCallback",
-           "ppo_self_play_config", "RLlibPlayer", "load_module", "module_path", "rllib_player"]
+           "ppo_self_play_config", "RLlibPlayer", "load_module", "module_path", "module_board_size",
+           "checkpoint_board_size", "rllib_player"]
