@@ -65,12 +65,13 @@ class JiuCNN(BaseFeaturesExtractor):
             raise ValueError(f"JiuCNN expects (N, N, C) board planes, got shape {shape}")
         n, _, c_in = shape
         spatial = features_dim is None
-        super().__init__(observation_space, channels * n * n if spatial else features_dim)
+        out_dim = channels * n * n if features_dim is None else int(features_dim)
+        super().__init__(observation_space, out_dim)
         self.board_size = n
         self.channels = channels
         self.spatial = spatial
         self.trunk = conv_trunk(c_in, channels, layers)
-        self.head = nn.Identity() if spatial else nn.Sequential(nn.Flatten(), nn.Linear(channels * n * n, features_dim), nn.ReLU())
+        self.head = nn.Identity() if spatial else nn.Sequential(nn.Flatten(), nn.Linear(channels * n * n, out_dim), nn.ReLU())
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         x = obs.permute(0, 3, 1, 2)
@@ -170,7 +171,12 @@ def _rule_key(state: np.ndarray) -> tuple[int, ...]:
 
 # ------------------------------------------------------------------ players
 def _policy_of(model):
-    return model.policy if hasattr(model, "policy") and isinstance(model.policy, nn.Module) else model
+    """The policy network of an SB3 model, of a :class:`ModelPlayer` (``sb3_policy``), or ``model`` itself."""
+    for name in ("sb3_policy", "policy"):
+        net = getattr(model, name, None)
+        if isinstance(net, nn.Module):
+            return net
+    return model
 
 
 def policy_probs(policy: Any, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -207,14 +213,14 @@ class ModelPlayer(Bot):
                  rules: str | Rules | dict[str, Any] | None = None) -> None:
         from .rules import Rules
 
-        self.policy = _policy_of(model)
+        self.sb3_policy = _policy_of(model)  # not self.policy: that is Bot.policy(), the loop callable
         self.deterministic = deterministic
         self.path: str | None = None
         self._mask: np.ndarray | None = None
         self.rules = Rules.make(rules) if rules is not None else model_rules(model)
         self._rules_key = None if self.rules is None else _rule_key(self.rules.new_state())
         if self.rules is not None:
-            shape = self.policy.observation_space.shape
+            shape = self.sb3_policy.observation_space.shape
             if shape[0] != self.rules.board_size:
                 raise ValueError(f"the model sees a {shape[0]}x{shape[1]} board; rules of "
                                  f"board_size={self.rules.board_size} do not fit it")
@@ -240,15 +246,15 @@ class ModelPlayer(Bot):
         mask = np.asarray(mask, bool)
         if not mask.any():
             raise ValueError("no legal action in the mask")
-        self.policy.set_training_mode(False)
-        p = policy_probs(self.policy, np.asarray(obs, np.float32)[None], mask[None])[0]
+        self.sb3_policy.set_training_mode(False)
+        p = policy_probs(self.sb3_policy, np.asarray(obs, np.float32)[None], mask[None])[0]
         if self.deterministic:
             return int(np.argmax(p))
         return int(self.rng.choice(p.size, p=p))
 
     def _choose(self, state):
         n = int(state[K.H_N])
-        shape = self.policy.observation_space.shape
+        shape = self.sb3_policy.observation_space.shape
         if shape[0] != n:
             what = self.path if self.path is not None else "the model"
             raise ValueError(f"{what} was trained on a {shape[0]}x{shape[1]} board; this position is {n}x{n}")
@@ -266,7 +272,7 @@ class ModelPlayer(Bot):
         return self.act(obs, self._mask)
 
     def __repr__(self) -> str:
-        what = self.path if self.path is not None else type(self.policy).__name__
+        what = self.path if self.path is not None else type(self.sb3_policy).__name__
         return f"ModelPlayer({what!s}, deterministic={self.deterministic})"
 
 

@@ -84,7 +84,7 @@ def test_model_player_refuses_a_game_of_other_rules(files):
     bare = make_player(f"sb3:{files / 'bare.zip'}", seed=0)
     assert bare.rules is None and 0 <= bare.step(other) < other.size  # nothing recorded: only the size is checked
     with pytest.raises(ValueError, match=r"6x6 board"):
-        ModelPlayer(bare.policy, rules=dict(board_size=8))
+        ModelPlayer(bare.sb3_policy, rules=dict(board_size=8))
 
 
 def test_sb3_spec_rules(files):
@@ -123,3 +123,19 @@ def test_a_model_without_rules_keeps_the_old_default(files, capsys):
     rc = main(["eval", f"m=sb3:{files / 'bare.zip'}", "random", "--games", "2", "--workers", "1", "--no-progress"])
     err = capsys.readouterr().err
     assert rc != 0 and "6x6 board" in err  # the default 14x14 game, which the 6x6 model cannot play
+
+
+def test_model_player_serves_the_bot_protocol_policy(files):
+    """``bot.policy()`` is the PettingZoo-loop callable of every bot; the model's network must not hide it."""
+    import numpy as np
+
+    from jiu_env import kernel as K
+
+    bot = make_player(f"sb3:{files / 'm6.zip'}")
+    act = bot.policy()
+    assert callable(act) and not hasattr(act, "set_training_mode")
+    s = Rules.make(**RULES6).new_state()
+    buf = np.empty(Rules.make(**RULES6).num_actions, np.int64)
+    legal = set(buf[:K.legal_actions(s, buf)].tolist())
+    assert bot.step(s) in legal
+    assert isinstance(bot.sb3_policy, JiuPolicy)

@@ -486,11 +486,11 @@ def test_policy_snapshot_is_frozen_and_pickles(sb3):
     env = JiuVsBotEnv(board_size=6, start="battle", max_battle_turns=30)
     model = _small_model(sb3, env)
     snap = sb3.PolicySnapshot(model, tag="t0")
-    assert model.policy.optimizer is not None and snap.policy.optimizer is None
+    assert model.policy.optimizer is not None and snap.sb3_policy.optimizer is None
     with torch.no_grad():
         for p in model.policy.parameters():
             p.add_(1.0)  # training the model later must not change the snapshot
-    same = [torch.equal(a, b) for a, b in zip(snap.policy.parameters(), model.policy.parameters())]
+    same = [torch.equal(a, b) for a, b in zip(snap.sb3_policy.parameters(), model.policy.parameters())]
     assert not any(same)
     clone = pickle.loads(pickle.dumps(snap))
     s = env.reset(seed=1) and env.state.copy()

@@ -479,7 +479,7 @@ class JiuSelfPlayEnv(JiuVsBotEnv):
         super().__init__(opponent=bootstrap, **kwargs)
         self.pool_size = pool_size
         self.latest_prob = float(latest_prob)
-        self.snapshots = []
+        self.snapshots: list[Any] = []
 
     def add_snapshot(self, snapshot: Any) -> int:
         """Add a snapshot of the learner to the pool (the oldest is dropped when full)."""
