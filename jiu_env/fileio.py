@@ -147,8 +147,20 @@ def loads_json(text: str | bytes, where: str = "JSON text") -> Any:
         raise JSONTooDeep(f"{where}: JSON nested too deeply to read") from None
 
 
+def dumps_json(value: Any, where: str = "JSON text", **kwargs: Any) -> str:
+    """``json.dumps(value, allow_nan=False)``: strict JSON, whose readers elsewhere accept no NaN or Infinity.
+
+    A non-finite float raises ValueError naming ``where`` instead of writing
+    a line that other JSON readers refuse.
+    """
+    try:
+        return json.dumps(value, allow_nan=False, **kwargs)
+    except ValueError as e:
+        raise ValueError(f"{where}: holds NaN or Infinity, which JSON cannot store ({e})") from None
+
+
 class JSONTooDeep(ValueError):
     """JSON text whose arrays and objects nest deeper than the parser follows."""
 
 
-__all__ = ["atomic_write_text", "atomic_write_bytes", "read_text_limited", "loads_json", "FileTooLarge", "JSONTooDeep", "MAX_RECORD_BYTES"]
+__all__ = ["atomic_write_text", "atomic_write_bytes", "read_text_limited", "loads_json", "dumps_json", "FileTooLarge", "JSONTooDeep", "MAX_RECORD_BYTES"]

@@ -293,6 +293,27 @@ def test_deeply_nested_games_jsonl_lines(tmp_path):
         load_record(path)
 
 
+def test_games_jsonl_is_written_as_strict_json(tmp_path, monkeypatch):
+    """A result line holding NaN is refused by name, not written as JSON that strict readers reject."""
+    import jiu_env.evaluation.backends as B
+    import jiu_env.evaluation.tournament as T
+    from jiu_env.fileio import dumps_json
+
+    with pytest.raises(ValueError, match="line x: holds NaN"):
+        dumps_json({"a": [1.0, float("inf")]}, "line x")
+    real = B.execute
+
+    def with_nan(todo, workers, **kw):
+        for line in real(todo, workers, **kw):
+            yield {**line, "time": {"white": float("nan"), "black": 0.0}}
+
+    monkeypatch.setattr(B, "execute", with_nan)
+    cfg = T.TournamentConfig(players=["random", "greedy"], games=2, rules={"board_size": 6})
+    with pytest.raises(ValueError, match=r"game random\|greedy\|\d+: holds NaN or Infinity"):
+        T.run_tournament(cfg, out_dir=str(tmp_path), workers=1, write_reports=False)
+    assert "NaN" not in (tmp_path / "games.jsonl").read_text()
+
+
 def test_deep_jsonl_line_is_named_when_a_tournament_resumes(tmp_path):
     from jiu_env.evaluation.tournament import TournamentConfig, run_tournament
 

@@ -92,6 +92,19 @@ def test_json_fields_and_moves():
     assert GameRecord.from_dict(d).actions == rec.actions
 
 
+def test_to_dict_returns_copies():
+    """Editing the dict that to_dict() returns leaves the record as it was."""
+    rules = Rules.make("competitive", board_size=6)
+    rec = random_record(rules, 3)
+    rec.meta["event"] = {"name": "club"}
+    before = rec.to_json()
+    d = rec.to_dict()
+    d["result"]["winner"] = "nobody"
+    d["players"]["white"] = "someone else"
+    d["meta"]["event"]["name"] = "changed"
+    assert rec.to_json() == before
+
+
 def test_json_position_start_round_trip():
     rules = Rules.make("competitive", board_size=6, max_battle_turns=100)
     board = np.array([[1, 2] * 3, [2, 1] * 3] * 3)

@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from ..bots import REGISTRY
-from ..fileio import JSONTooDeep, atomic_write_text, loads_json
+from ..fileio import JSONTooDeep, atomic_write_text, dumps_json, loads_json
 from ..rules import Rules
 from ..game import play_game
 from ..players import make_player, player_version
@@ -924,7 +924,7 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
             done[line["id"]] = line
             new += 1
             if fout is not None:
-                fout.write(json.dumps(line, separators=(",", ":")) + "\n")
+                fout.write(dumps_json(line, f"game {line['id']}", separators=(",", ":")) + "\n")
                 fout.flush()
             _add_score(scores, line)
             if progress is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -213,7 +214,7 @@ class GameRecord:
             "version": VERSION,
             "rules": self.rules.to_dict(),
             "seed": self.seed,
-            "players": self.players,
+            "players": copy.deepcopy(self.players),
             "start": norm_start(self.start),
             "actions": [int(a) for a in self.actions],
         }
@@ -221,8 +222,9 @@ class GameRecord:
             d["passes"] = [int(p) for p in self.passes]
         if moves:
             d["moves"] = self.moves()
-        d["result"] = self.result if self.result is not None else result_of(self.replay())
-        meta = dict(self.meta)
+        # copies: editing the returned dict must not change the record
+        d["result"] = copy.deepcopy(self.result) if self.result is not None else result_of(self.replay())
+        meta = copy.deepcopy(self.meta)
         if self.issues:
             meta["irregularities"] = [str(i) for i in self.issues]
         d["meta"] = meta
