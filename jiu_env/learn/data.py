@@ -241,8 +241,9 @@ def open_run(out_dir: str | os.PathLike[str], config: Any) -> dict[str, Any]:
     for path in sorted(out.glob("chunk-*.npz")):
         if path.name not in data["chunks"]:
             data["chunks"][path.name] = chunk_entry(path)
-    for tmp in out.glob(".chunk-*.tmp"):  # a chunk in progress when a run was stopped
-        tmp.unlink()
+    for pattern in (".chunk-*.tmp", f".{MANIFEST}.*.tmp"):  # a chunk or manifest being written when a run was stopped
+        for tmp in out.glob(pattern):
+            tmp.unlink()
     write_manifest(out, data)
     return data
 
