@@ -221,6 +221,16 @@ def test_policy_without_a_shipped_network_for_the_size_says_so():
         bot.step(Rules.make("competitive", board_size=5).new_state())
 
 
+def test_shipped_networks_hold_cpu_tensors():
+    """A network trained on a GPU is shipped with its weights on the CPU: plain torch.load works anywhere."""
+    from jiu_env.bots.alphazero import DEFAULT_CHECKPOINT
+    from jiu_env.bots.policy import SHIPPED
+
+    for path in [DEFAULT_CHECKPOINT, *SHIPPED.values()]:
+        data = torch.load(path, weights_only=True)  # no map_location: a CUDA tensor would fail here
+        assert all(v.device.type == "cpu" for v in data["state_dict"].values()), path
+
+
 def test_jiu_train_quick_runs_end_to_end_and_resumes(tmp_path):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     cmd = [sys.executable, "-m", "jiu_env.cli", "train", str(tmp_path / "q"), "--quick"]

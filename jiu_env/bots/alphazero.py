@@ -404,7 +404,8 @@ def save_checkpoint(path, net, rules=None, meta=None):
         "config": dict(net.config),
         "rules": rules.to_dict() if rules is not None else None,
         "meta": dict(meta or {}),
-        "state_dict": {k: v.detach().to(torch.float32 if v.is_floating_point() else v.dtype).clone()
+        # on the CPU whatever device trained it: the file loads anywhere, even without map_location
+        "state_dict": {k: v.detach().to(device="cpu", dtype=torch.float32 if v.is_floating_point() else v.dtype).clone()
                        for k, v in net.state_dict().items()},
     }
     atomic_torch_save(data, path)
