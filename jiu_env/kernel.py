@@ -59,6 +59,7 @@ from .vocab import (
     FLYER_MOVES_NAMES as FLYER_MOVES_NAMES,
     HDR as HDR,
     H_BAN as H_BAN,
+    H_BAN_AFTER as H_BAN_AFTER,
     H_BAN_NOW as H_BAN_NOW,
     H_CAP as H_CAP,
     H_CAPTURED as H_CAPTURED,
@@ -167,7 +168,7 @@ del _rng
 @njit(cache=True)
 def new_state(n, fly_threshold, ban, min_stones, chain_may_stop, repetition_draw, max_battle_turns,
               flyer_moves=FLYER_ALL, min_check=MIN_CHECK_DECISION, square_on_return=False, formations=False,
-              history_size=0):
+              history_size=0, ban_after_capture=False):
     """A state at the start of the placement phase, White to move.
 
     ``history_size`` is the capacity of the turn-start hash ring; 0 picks
@@ -193,6 +194,7 @@ def new_state(n, fly_threshold, ban, min_stones, chain_may_stop, repetition_draw
     s[H_MIN_CHECK] = min_check
     s[H_SQ_RETURN] = 1 if square_on_return else 0
     s[H_FORMATIONS] = 1 if formations else 0
+    s[H_BAN_AFTER] = 1 if ban_after_capture else 0
     s[H_PHASE] = PH_PLACEMENT
     s[H_SUB] = SUB_MOVE
     s[H_TO_MOVE] = WHITE
@@ -246,19 +248,49 @@ def _is_flying(s, colour):
     return f > 0 and s[H_COUNT + colour] <= f
 
 
+@njit(cache=True, inline="always")
+def _ban_rule(mode, mover_flies, enemy_flies):
+    """The single-jump ban mode ``mode`` (BAN_*) with the two sides' flying."""
+    if mode == BAN_VS_FLYER:
+        return (not mover_flies) and enemy_flies
+    if mode == BAN_FLYER:
+        return mover_flies
+    if mode == BAN_BOTH:
+        return mover_flies or enemy_flies
+    return False
+
+
 @njit(cache=True)
 def ban_applies(s, mover):
     """Does the single-jump ban (docs/rules.md §4) bind ``mover`` with the current stone counts?"""
-    fm = _is_flying(s, mover)
-    fo = _is_flying(s, 3 - mover)
-    mode = s[H_BAN]
-    if mode == BAN_VS_FLYER:
-        return (not fm) and fo
-    if mode == BAN_FLYER:
-        return fm
-    if mode == BAN_BOTH:
-        return fm or fo
-    return False
+    return _ban_rule(s[H_BAN], _is_flying(s, mover), _is_flying(s, 3 - mover))
+
+
+@njit(cache=True)
+def single_jump_banned(s, mover):
+    """Is a lone single jump of ``mover`` banned, with the current counts as its turn's start counts?
+
+    The ban of §4 (:func:`ban_applies`) or, with ``ban_after_capture`` (docs/rules.md §10.6), the
+    ban decided again with the enemy's count after the jump's capture (one stone fewer).
+    """
+    if ban_applies(s, mover):
+        return True
+    if s[H_BAN_AFTER] == 0:
+        return False
+    f = s[H_FLY]
+    return _ban_rule(s[H_BAN], _is_flying(s, mover), f > 0 and s[H_COUNT + 3 - mover] - 1 <= f)
+
+
+@njit(cache=True, inline="always")
+def _first_jump_banned(s, c):
+    """Move sub-phase: must the mover's first jump allow a second one?  The turn-start ban
+    ``H_BAN_NOW`` or, with ``ban_after_capture``, the ban with the enemy's count after the capture."""
+    if s[H_BAN_NOW] == 1:
+        return True
+    if s[H_BAN_AFTER] == 0:
+        return False
+    f = s[H_FLY]
+    return _ban_rule(s[H_BAN], s[H_FLY_NOW] == 1, f > 0 and s[H_COUNT + 3 - c] - 1 <= f)
 
 
 @njit(cache=True, inline="always")
@@ -401,7 +433,7 @@ def _has_any_move(s):
         return False
     if s[H_FLY_NOW] == 1:
         return True  # there are always empty points in the battle phase (flyer_moves: flying counts)
-    ban = s[H_BAN_NOW] == 1
+    ban = _first_jump_banned(s, c)
     for p in range(p_):
         if s[HDR + p] != c:
             continue
@@ -625,7 +657,7 @@ def _move_actions(s, out):
     p_ = s[H_P]
     c = s[H_TO_MOVE]
     o = 3 - c
-    ban = s[H_BAN_NOW] == 1
+    ban = _first_jump_banned(s, c)
     own = s[H_COUNT + c]
     n_empty = p_ - own - s[H_COUNT + o]
     k = 0
@@ -747,8 +779,12 @@ def legal_actions_unchecked(s, out):
 def _stop_allowed(s):
     if s[H_CHAIN_STOP] == 0:
         return False
-    if s[H_BAN_NOW] == 1 and s[H_CHAIN_LEN] < 2:
-        return False
+    if s[H_CHAIN_LEN] < 2:
+        if s[H_BAN_NOW] == 1:
+            return False
+        # ban_after_capture: the ban with the counts after the first jump's capture (the current ones)
+        if s[H_BAN_AFTER] == 1 and ban_applies(s, s[H_TO_MOVE]):
+            return False
     return True
 
 
@@ -795,7 +831,7 @@ def is_legal_unchecked(s, a):
         t = _jump_target(s, n, p, kind - A_JUMP, c)
         if t < 0:
             return False
-        return s[H_BAN_NOW] == 0 or _first_jump_ok(s, n, p, t, c)
+        return not _first_jump_banned(s, c) or _first_jump_ok(s, n, p, t, c)
     return s[H_FLY_NOW] == 1  # LIFT
 
 

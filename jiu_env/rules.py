@@ -20,7 +20,7 @@ PROFILES: tuple[str, ...] = ("competitive", "traditional", "ludii8", "jqchess8")
 #: them only where they differ from the profile's value, so records and configs written with the
 #: earlier profiles' rules are unchanged (and readers that predate these options still read them).
 LATER_OPTIONS: dict[str, Any] = dict(flyer_moves="all", min_stones_check="decision", square_on_return=False,
-                                     formations=False, history_size=0)
+                                     formations=False, history_size=0, ban_after_capture=False)
 MAX_HISTORY: int = 1_000_001
 
 
@@ -49,6 +49,7 @@ class Rules:
     square_on_return: bool = False
     formations: bool = False
     history_size: int = 0
+    ban_after_capture: bool = False
     profile: str = "competitive"
 
     def __post_init__(self) -> None:
@@ -143,6 +144,7 @@ class Rules:
             self.square_on_return,
             self.formations,
             self.history_size,
+            self.ban_after_capture,
         )
 
     def new_state(self) -> np.ndarray:
@@ -167,10 +169,12 @@ def _profile_defaults(profile, board_size=None):
                     chain_may_stop=True, repetition_draw=3, max_battle_turns=1000, **later)
     if profile == "jqchess8":
         # JQ_Chess (github.com/lguoyanyunyan/JQ_Chess), "competitive" mode: 8x8, flying at <= 8 stones
-        # and then only flying, the ban on the strong side's single jumps, fewer than 4 stones loses when
-        # the turn is over, squares counted wherever the moved stone rests, threefold repetition.
+        # and then only flying, the ban on the strong side's single jumps (decided again with the counts
+        # after the jump's capture), fewer than 4 stones loses when the turn is over, squares counted
+        # wherever the moved stone rests, threefold repetition.
         n = 8 if board_size is None else board_size
-        later.update(flyer_moves="fly_only", min_stones_check="turn_end", square_on_return=True)
+        later.update(flyer_moves="fly_only", min_stones_check="turn_end", square_on_return=True,
+                     ban_after_capture=True)
         return dict(board_size=n, fly_threshold=n, single_jump_ban="vs_flyer", min_stones=4,
                     chain_may_stop=True, repetition_draw=3, max_battle_turns=1000, **later)
     n = 14 if board_size is None else board_size
@@ -232,6 +236,7 @@ def _validate(r):
     _check_choice("min_stones_check", r.min_stones_check, tuple(MIN_STONES_CHECKS))
     _check_bool("square_on_return", r.square_on_return)
     _check_bool("formations", r.formations)
+    _check_bool("ban_after_capture", r.ban_after_capture)
     _check_int("history_size", r.history_size, 0, MAX_HISTORY)
     if r.history_size == 1:
         raise ValueError("rules option 'history_size' = 1 keeps no earlier position, so no repetition could be "
@@ -263,6 +268,7 @@ def rules_from_state(state: np.ndarray) -> Rules:
         square_on_return=bool(state[K.H_SQ_RETURN]),
         formations=bool(state[K.H_FORMATIONS]),
         history_size=0 if cap == auto else cap,
+        ban_after_capture=bool(state[K.H_BAN_AFTER]),
     )
 
 

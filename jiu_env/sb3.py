@@ -164,7 +164,7 @@ def model_rules(model: Any) -> Rules | None:
 # Header fields of a kernel state that decide the play of a position.  The turn limit and the size of the
 # repetition history are left out: they end or bound a game, they do not change its moves.
 _RULE_FIELDS = ("H_N", "H_FLY", "H_BAN", "H_MIN", "H_CHAIN_STOP", "H_REP", "H_FLYER_MOVES", "H_MIN_CHECK",
-                "H_SQ_RETURN", "H_FORMATIONS")
+                "H_SQ_RETURN", "H_FORMATIONS", "H_BAN_AFTER")
 def _rule_key(state: np.ndarray) -> tuple[int, ...]:
     return tuple(int(state[getattr(K, f)]) for f in _RULE_FIELDS)
 

@@ -87,8 +87,9 @@ def explain_illegal(s: np.ndarray, a: Any) -> str:
         return "the side to move is flying-eligible and may only fly (flyer_moves = 'fly_only')"
     if sub == "chain" and kind == "STOP":
         return "the chain may not stop here (chain_may_stop is off, or the single-jump ban needs a second jump)"
-    if kind == "JUMP" and s[K.H_BAN_NOW] and sub == "move":
-        return "no such jump, or the single-jump ban forbids a jump that takes only one stone"
+    if kind == "JUMP" and sub == "move" and (s[K.H_BAN_NOW] or s[K.H_BAN_AFTER]):
+        return ("no such jump, or the single-jump ban forbids a jump that takes only one stone"
+                + (" (ban_after_capture: decided with the stone counts after the capture)" if s[K.H_BAN_AFTER] else ""))
     return f"the {sub} sub-phase allows {allowed}, and this one does not fit the board"
 
 

@@ -20,7 +20,7 @@ from numba import njit
 
 from .vocab import (
     A_STOP, BAN_BOTH, BAN_FLYER, BAN_NAMES, BAN_VS_FLYER, BLACK, DC, DR, DRAW, EMPTY, END_REASON_NAMES,
-    END_REPETITION, END_TURN_LIMIT, FLYER_FLY_ONLY, H_BAN, H_BAN_NOW, H_CAP, H_CAPTURED, H_CHAIN, H_CHAIN_LEN,
+    END_REPETITION, END_TURN_LIMIT, FLYER_FLY_ONLY, H_BAN, H_BAN_AFTER, H_BAN_NOW, H_CAP, H_CAPTURED, H_CHAIN, H_CHAIN_LEN,
     H_CHAIN_STOP, H_COUNT, H_DECISIONS, H_END_REASON, H_FLY, H_FLY_NOW, H_FLYER_MOVES, H_FORMATIONS, H_HIRR, H_HLEN,
     H_LAST_ACTION, H_LAST_FROM, H_LAST_TO, H_LIFT, H_MAXT, H_MIN, H_MIN_CHECK, H_N, H_ORIGIN, H_P, H_PENDING,
     H_PHASE, H_PLACED, H_REP, H_REP_COUNT, H_SQ_RETURN, H_SUB, H_TO_MOVE, H_TRUNC, H_TURNS, H_WINNER, HDR,
@@ -39,6 +39,7 @@ MAX_INT64: int = (1 << 63) - 1
 _FIELD_NAMES = {v: k for k, v in globals().items() if k.startswith("H_") and isinstance(v, int)}
 _FIELD_NAMES[H_COUNT + WHITE] = "H_COUNT+WHITE"
 _FIELD_NAMES[H_COUNT + BLACK] = "H_COUNT+BLACK"
+_FIELD_NAMES[H_BAN_AFTER] = "H_BAN_AFTER"  # slot 13, H_COUNT + EMPTY: the rules option ban_after_capture
 
 
 # The checks of validate_state run in numba (a few microseconds: they guard every bot decision);
@@ -116,7 +117,8 @@ def _layout_message(s, check, x, y):
     return f"its length {x} is not HDR + P + H_CAP = {y}"
 
 
-_RANGE_FIELDS = (H_FLY, H_BAN, H_MIN, H_CHAIN_STOP, H_REP, H_FLYER_MOVES, H_MIN_CHECK, H_SQ_RETURN, H_FORMATIONS, H_PHASE, H_SUB, H_TO_MOVE, H_FLY_NOW, H_BAN_NOW, H_TRUNC,
+_RANGE_FIELDS = (H_FLY, H_BAN, H_MIN, H_CHAIN_STOP, H_REP, H_FLYER_MOVES, H_MIN_CHECK, H_SQ_RETURN, H_FORMATIONS,
+                 H_BAN_AFTER, H_PHASE, H_SUB, H_TO_MOVE, H_FLY_NOW, H_BAN_NOW, H_TRUNC,
                  H_CAPTURED, H_CHAIN, H_LIFT, H_ORIGIN, H_LAST_FROM, H_LAST_TO, H_LAST_ACTION, H_PLACED, H_CHAIN_LEN,
                  H_PENDING, H_TURNS, H_HLEN, H_HIRR, H_DECISIONS, H_REP_COUNT, H_WINNER, H_END_REASON)
 
@@ -155,7 +157,7 @@ def _field_range(s, f):
         return 0, END_TURN_LIMIT
     if f == H_CHAIN_STOP or f == H_FLY_NOW or f == H_BAN_NOW or f == H_TRUNC or f == H_CAPTURED:
         return 0, 1
-    if f == H_FLYER_MOVES or f == H_MIN_CHECK or f == H_SQ_RETURN or f == H_FORMATIONS:
+    if f == H_FLYER_MOVES or f == H_MIN_CHECK or f == H_SQ_RETURN or f == H_FORMATIONS or f == H_BAN_AFTER:
         return 0, 1
     return 0, MAX_COUNTER
 
@@ -469,7 +471,7 @@ def _range_text(s, f, v, n, p):
     if f == H_REP:
         return f"{name}={v} (repetition_draw) is not 0 (off) nor >= 2"
     lo, hi = _field_range(s, f)
-    what = {H_FLY: " (fly_threshold)", H_TURNS: f" (max_battle_turns={int(s[H_MAXT])})",
+    what = {H_FLY: " (fly_threshold)", H_BAN_AFTER: " (ban_after_capture)", H_TURNS: f" (max_battle_turns={int(s[H_MAXT])})",
             H_MIN: f" (min_stones: at most {n}*{n}//2 - 1, the stones a side keeps after placement, as Rules allows)",
             H_PENDING: " (captures: 4 squares" + (", and 2 per full line with formations)" if s[H_FORMATIONS] else ")")}
     return f"{name}={v}{what.get(f, '')} is not in {lo}..{hi}"
@@ -605,8 +607,7 @@ def validate_state(s: np.ndarray, *, live: bool = False) -> np.ndarray:
     resting point.  With ``repetition_draw = 0`` (the searches' scratch copies)
     the repetition counters are not checked.  The Zobrist hash ``H_HASH`` and
     the values in the hash ring are not checked (a wrong hash misleads only
-    repetition detection and search tables); the reserved header slots are not
-    read.
+    repetition detection and search tables).
 
     With ``live=True`` a finished game (``PH_OVER``) is refused too (a
     ValueError "the game is over"): there is no decision to make.

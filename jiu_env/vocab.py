@@ -145,7 +145,11 @@ H_PHASE = 9  # PH_*
 H_SUB = 10  # SUB_* (battle phase only)
 H_TO_MOVE = 11  # colour that must decide next
 H_PLACED = 12  # placements made so far
-H_COUNT = 13  # stone count of colour c is state[H_COUNT + c], c in (WHITE, BLACK); slot 13 is unused
+H_COUNT = 13  # stone count of colour c is state[H_COUNT + c], c in (WHITE, BLACK); slot 13 (H_COUNT + EMPTY) is H_BAN_AFTER
+# ban_after_capture (0/1), a rules option (docs/rules.md §10.6): slot 13 was the unused H_COUNT + EMPTY, so the
+# layout (HDR, the board's offset) is unchanged and states made before the option read it as off (0).
+# Never write s[H_COUNT + v] for an empty point v.
+H_BAN_AFTER = 13
 H_CHAIN = 16  # point of the chaining stone in SUB_CHAIN, else -1
 H_CHAIN_LEN = 17  # jumps made by the chaining stone this turn
 H_LIFT = 18  # point of the lifted stone in SUB_DROP, else -1
@@ -177,7 +181,7 @@ HDR = 40  # header length (every slot is in use; a new field grows HDR)
 #: under the same rules of play when these agree.  A learned network or a kept search tree
 #: belongs to one rule set, and checks a state against it with these.
 RULE_FIELDS = (H_N, H_FLY, H_BAN, H_MIN, H_CHAIN_STOP, H_REP, H_MAXT, H_FLYER_MOVES, H_MIN_CHECK, H_SQ_RETURN,
-               H_FORMATIONS)
+               H_FORMATIONS, H_BAN_AFTER)
 
 #: Header fields that hold a point (or -1): what a board symmetry must map.
 POINT_FIELDS = (H_CHAIN, H_LIFT, H_ORIGIN, H_LAST_FROM, H_LAST_TO)

@@ -139,6 +139,7 @@ class RefGame:
         self.min_at_turn_end = rules.min_stones_check == "turn_end"
         self.sq_return = rules.square_on_return
         self.formations = rules.formations
+        self.ban_after = rules.ban_after_capture
         self.board = [EMPTY] * self.np
         self.phase = "placement"
         self.to_move = WHITE
@@ -180,6 +181,17 @@ class RefGame:
 
     def flying(self, c):
         return self.fly > 0 and self.count(c) <= self.fly
+
+    def ban_rule(self, mover_flies, enemy_flies):
+        """docs/rules.md §4: does the single-jump ban bind a mover, given both sides' flying?"""
+        return {"none": False, "vs_flyer": (not mover_flies) and enemy_flies, "flyer": mover_flies,
+                "both": mover_flies or enemy_flies}[self.ban_mode]
+
+    def ban_after_capture(self, board):
+        """§10.6 ``ban_after_capture``: the ban decided again on ``board``, after a jump's capture."""
+        c = self.to_move
+        enemy = sum(1 for v in board if v == 3 - c)
+        return self.ban_after and self.ban_rule(self.fly_now, self.fly > 0 and enemy <= self.fly)
 
     def ends(self):
         c0 = (self.n - 1) // 2
@@ -230,11 +242,11 @@ class RefGame:
                 t = self._jump_to(self.board, p, d, c)
                 if t is None:
                     continue
-                if self.ban_now:
+                if self.ban_now or self.ban_after:
                     b = list(self.board)
                     b[p], b[self._at(p, d, 1)], b[t] = EMPTY, EMPTY, c
-                    if not self._has_jump(b, t, c):
-                        continue
+                    if (self.ban_now or self.ban_after_capture(b)) and not self._has_jump(b, t, c):
+                        continue  # a lone single jump under the ban
                 out.add(5 * P_ + d * P_ + p)
             if self.fly_now:
                 out.add(9 * P_ + p)
@@ -254,7 +266,7 @@ class RefGame:
         if self.sub == "chain":
             out = {5 * P_ + d * P_ + self.chain for d in range(4)
                    if self._jump_to(self.board, self.chain, d, self.to_move) is not None}
-            if self.may_stop and not (self.ban_now and self.jumps < 2):
+            if self.may_stop and not ((self.ban_now or self.ban_after_capture(self.board)) and self.jumps < 2):
                 out.add(10 * P_)
             return out
         if self.sub == "drop":
@@ -277,7 +289,7 @@ class RefGame:
                 return self._over(c, "too_few_stones")
         fc, fo = self.flying(c), self.flying(o)
         self.fly_now = fc
-        self.ban_now = {"none": False, "vs_flyer": (not fc) and fo, "flyer": fc, "both": fc or fo}[self.ban_mode]
+        self.ban_now = self.ban_rule(fc, fo)
         if not self._move_actions():
             return self._over(o, "no_move")
         pos = (tuple(self.board), c)
@@ -375,7 +387,7 @@ _REASONS = {K.END_FEW_STONES: "too_few_stones", K.END_NO_MOVE: "no_move",
 
 #: Kernel header fields the reference model keeps no counterpart of (hashing, history, counters):
 #: :func:`ref_from_state` neither reads nor checks them.
-REF_UNMODELLED = (K.H_CAP, K.H_COUNT, K.H_HASH, K.H_HLEN, K.H_HIRR, K.H_CAPTURED, K.H_LAST_ACTION, K.H_DECISIONS,
+REF_UNMODELLED = (K.H_CAP, K.H_HASH, K.H_HLEN, K.H_HIRR, K.H_CAPTURED, K.H_LAST_ACTION, K.H_DECISIONS,
                   K.H_REP_COUNT)
 
 
@@ -399,7 +411,8 @@ def ref_from_state(state):
             min_stones=s[K.H_MIN], chain_may_stop=_flag(s[K.H_CHAIN_STOP]), repetition_draw=s[K.H_REP],
             max_battle_turns=s[K.H_MAXT], flyer_moves={0: "all", 1: "fly_only"}.get(s[K.H_FLYER_MOVES], "?"),
             min_stones_check={0: "decision", 1: "turn_end"}.get(s[K.H_MIN_CHECK], "?"),
-            square_on_return=_flag(s[K.H_SQ_RETURN]), formations=_flag(s[K.H_FORMATIONS]))
+            square_on_return=_flag(s[K.H_SQ_RETURN]), formations=_flag(s[K.H_FORMATIONS]),
+            ban_after_capture=_flag(s[K.H_BAN_AFTER]))
     except (TypeError, ValueError) as e:
         raise ValueError(f"rules: {e}") from None
     g = RefGame(rules)

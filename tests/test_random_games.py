@@ -212,7 +212,9 @@ RULE_OPTIONS = {
     "turn_end": dict(min_stones_check="turn_end"),
     "on_return": dict(square_on_return=True),
     "formations": dict(formations=True),
-    "all": dict(flyer_moves="fly_only", min_stones_check="turn_end", square_on_return=True, formations=True),
+    "ban_after": dict(ban_after_capture=True),
+    "all": dict(flyer_moves="fly_only", min_stones_check="turn_end", square_on_return=True, formations=True,
+                ban_after_capture=True),
 }
 
 
@@ -225,6 +227,26 @@ def test_random_games_rule_options(name):
                      9200 + seed, start="position")
         play_checked(dict(board_size=4, single_jump_ban=ban, max_battle_turns=30, min_stones=2, **opts),
                      9300 + seed, start="dense")
+
+
+def test_random_games_ban_after_capture_binds():
+    # sparse positions around the flying threshold: the option refuses lone jumps (or a stop after one
+    # jump) that the turn-start ban allows, and the kernel still agrees with the reference at every step
+    refused = []
+
+    def watch(before, a, after):
+        if int(before[K.H_PHASE]) == K.PH_BATTLE and int(before[K.H_SUB]) in (K.SUB_MOVE, K.SUB_CHAIN):
+            off = before.copy()
+            off[K.H_BAN_AFTER] = 0
+            extra = set(kernel_legal(off)) - set(kernel_legal(before))
+            assert not set(kernel_legal(before)) - set(kernel_legal(off))  # the option only takes actions away
+            refused.extend(extra)
+
+    for seed in range(8):
+        for ban in ("vs_flyer", "both"):
+            play_checked(dict(board_size=6, single_jump_ban=ban, ban_after_capture=True, max_battle_turns=60,
+                              min_stones=2), 9500 + seed, start="position", on_step=watch)
+    assert refused
 
 
 def test_random_games_formations_take_lines():

@@ -1414,16 +1414,134 @@ def test_formations_need_the_move_to_end_on_the_line():
     assert e.agent_selection == "white" and count(e, WHITE) == 7
 
 
+# ------------------------------------------------------- ban_after_capture
+# 6x6 under the competitive rules (fly_threshold 6, the ban on the strong side: vs_flyer), White to move.
+# White has 9 stones and Black 7: nobody flies and the ban does not bind at the turn start.  A jump of
+# White takes Black down to 6, the flying threshold: JQ_Chess decides the ban again after the capture
+# (docs/rules.md §10.6), so with ban_after_capture that jump must allow a second one.
+LONE_JUMP_BOARD = """
+    ox....
+    ......
+    xxx.oo
+    xx..oo
+    ....oo
+    {row5}
+"""
+CHAIN_JUMP_BOARD = """
+    x.....
+    ......
+    xxx.oo
+    x...oo
+    ..x.oo
+    x.o.oo
+"""
+
+
+def _ban_after_state(text, on):
+    from conftest import RefGame
+
+    r = Rules.make("competitive", board_size=6, ban_after_capture=on)
+    s = jiu_env.position_state(r, board_from_text(text), "white")
+    return r, s, RefGame.from_position(r, board_of(s), WHITE)
+
+
+def _stones(s, colour):
+    return int(s[K.H_COUNT + colour])
+
+
+@pytest.mark.parametrize("on", [False, True])
+def test_ban_after_capture_refuses_a_lone_jump_to_the_flying_threshold(on):
+    r, s, ref = _ban_after_state(LONE_JUMP_BOARD.format(row5="x...oo"), on)
+    assert (_stones(s, WHITE), _stones(s, BLACK), int(s[K.H_BAN_NOW])) == (9, 7, 0)
+    a = K.encode_jump(pt("a0", 6), 1, 36)  # a0 over a1 to a2, no second jump from there
+    assert K.ban_applies(s, WHITE) is False and K.single_jump_banned(s, WHITE) is on
+    mask = np.zeros(r.num_actions, np.int8)
+    K.legal_mask(s, mask)
+    assert bool(mask[a]) is K.is_legal(s, a) is (a in kernel_legal(s)) is (a in ref.legal()) is (not on)
+    assert ref.legal() == set(kernel_legal(s))
+    e = make_env(LONE_JUMP_BOARD.format(row5="x...oo"), "white", ban_after_capture=on)
+    assert bool(mask_of(e, "white")[a]) is not on
+    t = s.copy()
+    if on:
+        with pytest.raises(ValueError, match="ban_after_capture"):
+            K.apply_action(t, a)
+        assert (t == s).all()
+    else:  # taken: Black is down to 6 and flies from its turn on
+        K.apply_action(t, a)
+        ref.apply(a)
+        assert (_stones(t, BLACK), int(t[K.H_TO_MOVE]), int(t[K.H_FLY_NOW])) == (6, BLACK, 1)
+        assert ref.legal() == set(kernel_legal(t))
+
+
+def test_ban_after_capture_leaves_a_jump_that_stays_above_the_threshold():
+    # one more black stone: the jump leaves 7, above the threshold, and stays legal with the option
+    r, s, ref = _ban_after_state(LONE_JUMP_BOARD.format(row5="xx..oo"), True)
+    a = K.encode_jump(0, 1, 36)
+    assert _stones(s, BLACK) == 8 and not K.single_jump_banned(s, WHITE)
+    assert K.is_legal(s, a) and a in ref.legal() and ref.legal() == set(kernel_legal(s))
+
+
+@pytest.mark.parametrize("on", [False, True])
+def test_ban_after_capture_keeps_the_chain_going(on):
+    # f2 jumps e2 to d2 (Black down to 6), and d2 may jump c2 next: the first jump is legal either way;
+    # with the option the chain may not stop after it (JQ_Chess refuses to finish a move with one capture)
+    r, s, ref = _ban_after_state(CHAIN_JUMP_BOARD, on)
+    assert (_stones(s, WHITE), _stones(s, BLACK), int(s[K.H_BAN_NOW])) == (9, 7, 0)
+    first = K.encode_jump(pt("f2", 6), 0, 36)
+    assert K.is_legal(s, first) and first in ref.legal()
+    K.apply_action(s, first)
+    ref.apply(first)
+    stop = K.stop_action(36)
+    assert s[K.H_SUB] == K.SUB_CHAIN and _stones(s, BLACK) == 6
+    assert K.is_legal(s, stop) is (stop in ref.legal()) is (not on)
+    assert ref.legal() == set(kernel_legal(s))
+    second = K.encode_jump(pt("d2", 6), 0, 36)
+    assert K.is_legal(s, second)
+    if on:
+        with pytest.raises(ValueError, match="chain may not stop"):
+            K.apply_action(s.copy(), stop)
+    K.apply_action(s, second)
+    ref.apply(second)
+    assert _stones(s, BLACK) == 5 and s[K.H_TO_MOVE] == BLACK and ref.legal() == set(kernel_legal(s))
+
+
+def test_validate_state_takes_ban_after_capture_only_as_0_or_1():
+    from conftest import ref_from_state
+    from jiu_env.rules import rules_from_state
+    from jiu_env.validate import InvalidStateError, validate_state
+
+    r, s, _ = _ban_after_state(LONE_JUMP_BOARD.format(row5="x...oo"), False)
+    for v in (0, 1):
+        t = s.copy()
+        t[K.H_BAN_AFTER] = v
+        validate_state(t)
+        assert rules_from_state(t).ban_after_capture is bool(v) and ref_from_state(t).ban_after is bool(v)
+        assert (K.encode_jump(0, 1, 36) in kernel_legal(t)) is (v == 0)
+    for v in (2, -1, 1 << 40):
+        t = s.copy()
+        t[K.H_BAN_AFTER] = v
+        with pytest.raises(InvalidStateError, match=r"H_BAN_AFTER=.* \(ban_after_capture\) is not in 0..1"):
+            validate_state(t)
+        with pytest.raises(ValueError, match="ban_after_capture"):
+            ref_from_state(t)
+    assert K.H_BAN_AFTER in K.RULE_FIELDS and K.H_BAN_AFTER < K.HDR
+
+
 # ------------------------------------------------------------ the profile
 def test_jqchess8_profile():
     r = Rules.make("jqchess8")
     assert (r.board_size, r.fly_threshold, r.single_jump_ban, r.min_stones, r.chain_may_stop, r.repetition_draw,
-            r.flyer_moves, r.min_stones_check, r.square_on_return, r.formations) == (
-        8, 8, "vs_flyer", 4, True, 3, "fly_only", "turn_end", True, False)
+            r.flyer_moves, r.min_stones_check, r.square_on_return, r.formations, r.ban_after_capture) == (
+        8, 8, "vs_flyer", 4, True, 3, "fly_only", "turn_end", True, False, True)
     assert Rules.make("jqchess8", board_size=10).fly_threshold == 10
     assert Rules.make(r.to_dict()) == r
     r2 = r.replace(square_on_return=False)
     assert Rules.make(r2.to_dict()) == r2 and r2.to_dict()["square_on_return"] is False
+    # the option keeps the profile's value through to_dict (left out) and is listed where it differs
+    assert "ban_after_capture" not in r.to_dict()
+    r3 = r.replace(ban_after_capture=False)
+    assert r3.to_dict()["ban_after_capture"] is False and Rules.make(r3.to_dict()) == r3
+    assert Rules.make("competitive", ban_after_capture=True).to_dict()["ban_after_capture"] is True
 
 
 def test_default_profiles_write_the_same_dict_as_before():
@@ -1437,7 +1555,7 @@ def test_default_profiles_write_the_same_dict_as_before():
 
 @pytest.mark.parametrize("options", [
     dict(flyer_moves="fly_only"), dict(min_stones_check="turn_end"), dict(square_on_return=True),
-    dict(formations=True), dict(history_size=5000, max_battle_turns=0),
+    dict(formations=True), dict(history_size=5000, max_battle_turns=0), dict(ban_after_capture=True),
 ])
 def test_options_are_stored_in_the_state(options):
     from jiu_env.rules import rules_from_state
@@ -1449,6 +1567,7 @@ def test_options_are_stored_in_the_state(options):
     dict(flyer_moves="walk_only"), dict(flyer_moves=1), dict(min_stones_check="never"),
     dict(square_on_return="yes"), dict(square_on_return=1), dict(formations=None), dict(history_size=-1),
     dict(history_size=1), dict(history_size=2.5), dict(history_size=10_000_000),
+    dict(ban_after_capture=1), dict(ban_after_capture="yes"), dict(ban_after_capture=None),
 ])
 def test_new_options_reject_bad_values(bad):
     with pytest.raises((ValueError, TypeError)) as ei:

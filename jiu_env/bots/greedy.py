@@ -60,7 +60,7 @@ W_SQUARE_THREAT = 3
 
 # ------------------------------------------------------------------ helpers
 # The ban rule and the jump test are the kernel's own.
-ban_applies = K.ban_applies
+single_jump_banned = K.single_jump_banned
 
 
 @njit(cache=True)
@@ -73,8 +73,9 @@ def has_jump_from(s, q, colour):
 def jump_threats(s, o, mark):
     """Number of distinct stones of ``3 - o`` that side ``o`` could take with a jump now.
 
-    Honours ``o``'s single-jump ban (a first jump must allow a second), with
-    the kernel's own test, and ``flyer_moves = "fly_only"`` (a flying-eligible
+    Honours ``o``'s single-jump ban (a first jump must allow a second; with
+    ``ban_after_capture`` also where the capture makes the ban bind), with the
+    kernel's own test, and ``flyer_moves = "fly_only"`` (a flying-eligible
     side has no jumps).  ``mark`` is scratch of length P.
     """
     n = s[H_N]
@@ -82,7 +83,7 @@ def jump_threats(s, o, mark):
     c = 3 - o
     if s[K.H_FLYER_MOVES] == K.FLYER_FLY_ONLY and K._is_flying(s, o):
         return 0
-    ban = ban_applies(s, o)
+    ban = single_jump_banned(s, o)
     mark[:p_] = 0
     cnt = 0
     for p in range(p_):
