@@ -15,12 +15,12 @@ import argparse
 import os
 import time
 
-import ray
-
 from jiu_env import Rules
 from jiu_env.evaluation import run_game
 from jiu_env.players import make_player
-from jiu_env.integrations.rllib import ppo_self_play_config
+
+# ray and jiu_env.integrations.rllib are imported where they are used, so that --help is quick and works
+# without the rllib extra
 
 # ----------------------------------------------------------- hyper-parameters
 BOARD_SIZE = 8
@@ -41,6 +41,8 @@ QUICK = dict(board_size=6, max_battle_turns=30, iterations=2, snapshot_every=1, 
 
 
 def build(a):
+    from jiu_env.integrations.rllib import ppo_self_play_config
+
     config = ppo_self_play_config(board_size=a.board_size, max_battle_turns=a.max_battle_turns,
                                   snapshot_every=a.snapshot_every, channels=a.channels, layers=a.layers)
     config.training(lr=LR, train_batch_size_per_learner=a.train_batch, minibatch_size=a.minibatch,
@@ -92,6 +94,8 @@ def main():
         for key, value in QUICK.items():
             if p.get_default(key) == getattr(a, key):  # flags given explicitly win over --quick
                 setattr(a, key, value)
+
+    import ray
 
     # address="local": always a fresh local instance, never an existing cluster
     ray.init(address="local", num_cpus=a.num_cpus, include_dashboard=False, log_to_driver=False)
