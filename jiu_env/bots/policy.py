@@ -23,36 +23,8 @@ import numpy as np
 from .. import kernel as K
 from ..observation import NUM_PLANES, write_observation
 from ..rules import Rules
-from .alphazero import load_network
+from .network import SHIPPED, load_network, rules_mismatch, shipped_checkpoint
 from .base import Bot, check_param, legal_actions
-
-DATA_DIR = pathlib.Path(__file__).resolve().parents[1] / "data"
-#: The shipped networks by board size (package data).
-SHIPPED = {14: DATA_DIR / "policy_jiu14.pt"}
-
-
-def shipped_checkpoint(board_size: int) -> pathlib.Path:
-    """The checkpoint shipped for ``board_size``; FileNotFoundError naming the sizes there are."""
-    path = SHIPPED.get(int(board_size))
-    if path is None or not path.exists():
-        have = sorted(n for n, p in SHIPPED.items() if p.exists())
-        raise FileNotFoundError(f"no network is shipped for {board_size}x{board_size} (shipped: "
-                                f"{', '.join(f'{n}x{n}' for n in have) or 'none'}); train one with `jiu train` "
-                                "and pass checkpoint=PATH")
-    return path
-
-
-def rules_mismatch(state: np.ndarray, rules: Rules) -> str | None:
-    """Why ``state`` is not under ``rules`` (a sentence naming both), or None when it is."""
-    ref = rules.new_state()
-    diff = [i for i in K.RULE_FIELDS if int(state[i]) != int(ref[i])]
-    if not diff:
-        return None
-    names = {v: k for k, v in vars(K).items() if k.startswith("H_") and isinstance(v, int)}
-    parts = ", ".join(f"{names.get(i, i)}={int(state[i])} (network: {int(ref[i])})" for i in diff)
-    return f"the position's rules differ from the network's ({rules.board_size}x{rules.board_size} " \
-           f"{rules.profile}): {parts}"
-
 
 class NetworkPlayer(Bot):
     """Base of the players that run a policy-value network: loading by board size and the rules check."""

@@ -52,6 +52,8 @@ import numpy as np
 from .. import kernel as K
 from ..fileio import atomic_write_bytes, atomic_write_text
 from ..rules import Rules
+from .seeds import game_seed
+from .selfplay import SelfPlayConfig, play_selfplay_chunk
 
 DATA_FORMAT = "jiu_env.learn.games/1"
 MANIFEST = "manifest.json"
@@ -90,12 +92,6 @@ class DataConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def game_seed(config: Any, game: int) -> int:
-    """The seed of game number ``game`` of a run (its ``config.seed``; independent of chunking and of the process
-    that plays it)."""
-    return int(np.random.SeedSequence([config.seed, game]).generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
 def decision_seed(gseed: int, decision: int) -> int:
@@ -250,8 +246,6 @@ def open_run(out_dir: str | os.PathLike[str], config: Any) -> dict[str, Any]:
 
 def _chunk_job(cfg: dict[str, Any], index: int) -> tuple[int, bytes, float, float]:
     if cfg.get("kind") == "selfplay":
-        from .selfplay import SelfPlayConfig, play_selfplay_chunk
-
         return (index, *play_selfplay_chunk(SelfPlayConfig(**cfg), index))
     return (index, *play_chunk(DataConfig(**cfg), index))
 

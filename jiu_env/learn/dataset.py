@@ -147,8 +147,8 @@ def load_positions(data_dirs: Iterable[str | os.PathLike[str]], max_games: int |
     k = max(a.shape[1] for a in chunks[6])
     pi_a = np.concatenate([np.pad(a, ((0, 0), (0, k - a.shape[1])), constant_values=-1) for a in chunks[6]])
     pi_p = np.concatenate([np.pad(p, ((0, 0), (0, k - p.shape[1]))) for p in chunks[7]])
-    planes, action, value, result, placement, game = (np.concatenate(c) for c in chunks[:6])
-    return Positions(planes, action, value, result, placement, game, pi_a, pi_p), rules
+    planes, actions, values, results, placement, games_of = (np.concatenate(c) for c in chunks[:6])
+    return Positions(planes, actions, values, results, placement, games_of, pi_a, pi_p), rules
 
 
 def value_target(value: np.ndarray, result: np.ndarray, result_weight: float | np.ndarray, scale: float

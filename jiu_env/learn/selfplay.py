@@ -49,6 +49,7 @@ import numpy as np
 
 from .. import kernel as K
 from ..rules import Rules
+from .seeds import game_seed
 
 VALUE_SCALE = 800.0  #: ``values`` = VALUE_SCALE * atanh(q), the training's default value scale
 Q_CLIP = 0.999  # |q| is clipped below 1 before atanh
@@ -102,7 +103,7 @@ class SelfPlayConfig:
     @classmethod
     def for_net(cls, net: str | pathlib.Path, **kw: Any) -> SelfPlayConfig:
         """A config for the checkpoint ``net`` (its rules unless ``rules`` is given, its hash filled in)."""
-        from ..bots.alphazero import load_network
+        from ..bots.network import load_network
 
         path = pathlib.Path(net).resolve()
         _, _, rules = load_network(path)
@@ -123,7 +124,6 @@ class SelfPlayConfig:
 
 
 def _game_rng(config: SelfPlayConfig, game: int) -> tuple[int, np.random.Generator]:
-    from .data import game_seed
 
     gseed = game_seed(config, game)
     return gseed, np.random.default_rng(gseed)

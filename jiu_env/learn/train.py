@@ -1,6 +1,6 @@
 """Supervised training of the policy-value network on positions labelled by search.
 
-The network is :func:`jiu_env.bots.alphazero.build_net` (residual CNN over
+The network is :func:`jiu_env.bots.network.build_net` (residual CNN over
 the observation planes, a spatial policy head over the flat actions, a
 pooled value head).  Loss: cross-entropy of the policy against the
 teacher's move, plus ``value_weight`` times the squared error of the value
@@ -164,7 +164,7 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     import torch
     import torch.nn.functional as F
 
-    from ..bots.alphazero import atomic_torch_save, build_net, save_checkpoint
+    from ..bots.network import atomic_torch_save, build_net, save_checkpoint
 
     if threads:
         torch.set_num_threads(int(threads))
@@ -178,7 +178,7 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     soft = train_set.soft
     pi_actions, pi_probs = train_set.policy_targets()
     if init is not None and not (out / STATE).exists():
-        from ..bots.alphazero import load_network
+        from ..bots.network import load_network
 
         start, data_init, init_rules = load_network(init)
         shape = data_init["config"]
