@@ -33,6 +33,7 @@ import tarfile
 import tempfile
 import threading
 import time
+from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
@@ -64,13 +65,14 @@ def import_ray() -> ModuleType:
 
 
 def execute(todo: Sequence[GameTask], workers: int | None = None, backend: str = "local",
-            address: str | None = None) -> Iterator[dict[str, Any]]:
-    """Yield the result lines of the tasks in ``todo`` as they finish, on the chosen backend."""
+            address: str | None = None, log: Callable[[str], Any] | None = None) -> Iterator[dict[str, Any]]:
+    """Yield the result lines of the tasks in ``todo`` as they finish, on the chosen backend (``log``: notes of the
+    ray backend, such as a lost node)."""
     check_backend(backend, address)
     if not todo:
         return iter(())
     if backend == "ray":
-        return execute_ray(todo, workers=workers, address=address)
+        return execute_ray(todo, workers=workers, address=address, log=log)
     return execute_local(todo, workers)
 
 
@@ -379,17 +381,24 @@ def _warm_node(specs, rules):
 
 def warm_nodes(ray: ModuleType, specs: list[str], rules: dict[str, Any], skip_node: str | None = None
                ) -> list[tuple[int, int, float]]:
-    """Run one warm-up task on every alive node with a CPU (in parallel), except ``skip_node``."""
+    """Run one warm-up task on every alive node with a CPU (in parallel), except ``skip_node``; the reports of
+    the nodes that did not die meanwhile."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    fn = ray.remote(num_cpus=1)(_warm_node)
+    fn = ray.remote(num_cpus=1, max_retries=0)(_warm_node)
     refs = []
     for node in ray.nodes():
         if not node.get("Alive") or node.get("Resources", {}).get("CPU", 0) < 1 or node["NodeID"] == skip_node:
             continue
         strat = NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False)
         refs.append(fn.options(scheduling_strategy=strat).remote(specs, rules))
-    return ray.get(refs)
+    out = []
+    for ref in refs:  # a node lost meanwhile is skipped: warming is only a head start
+        try:
+            out.append(ray.get(ref))
+        except _lost_errors(ray):
+            pass
+    return out
 
 
 def _is_loopback(address):
@@ -490,8 +499,203 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> ModuleT
     return ray
 
 
+#: How many times a game is played at most when the Ray worker playing it dies each time (its node lost, its
+#: process killed or crashed); then the run stops with :class:`WorkersLost` naming the game.
+GAME_ATTEMPTS = 3
+#: Seconds :func:`execute_ray` waits with no worker ready (all of them waiting for a CPU) before it gives up.
+START_TIMEOUT_S = 300.0
+_WAIT_S = 5.0  # how often a waiting run looks at the cluster again
+
+
+class WorkersLost(RuntimeError):
+    """The Ray backend cannot go on: no CPU is left for its workers, or a game's worker died on every attempt."""
+
+
+def _lost_errors(ray):
+    """The Ray errors that mean a game's worker (actor) is gone, not that the game itself failed."""
+    ex = ray.exceptions
+    return (ex.RayActorError, ex.WorkerCrashedError, ex.NodeDiedError, ex.ObjectLostError)
+
+
+def alive_cpus(ray: ModuleType) -> float:
+    """The CPUs of the nodes of the Ray cluster that are alive now."""
+    return sum(float(n.get("Resources", {}).get("CPU", 0)) for n in ray.nodes() if n.get("Alive"))
+
+
+class _Worker:
+    """One GameWorker actor: its handle, the ref that says where it started, the games sent to it (in order)."""
+
+    def __init__(self, handle, ready):
+        self.handle = handle
+        self.ready = ready
+        self.node: str | None = None  # its node id, once started
+        self.games: list[tuple[Any, GameTask]] = []
+
+
+class _RayPool:
+    """The actors of :func:`execute_ray` and the games waiting for them; replaces the actors that die.
+
+    A game goes to an actor once the actor has started, at most ``in_flight``
+    at a time.  When an actor dies (its node lost, its process killed), the
+    games it had finished are kept, the others go back to the front of the
+    queue (the one it was playing counts one attempt, :data:`GAME_ATTEMPTS` at
+    most) and new actors are started, never more than the CPUs of the nodes
+    still alive hold besides the actors left.
+    """
+
+    def __init__(self, ray, cls, shipped, todo, workers, in_flight, log, address, attempts):
+        self.ray, self.cls, self.shipped = ray, cls, shipped
+        self.queue: deque[GameTask] = deque(todo)
+        self.max_workers = workers
+        self.in_flight = in_flight
+        self.log = log
+        self.address = address
+        self.max_attempts = attempts
+        self.workers: list[_Worker] = []
+        self.by_ref: dict[Any, _Worker] = {}  # game ref -> its actor
+        self.starting: dict[Any, _Worker] = {}  # ready ref -> actor not started yet
+        self.attempts: dict[str, int] = {}
+        self.deaths = 0
+        self.lost_nodes: set[str] = set()
+        self.last_ready = time.monotonic()
+        self.error: WorkersLost | None = None
+        self.need_grow = False
+        self.start_failures = 0  # actors in a row that died before they started
+
+    def start(self, n):
+        for _ in range(n):
+            handle = self.cls.remote(self.shipped)
+            w = _Worker(handle, handle.node.remote())
+            self.workers.append(w)
+            self.starting[w.ready] = w
+
+    def fill(self, w):
+        while len(w.games) < self.in_flight and self.queue:
+            t = self.queue.popleft()
+            ref = w.handle.play.remote(t)
+            w.games.append((ref, t))
+            self.by_ref[ref] = w
+
+    def refs(self):
+        return list(self.by_ref) + list(self.starting)
+
+    def started(self, ref):
+        """An actor has started (or died starting)."""
+        w = self.starting.pop(ref)
+        try:
+            w.node = self.ray.get(ref)
+        except _lost_errors(self.ray) as e:
+            return self.died(w, e)
+        self.last_ready = time.monotonic()
+        self.start_failures = 0
+        self.fill(w)
+        return []
+
+    def result(self, ref):
+        """The line of a finished game (``[line]``), or of the games its actor had finished if it died."""
+        w = self.by_ref[ref]
+        try:
+            line = self.ray.get(ref)
+        except _lost_errors(self.ray) as e:
+            return self.died(w, e)
+        except Exception as e:
+            t = next(t for r, t in w.games if r == ref)
+            raise RuntimeError(f"game {t.id} ({t.white} vs {t.black}) failed: {e}") from e
+        del self.by_ref[ref]
+        w.games = [(r, t) for r, t in w.games if r != ref]
+        self.last_ready = time.monotonic()
+        self.fill(w)
+        return [line]
+
+    def _node_text(self, node_id):
+        for n in self.ray.nodes():
+            if n.get("NodeID") == node_id:
+                return f"{n.get('NodeManagerAddress', '?')} ({node_id[:8]})", bool(n.get("Alive"))
+        return f"({(node_id or '?')[:8]})", False
+
+    def died(self, w, cause):
+        """``w``'s actor is gone: keep the games it finished (returned), put back the others, start others."""
+        ray = self.ray
+        self.deaths += 1
+        if w in self.workers:
+            self.workers.remove(w)
+        self.starting.pop(w.ready, None)
+        refs = [r for r, _ in w.games]
+        if refs:  # the refs of a dead actor resolve at once: a result that came back, or an error
+            ray.wait(refs, num_returns=len(refs), timeout=10)
+        finished, lost = [], []
+        for r, t in w.games:
+            self.by_ref.pop(r, None)
+            try:
+                finished.append(ray.get(r, timeout=0))
+            except Exception:
+                lost.append(t)
+        w.games = []
+        with contextlib.suppress(Exception):
+            ray.kill(w.handle)
+        where, alive = self._node_text(w.node) if w.node else ("?", True)
+        if w.node and not alive:
+            self.lost_nodes.add(w.node)
+        why = f"{type(cause).__name__}: {' '.join(str(cause).split())[:400]}"
+        if lost:
+            t = lost[0]  # the game it was playing (the others were waiting behind it)
+            self.attempts[t.id] = self.attempts.get(t.id, 0) + 1
+            if self.attempts[t.id] >= self.max_attempts:
+                self.error = WorkersLost(f"game {t.id} ({t.white} vs {t.black}) was started {self.attempts[t.id]} times and "
+                                  f"its Ray worker died every time (last: {why}); giving up on it. The finished "
+                                  "games are in games.jsonl: running the same command again resumes from there")
+            self.queue.extendleft(reversed(lost))
+        elif w.node is None:
+            self.start_failures += 1
+            if self.start_failures >= self.max_attempts + self.max_workers:
+                self.error = WorkersLost(f"{self.start_failures} Ray workers in a row died before they started "
+                                         f"(last: {why}). The finished games are in games.jsonl: running the same "
+                                         "command again resumes from there")
+        self.need_grow = True
+        self.log(f"a Ray worker on node {where} died ("
+                 + ("its node is lost" if w.node and not alive else "its process ended" if w.node else "while starting")
+                 + f"; {why[:160]}): {len(lost)} of its games to play again on the workers left")
+        return finished
+
+    def after(self):
+        """After the lines of a dead actor went out: the error it left, or new actors for the games put back."""
+        if self.error is not None:
+            raise self.error
+        if self.need_grow:
+            self.need_grow = False
+            self.grow()
+
+    def grow(self):
+        """Start actors for the games waiting, up to the CPUs left; WorkersLost if none is left at all."""
+        if not self.queue:
+            return
+        live = len(self.workers)
+        room = int(alive_cpus(self.ray)) - live
+        n = max(0, min(self.max_workers - live, room, len(self.queue)))
+        if n:
+            self.start(n)
+            self.log(f"{n} new Ray worker(s) started ({live + n} in all, on the CPUs left)")
+        if not self.workers:
+            where = f" at {self.address}" if self.address else ""
+            nodes = f" ({len(self.lost_nodes)} node(s) lost)" if self.lost_nodes else ""
+            raise WorkersLost(f"the Ray cluster{where} has no CPU left for the workers{nodes}: {len(self.queue)} "
+                              "games are still to play. The finished games are in games.jsonl: running the same "
+                              "command again (once nodes have joined) resumes from there")
+
+    def stalled(self):
+        """Nothing came back for a while: look for CPUs again; give up when no worker could start for too long."""
+        self.grow()
+        if self.by_ref or time.monotonic() - self.last_ready < START_TIMEOUT_S:
+            return
+        where = f" at {self.address}" if self.address else ""
+        raise WorkersLost(f"no Ray worker could start within {START_TIMEOUT_S:.0f} s: the CPUs of the cluster{where} "
+                          f"are busy or gone; {len(self.queue)} games are still to play. The finished games are in "
+                          "games.jsonl: running the same command again resumes from there")
+
+
 def execute_ray(todo: Sequence[GameTask], workers: int | None = None, address: str | None = None,
-                in_flight: int = 2) -> Iterator[dict[str, Any]]:
+                in_flight: int = 2, log: Callable[[str], Any] | None = None,
+                attempts: int = GAME_ATTEMPTS) -> Iterator[dict[str, Any]]:
     """Yield result lines as games finish on Ray actors.
 
     ``address``: a running cluster (``HEAD:6379``, ``"auto"``); without it a
@@ -500,16 +704,24 @@ def execute_ray(todo: Sequence[GameTask], workers: int | None = None, address: s
     process, that cluster is used and left running.  ``workers``: number of
     actors (default: the cluster's CPUs); each has at most ``in_flight`` games
     queued, so results stream back while later games wait here.
+
+    An actor that dies (its node lost, its process killed) is not fatal: the
+    games it had not finished are played again on the actors left, and new
+    actors replace it as far as the CPUs of the nodes still alive allow (never
+    more than ``workers``).  A game whose actor dies ``attempts`` times, or a
+    cluster with no CPU left, raises :class:`WorkersLost` (a RuntimeError).
+    ``log`` gets a note for each actor lost.
     """
     from ..warmup import builtin_specs
     from .tournament import default_workers
 
     ray = import_ray()
+    log = log or (lambda msg: logging.getLogger(__name__).warning(msg))
     started = False
     if not ray.is_initialized():
         init_ray(address, num_cpus=int(workers or default_workers()))
         started = True
-    actors = []
+    pool = None
     clean = False
     try:
         if workers is None:
@@ -522,42 +734,38 @@ def execute_ray(todo: Sequence[GameTask], workers: int | None = None, address: s
         if warm_specs and len(ray.nodes()) > 1:
             warm_nodes(ray, warm_specs, todo[0].rules, skip_node=here)
         shipped = ship_files(ray, specs)
-        cls = ray.remote(num_cpus=1, max_restarts=2, max_task_retries=2)(GameWorker)
-        actors = [cls.remote(shipped) for _ in range(workers)]
-        clean = False
-        pending = {}  # object ref -> (task, actor)
-        it = iter(todo)
-        for actor in actors:
-            for _ in range(in_flight):
-                t = next(it, None)
-                if t is not None:
-                    pending[actor.play.remote(t)] = (t, actor)
-        while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            for ref in ready:
-                t, actor = pending.pop(ref)
-                try:
-                    line = ray.get(ref)
-                except Exception as e:
-                    raise RuntimeError(f"game {t.id} ({t.white} vs {t.black}) failed: {e}") from e
-                yield line
-                nxt = next(it, None)
-                if nxt is not None:
-                    pending[actor.play.remote(nxt)] = (nxt, actor)
+        # no restarts by Ray: a lost actor is replaced here, within the CPUs left, and its games re-queued
+        cls = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(GameWorker)
+        pool = _RayPool(ray, cls, shipped, todo, workers, in_flight, log, address, attempts)
+        pool.start(workers)
+        while pool.queue or pool.by_ref:
+            refs = pool.refs()
+            if not refs:
+                pool.grow()
+                continue
+            ready, _ = ray.wait(refs, num_returns=1, timeout=_WAIT_S)
+            if not ready:
+                pool.stalled()
+                continue
+            ref = ready[0]
+            lines = pool.started(ref) if ref in pool.starting else pool.result(ref)
+            yield from lines
+            pool.after()
         clean = True
     finally:
-        if actors:
+        if pool is not None and pool.workers:
             if clean:  # after an error or an interrupt, do not wait for queued games: just stop
                 try:
-                    ray.get([a.close.remote() for a in actors], timeout=30)
+                    ray.get([w.handle.close.remote() for w in pool.workers if w.node is not None], timeout=30)
                 except Exception:
                     pass
-            for a in actors:
-                ray.kill(a)
+            for w in pool.workers:
+                with contextlib.suppress(Exception):
+                    ray.kill(w.handle)
         if started:
             ray.shutdown()
 
 
 __all__ = ["BACKENDS", "check_backend", "execute", "execute_local", "execute_ray", "init_ray", "rewrite_spec", "spec_files",
            "FileCache", "GameWorker", "DIRECTORY_KINDS", "pack_dir", "unpack_dir", "ship_files", "check_reachable",
-           "connect_hint", "CONNECT_TIMEOUT_S"]
+           "connect_hint", "CONNECT_TIMEOUT_S", "GAME_ATTEMPTS", "WorkersLost", "alive_cpus"]

@@ -919,7 +919,7 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
     new = 0
     stream = None
     try:
-        stream = execute(todo, workers, backend=backend, address=address)
+        stream = execute(todo, workers, backend=backend, address=address, log=log)
         for line in stream:
             done[line["id"]] = line
             new += 1
