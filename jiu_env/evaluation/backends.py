@@ -13,7 +13,9 @@ appends them to ``games.jsonl`` in the parent process.
   warms its bots once; the model files that player specs name (and the
   ``rllib:`` checkpoint directories, as tar archives) are read here and
   shipped once through Ray's object store, so a worker on another node needs
-  no shared file system (see ``docs/scaling_ray.md``).
+  no shared file system (see ``docs/scaling_ray.md``).  An actor lost with
+  its node (or its process) is not fatal: its unfinished games are played
+  again on the actors left, and new actors replace it within the CPUs left.
 """
 
 from __future__ import annotations
@@ -641,9 +643,10 @@ class _RayPool:
             t = lost[0]  # the game it was playing (the others were waiting behind it)
             self.attempts[t.id] = self.attempts.get(t.id, 0) + 1
             if self.attempts[t.id] >= self.max_attempts:
-                self.error = WorkersLost(f"game {t.id} ({t.white} vs {t.black}) was started {self.attempts[t.id]} times and "
-                                  f"its Ray worker died every time (last: {why}); giving up on it. The finished "
-                                  "games are in games.jsonl: running the same command again resumes from there")
+                self.error = WorkersLost(
+                    f"game {t.id} ({t.white} vs {t.black}) was started {self.attempts[t.id]} times and its Ray "
+                    f"worker died every time (last: {why}); giving up on it. The finished games are in games.jsonl: "
+                    "running the same command again resumes from there")
             self.queue.extendleft(reversed(lost))
         elif w.node is None:
             self.start_failures += 1
