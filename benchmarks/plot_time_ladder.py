@@ -2,7 +2,7 @@
 
     python benchmarks/plot_time_ladder.py baselines/results_time
 
-Reads ``results.json`` of a ``jiu eval`` run (``baselines/ladder_time.toml``),
+Reads ``results.json`` of a ``jiu eval`` run (``jiu eval --config ladder_time``),
 takes the players whose spec has ``time=T`` as points (T seconds per turn
 for alpha-beta, per decision for MCTS), one line per engine with the 95%
 intervals, and draws the players with a fixed budget as horizontal

@@ -146,7 +146,7 @@ def main(argv=None):
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from jiu_env.sb3 import JiuPolicy, PolicySnapshot, SelfPlayCallback, evaluate
+    from jiu_env.sb3 import JiuPolicy, PolicySnapshot, SelfPlayCallback, evaluate, set_model_phase
     from jiu_env import JiuSelfPlayEnv
 
     torch.set_num_threads(args.threads)
@@ -171,6 +171,8 @@ def main(argv=None):
     else:
         model = MaskablePPO(JiuPolicy, venv, policy_kwargs=dict(channels=args.channels, layers=args.layers),
                             **ppo_kwargs)
+    # what it learns travels in the saved .zip: a battle-only model plays whole games from random placements
+    set_model_phase(model, "battle" if args.start == "battle" else "game")
 
     class LadderEval(BaseCallback):
         """Evaluate against the ladder, log, plot and save; stop at the time budget."""

@@ -34,7 +34,10 @@ a command-line flag (``--n-envs 4``, ``--minutes 10``...).
   has both clocks;
 - the rules go into ``model.zip`` (``jiu_env.sb3.set_model_rules``): ``jiu
   eval`` plays ``sb3:model.zip`` on them when given no rules, and refuses a
-  game of other rules naming both;
+  game of other rules naming both; so does what it learned
+  (``jiu_env.sb3.set_model_phase``: ``"battle"`` with ``start="battle"``,
+  else ``"game"``): a battle-only model plays whole games from random
+  placements (``phases:random+sb3:model.zip``), and ``jiu eval`` says so;
 - presets (``--preset NAME``, :data:`PRESETS`) set a whole recipe's defaults;
   flags given explicitly win.  ``--preset scratch8``: 8x8 from scratch (no
   warm start), whole games from the empty board (placement included), the
@@ -177,7 +180,7 @@ def main(argv=None):
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from jiu_env.sb3 import JiuPolicy, evaluate, set_model_rules
+    from jiu_env.sb3 import JiuPolicy, evaluate, set_model_phase, set_model_rules
     from jiu_env import JiuVsBotEnv
 
     torch.set_num_threads(args.threads)
@@ -207,6 +210,9 @@ def main(argv=None):
         policy_kwargs=dict(channels=args.channels, layers=args.layers), seed=args.seed, verbose=0, device="cpu")
     # the rules travel in model.zip: jiu eval / jiu play then play the model on them and refuse others
     set_model_rules(model, **rule_options)
+    # and what it learns: the battle only (from random placements) or whole games; jiu eval and make_bot give a
+    # battle-only model random placement in whole games (phases:random+sb3:model.zip) and say so
+    set_model_phase(model, "battle" if args.start == "battle" else "game")
     n_params = sum(p.numel() for p in model.policy.parameters())
     print(f"JiuPolicy: {n_params} parameters; {args.n_envs} envs x {args.n_steps} steps per rollout")
     if args.bc_games > 0:

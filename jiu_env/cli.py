@@ -135,7 +135,9 @@ def _eval_args(p):
     p.add_argument("players", nargs="*", metavar="PLAYER",
                    help="player specs: a built-in bot ('random', 'alphabeta:depth=2'), 'sb3:MODEL.zip', "
                         "'alphazero:CHECKPOINT', 'module:Class' or 'file.py:Class'; 'NAME=SPEC' names a player")
-    p.add_argument("--config", metavar="FILE", help="tournament config (TOML or JSON), e.g. baselines/ladder.toml")
+    p.add_argument("--config", metavar="FILE",
+                   help="tournament config: a TOML or JSON file, or the name of one shipped with jiu_env (ladder, "
+                        "ladder8, ladder_time: the baseline ladders), e.g. --config ladder")
     p.add_argument("--quick", action="store_true",
                    help=f"preset: the built-in bots with small budgets on 14x14, {QUICK_GAMES} games per pair, "
                         "random unrated, greedy = 0 Elo (a few minutes on 2 cores)")
@@ -220,6 +222,8 @@ def _build_config(args):
         except (ValueError, TypeError) as e:
             raise type(e)(f"--config {args.config}: {e}") from None
         execution = loaded.execution
+        for name, why in loaded.left_out.items():
+            _note(f"{name} left out (an optional player of the config): {why}")
         cfg = loaded.to_dict()
         if args.players:
             cfg["players"] = cfg["players"] + list(args.players)
@@ -370,6 +374,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         cfg = _with_sprt(_build_config(args), args)
     except (ValueError, TypeError, ImportError, OSError) as e:
         return _err(f"eval: {e}")
+    for name in cfg.battle_only():
+        _note(f"{name}: its model file says it learned the battle only, so its stones are placed at random as in "
+              f"its training: it plays {cfg.played_spec(name)} (a phases:PLACER+BATTLE spec is played as given)")
     backend = args.backend or cfg.execution.get("backend") or "local"
     address = args.address or cfg.execution.get("address")
     if address and backend != "ray":
@@ -851,7 +858,7 @@ COMMANDS: dict[str, Command] = {
              "jiu eval random greedy alphabeta:depth=2 --games 20 --out results\n"
              "  jiu eval --quick\n"
              "  jiu eval --quick --backend ray --address HEAD:6379\n"
-             "  jiu eval --config baselines/ladder.toml --out baselines/results",
+             "  jiu eval --config ladder --out baselines/results",
              _eval_args, cmd_eval),
     "play": ("play a bot in the terminal (moves in notation or by number; undo, hint, save)",
              "jiu play --bot alphabeta:depth=2 --colour black --start battle",

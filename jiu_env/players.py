@@ -11,7 +11,9 @@ spec or object                     player
 ``alphazero:PATH``                 an AlphaZero-style checkpoint (also
                                    ``alphazero:checkpoint=PATH,sims=N``; ``az:PATH``
                                    is the old spelling and warns)
-``sb3:PATH``                       a trained MaskablePPO model file (needs ``sb3-contrib``)
+``sb3:PATH``                       a trained MaskablePPO model file (needs ``sb3-contrib``); one that
+                                   declares it learned the battle only plays as
+                                   ``phases:random+sb3:PATH`` (:func:`whole_game_spec`)
 ``rllib:PATH``                     an RLlib checkpoint's ``learner`` module (needs ``ray[rllib]``)
 ``module:Class``                   a user class, built as ``Class(seed=...)``
 ``module:Class:key=v,...``         the same with keyword parameters
@@ -33,6 +35,7 @@ in :data:`jiu_env.bots.REGISTRY`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -41,7 +44,7 @@ import os
 import sys
 import threading
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .bots import REGISTRY, bot_class, parse_spec
 from .names import did_you_mean
@@ -152,9 +155,14 @@ class CallablePlayer:
 
 def _from_object(obj: Any, seed: int | None) -> Any:
     if hasattr(obj, "predict") and hasattr(obj, "policy"):
-        from .sb3 import ModelPlayer
+        from .sb3 import ModelPlayer, model_phase
 
-        return ModelPlayer(obj, deterministic=False, seed=seed)
+        player = ModelPlayer(obj, deterministic=False, seed=seed)
+        if not _phases_given() and model_phase(obj) == "battle":  # as for an sb3:PATH spec
+            from .bots.composite import PhasePlayer
+
+            return PhasePlayer(BATTLE_ONLY_PLACEMENT, player, seed=seed)
+        return player
     if callable(getattr(obj, "step", None)) and callable(getattr(obj, "restart", None)):
         return obj
     if callable(obj):
@@ -330,18 +338,12 @@ def _check_rllib_board(spec: str, arg: str, rules: Any) -> None:
                          f"differ: board_size={n} (here: {size})")
 
 
-def sb3_file_rules(path: str | os.PathLike[str]) -> Any:
-    """The rules (:class:`~jiu_env.rules.Rules`) recorded in an SB3 model file, or None if it records none.
-
-    Read from the ``data`` member of the ``.zip`` (SB3's JSON of the model's
-    attributes; ``jiu_env.sb3.set_model_rules`` puts them there) without
-    importing torch.  ``path`` may leave out ``.zip``.  A missing file raises
-    FileNotFoundError, a file that is not an SB3 model ValueError naming it.
-    """
+def _sb3_file_data(path: str | os.PathLike[str]) -> tuple[str, dict[str, Any]]:
+    """``(file, data)``: the model file ``path`` names (``.zip`` may be left out) and the JSON ``data`` member of
+    the ``.zip`` (SB3's record of the model's attributes), read without importing torch.  A missing file raises
+    FileNotFoundError, a file that is not an SB3 model ValueError naming it."""
     import json
     import zipfile
-
-    from .rules import Rules
 
     path = os.fspath(path)
     found = next((p for p in ([path] if path.endswith(".zip") else [path, path + ".zip"]) if os.path.isfile(p)), None)
@@ -352,7 +354,21 @@ def sb3_file_rules(path: str | os.PathLike[str]) -> Any:
             data = json.loads(z.read("data"))
     except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"{found} is not a readable MaskablePPO model file ({type(e).__name__}: {e})") from None
-    rules = data.get("jiu_rules") if isinstance(data, dict) else None
+    return found, (data if isinstance(data, dict) else {})
+
+
+def sb3_file_rules(path: str | os.PathLike[str]) -> Any:
+    """The rules (:class:`~jiu_env.rules.Rules`) recorded in an SB3 model file, or None if it records none.
+
+    Read from the ``data`` member of the ``.zip`` (SB3's JSON of the model's
+    attributes; ``jiu_env.sb3.set_model_rules`` puts them there) without
+    importing torch.  ``path`` may leave out ``.zip``.  A missing file raises
+    FileNotFoundError, a file that is not an SB3 model ValueError naming it.
+    """
+    from .rules import Rules
+
+    found, data = _sb3_file_data(path)
+    rules = data.get("jiu_rules")
     if rules is None:
         return None
     if not isinstance(rules, dict):
@@ -361,6 +377,70 @@ def sb3_file_rules(path: str | os.PathLike[str]) -> Any:
         return Rules.make(rules)
     except (TypeError, ValueError) as e:
         raise ValueError(f"{found}: the recorded rules are not valid rules ({e})") from None
+
+
+#: What a model may declare it was trained on (``jiu_env.sb3.set_model_phase``): ``"battle"``, battles from
+#: random placements only; ``"game"``, whole games (placement included).
+MODEL_PHASES: tuple[str, ...] = ("battle", "game")
+
+
+def check_model_phase(phase: Any, where: str = "phase") -> str:
+    """``phase`` if it is one of :data:`MODEL_PHASES`, else ValueError naming ``where``."""
+    if not isinstance(phase, str) or phase not in MODEL_PHASES:
+        raise ValueError(f"{where}: the phase a model was trained on is one of {', '.join(MODEL_PHASES)} "
+                         f"('battle': battles from random placements only; 'game': whole games), not {phase!r}")
+    return phase
+
+
+def sb3_file_phase(path: str | os.PathLike[str]) -> str | None:
+    """The phase an SB3 model file declares it was trained on (:data:`MODEL_PHASES`), or None if it says nothing.
+
+    Read like :func:`sb3_file_rules` (``jiu_phase`` in the ``.zip``'s ``data``, without torch); a
+    recorded value that is not a phase raises ValueError naming the file.
+    """
+    found, data = _sb3_file_data(path)
+    phase = data.get("jiu_phase")
+    return None if phase is None else check_model_phase(phase, found)
+
+
+#: The player that places the stones of a battle-only model playing whole games (as ``JiuVsBotEnv(start="battle")``
+#: placed them in its training): ``phases:random+MODEL``.
+BATTLE_ONLY_PLACEMENT: str = "random"
+
+
+def whole_game_spec(spec: str) -> str:
+    """The spec a player plays whole games with: ``spec`` itself, except that an ``sb3:PATH`` model that declares
+    it learned the battle only (:func:`sb3_file_phase`) gets random placement, ``phases:random+sb3:PATH``, also
+    inside ``mix:P:``.  A ``phases:`` spec is used as given; a missing file is left to the player's own error."""
+    s = spec.strip()
+    kind, sep, arg = s.partition(":")
+    if kind == "mix" and sep:
+        prob, sep2, inner = arg.partition(":")
+        played = whole_game_spec(inner) if sep2 and inner.strip() else inner
+        return spec if played == inner else f"mix:{prob}:{played.strip()}"
+    if kind != "sb3" or not sep or not arg.strip():
+        return spec
+    try:
+        phase = sb3_file_phase(arg.strip())
+    except FileNotFoundError:
+        return spec
+    return f"phases:{BATTLE_ONLY_PLACEMENT}+{s}" if phase == "battle" else spec
+
+
+@contextlib.contextmanager
+def phases_given() -> Iterator[None]:
+    """Build players in here as given: a battle-only model is not given random placement (``phases:A+B`` builds
+    its two players in here, so that ``phases:X+sb3:PATH`` is played as it says)."""
+    depth = getattr(_nesting, "phases", 0)
+    _nesting.phases = depth + 1
+    try:
+        yield
+    finally:
+        _nesting.phases = depth
+
+
+def _phases_given() -> bool:
+    return getattr(_nesting, "phases", 0) > 0
 
 
 def _sb3_factory(arg: str, seed: int | None) -> Any:
@@ -375,6 +455,9 @@ def _sb3_factory(arg: str, seed: int | None) -> Any:
         raise ImportError(f"sb3:{arg} needs sb3-contrib and torch ({e}); install the 'train' extra: "
                           "pip install torch, then pip install -e '.[train]' (in a checkout of the repository)") from None
 
+    if not _phases_given() and sb3_file_phase(path) == "battle":
+        # the model learned battles from random placements: it plays whole games the same way
+        return make_player(f"phases:{BATTLE_ONLY_PLACEMENT}+sb3:{arg}", seed=seed)
     return ModelPlayer.load(arg, seed=seed)
 
 
@@ -384,7 +467,8 @@ def _phases_factory(arg: str, seed: int | None) -> Any:
     placement, sep, battle = arg.partition("+")
     if not sep or not placement.strip() or not battle.strip():
         raise ValueError(f"phases:{arg}: expected phases:PLACEMENT_SPEC+BATTLE_SPEC, e.g. phases:random+sb3:model.zip")
-    return PhasePlayer(placement.strip(), battle.strip(), seed=seed)
+    with phases_given():  # phases:X+sb3:PATH is played as it says, whatever the model declares
+        return PhasePlayer(placement.strip(), battle.strip(), seed=seed)
 
 
 def _mix_factory(arg: str, seed: int | None) -> Any:
@@ -418,5 +502,6 @@ def _rllib_factory(arg: str, seed: int | None) -> Any:
 
 register_player_kind("rllib", _rllib_factory, "an RLlib checkpoint (Algorithm or RLModule), e.g. rllib:checkpoints/jiu")
 
-__all__ = ["make_player", "sb3_file_rules", "sb3_spec_rules", "rules_mismatch", "RULES_IGNORED", "register_player_kind", "check_player", "player_version", "file_hash", "PLAYER_KINDS",
+__all__ = ["make_player", "sb3_file_rules", "sb3_file_phase", "whole_game_spec", "phases_given", "MODEL_PHASES",
+           "check_model_phase", "BATTLE_ONLY_PLACEMENT", "sb3_spec_rules", "rules_mismatch", "RULES_IGNORED", "register_player_kind", "check_player", "player_version", "file_hash", "PLAYER_KINDS",
            "CallablePlayer", "MAX_SPEC_DEPTH"]

@@ -19,6 +19,9 @@ Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib); the rest of
   on, stored in its ``.zip`` (the ``jiu_rules`` attribute, which SB3 saves
   and loads with the model); a :class:`ModelPlayer` of such a model refuses a
   game of other rules.
+- :func:`set_model_phase` / :func:`model_phase`: the phase a model was trained
+  on (``jiu_phase`` in its ``.zip``): a model that learned the battle only
+  plays whole games from random placements (``phases:random+sb3:PATH``).
 """
 
 from __future__ import annotations
@@ -159,6 +162,36 @@ def model_rules(model: Any) -> Rules | None:
         return sb3_file_rules(model)
     d = getattr(model, RULES_ATTR, None)
     return None if d is None else Rules.make(d)
+
+
+#: The model attribute that declares the phase a model was trained on (:data:`jiu_env.players.MODEL_PHASES`),
+#: saved in its ``.zip`` like :data:`RULES_ATTR`.
+PHASE_ATTR = "jiu_phase"
+
+
+def set_model_phase(model: Any, phase: str) -> str:
+    """Declare on ``model`` the phase it was trained on (saved with ``model.save``); returns it.
+
+    ``"battle"``: battles from random placements only (``JiuVsBotEnv(start="battle")``); given as a
+    whole-game player (``sb3:model.zip`` to ``make_player`` / ``make_bot`` / ``jiu eval`` / ``jiu play``)
+    it plays ``phases:random+sb3:model.zip``: its stones are placed at random, as in its training.
+    ``"game"``: whole games, placement included; it plays as it is.  A model that declares nothing
+    plays as it is too.
+    """
+    from .players import check_model_phase
+
+    setattr(model, PHASE_ATTR, check_model_phase(phase, "set_model_phase"))
+    return phase
+
+
+def model_phase(model: Any) -> str | None:
+    """The phase declared on ``model`` (a model, or a model file path) by :func:`set_model_phase`, or None."""
+    from .players import check_model_phase, sb3_file_phase
+
+    if isinstance(model, (str, os.PathLike)):
+        return sb3_file_phase(model)
+    phase = getattr(model, PHASE_ATTR, None)
+    return None if phase is None else check_model_phase(phase, "the model's declared phase")
 
 
 # Header fields of a kernel state that decide the play of a position.  The turn limit and the size of the
@@ -425,4 +458,4 @@ def evaluate(model: Any, opponent: Any, n_games: int = 20, seed: int = 0, determ
 
 
 __all__ = ["JiuCNN", "JiuPolicy", "SpatialActionHead", "ValueHead", "ModelPlayer", "PolicySnapshot",
-           "SelfPlayCallback", "evaluate", "policy_probs", "set_model_rules", "model_rules", "rules_mismatch"]
+           "SelfPlayCallback", "evaluate", "policy_probs", "set_model_rules", "model_rules", "rules_mismatch", "set_model_phase", "model_phase"]

@@ -85,6 +85,31 @@ def test_eval_config_file_and_progress_lines(tmp_path, capsys):
     assert "[2/2]" in err and "ETA" in err  # progress lines when stderr is not a terminal
 
 
+def test_eval_config_by_name_and_optional_players(tmp_path, capsys, monkeypatch):
+    """--config NAME reads a config shipped with the package; an optional player that cannot be built is
+    left out with one note line naming it and why."""
+    import jiu_env.evaluation.tournament as T
+
+    assert "--config ladder" in COMMANDS["eval"][1]  # the --help example
+    rc, _, err = run(["eval", "--config", "no_such_ladder"], capsys)
+    assert rc == 2 and "ladder, ladder8, ladder_time" in err and err.count("\n") == 1
+    folder = tmp_path / "shipped"
+    folder.mkdir()
+    (folder / "mini.toml").write_text('title = "mini shipped"\ngames = 2\noptional = ["m"]\n[rules]\n'
+                                      'board_size = 6\nmax_battle_turns = 80\n'
+                                      '[[players]]\nname = "r1"\nspec = "random"\n'
+                                      '[[players]]\nname = "r2"\nspec = "random"\n'
+                                      '[[players]]\nname = "m"\nspec = "sb3:baselines/m.zip"\n')
+    monkeypatch.setattr(T, "shipped_configs", lambda: {"mini": str(folder / "mini.toml")})
+    monkeypatch.chdir(tmp_path)
+    rc, text, err = run(["eval", "--config", "mini", "--workers", "1", "--no-progress"], capsys)
+    assert rc == 0, err
+    assert "mini shipped" in text and "2 games played" in text
+    notes = [ln for ln in err.splitlines() if "left out" in ln]
+    assert len(notes) == 1 and notes[0].startswith("jiu eval: note: m left out")
+    assert "baselines/m.zip" in notes[0] and "root of a checkout" in notes[0]
+
+
 def test_eval_errors_are_clear(tmp_path, capsys):
     rc, _, err = run(["eval", "random"], capsys)
     assert rc == 2 and "at least two players" in err

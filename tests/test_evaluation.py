@@ -1,6 +1,7 @@
 """Evaluation harness: Elo fit, tournament bookkeeping, seeds, resume, players, reports."""
 
 import json
+import os
 import sys
 
 import numpy as np
@@ -140,6 +141,77 @@ def test_config_validation_and_toml(tmp_path):
     assert cfg.games == 6 and cfg.seed == 9 and cfg.random_opening == 2 and cfg.rules["board_size"] == 6
     assert cfg.names == ["r1", "r2"] and cfg.anchor_name() == "r1"
 
+
+
+# ---------------------------------------------------------------- shipped configs
+def test_shipped_ladders_load_by_name_from_any_folder(tmp_path, monkeypatch):
+    """``load_config("ladder")`` reads the config shipped in the package (no checkout needed); the files its
+    players name stay relative to the current folder, and an optional player without its file is left out."""
+    from jiu_env.evaluation.tournament import config_file, shipped_configs
+
+    shipped = shipped_configs()
+    assert set(shipped) == {"ladder", "ladder8", "ladder_time"}
+    for path in shipped.values():
+        assert os.path.isfile(path) and os.sep + os.path.join("jiu_env", "data", "ladders") + os.sep in path
+    monkeypatch.chdir(tmp_path)  # not a checkout: baselines/ is not here
+    cfg = load_config("ladder")
+    assert cfg.title.startswith("Jiu baseline ladder") and cfg.games == 200 and cfg.anchor == "greedy"
+    assert cfg.names == ["random", "greedy", "pattern", "ab1", "ab2", "mcts200", "mcts800"]
+    why = cfg.left_out["ppo14"]
+    assert "baselines/training/ppo14/model.zip" in why and "not found" in why and "checkout" in why
+    assert load_config("ladder.toml").names == cfg.names
+    c8 = load_config("ladder8")
+    assert c8.rules["board_size"] == 8 and "az100" not in c8.names and "baselines/alphazero/jiu8.pt" in c8.left_out["az100"]
+    assert load_config("ladder_time").mode == "gauntlet" and load_config("ladder_time").left_out == {}
+    # a file of that name in the current folder wins
+    (tmp_path / "ladder").write_text('players = ["random", "b=random"]\n')
+    assert config_file("ladder") == "ladder" and load_config("ladder").names == ["random", "b"]
+    with pytest.raises(FileNotFoundError, match="ladder, ladder8, ladder_time"):
+        load_config("ladders")
+    with pytest.raises(FileNotFoundError, match=r"--config ladder8 reads the shipped ladder8.toml"):
+        load_config("baselines/ladder8.toml")  # where the file used to be
+
+
+def test_shipped_ladders_are_package_data():
+    """The wheel takes the ladders: pyproject's package-data patterns match every shipped config."""
+    import fnmatch
+    import pathlib
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        tomllib = pytest.importorskip("tomli")
+    from jiu_env.evaluation.tournament import shipped_configs
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["jiu_env"]
+    pkg = root / "jiu_env"
+    for path in shipped_configs().values():
+        rel = pathlib.Path(path).resolve().relative_to(pkg).as_posix()
+        assert any(fnmatch.fnmatch(rel, pat) for pat in patterns), rel
+    assert not (root / "baselines" / "ladder.toml").exists()  # one copy only
+
+
+def test_optional_players(tmp_path):
+    base = 'players = ["random", "b=random", "m=sb3:missing.zip", "p=phases:random+sb3:gone.zip"]\n'
+    path = tmp_path / "t.toml"
+    path.write_text(base + 'optional = ["m", "p"]\nunrated = ["m"]\nmode = "gauntlet"\nchallengers = ["b", "p"]\n')
+    cfg = load_config(path)
+    assert cfg.names == ["random", "b"] and cfg.unrated == [] and cfg.challengers == ["b"]
+    assert set(cfg.left_out) == {"m", "p"} and "missing.zip" in cfg.left_out["m"] and "gone.zip" in cfg.left_out["p"]
+    assert "checkout" not in cfg.left_out["m"]  # that hint is for the shipped configs
+    assert "optional" not in cfg.to_dict()  # the players left out are no part of the tournament
+    kept = TournamentConfig.from_dict({"players": ["random", "b=random"], "optional": ["b"]})
+    assert kept.names == ["random", "b"] and kept.left_out == {}
+    assert TournamentConfig.from_dict({"players": ["random", "b=random"]}).left_out == {}
+    with pytest.raises(ValueError, match="unknown optional player"):
+        TournamentConfig.from_dict({"players": ["random", "b=random"], "optional": ["zz"]})
+    with pytest.raises(ValueError, match="anchor 'b' cannot be optional"):
+        TournamentConfig.from_dict({"players": ["random", "b=random"], "optional": ["b"], "anchor": "b"})
+    with pytest.raises(ValueError, match="unknown player"):  # a bad spec is an error, optional or not
+        TournamentConfig.from_dict({"players": ["random", "b=random", "c=nonsense"], "optional": ["c"]})
+    with pytest.raises(FileNotFoundError, match="missing.zip"):  # not optional: its file must be there
+        run_tournament(TournamentConfig.from_dict({"players": ["random", "m=sb3:missing.zip"]}), workers=1)
 
 # ---------------------------------------------------------------- tournaments
 def _bookkeeping(res, cfg):

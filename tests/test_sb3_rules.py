@@ -12,9 +12,11 @@ from sb3_contrib import MaskablePPO  # noqa: E402
 
 from jiu_env import JiuVsBotEnv  # noqa: E402
 from jiu_env.cli import main  # noqa: E402
-from jiu_env.players import make_player, rules_mismatch, sb3_file_rules, sb3_spec_rules  # noqa: E402
+from jiu_env.players import (  # noqa: E402
+    make_player, rules_mismatch, sb3_file_phase, sb3_file_rules, sb3_spec_rules, whole_game_spec,
+)
 from jiu_env.rules import Rules  # noqa: E402
-from jiu_env.sb3 import JiuPolicy, ModelPlayer, model_rules, set_model_rules  # noqa: E402
+from jiu_env.sb3 import JiuPolicy, ModelPlayer, model_phase, model_rules, set_model_phase, set_model_rules  # noqa: E402
 
 RULES6 = dict(board_size=6, fly_threshold=0, max_battle_turns=60)
 
@@ -32,6 +34,10 @@ def files(tmp_path_factory):
     model.save(d / "bare.zip")  # no rules recorded: the board size is all that is known
     assert set_model_rules(model, **RULES6) == Rules.make(**RULES6).to_dict()
     model.save(d / "m6.zip")
+    assert set_model_phase(model, "battle") == "battle"  # learned the battle only: whole games from random placements
+    model.save(d / "battle.zip")
+    set_model_phase(model, "game")
+    model.save(d / "game.zip")
     return d
 
 
@@ -139,3 +145,72 @@ def test_model_player_serves_the_bot_protocol_policy(files):
     legal = set(buf[:K.legal_actions(s, buf)].tolist())
     assert bot.step(s) in legal
     assert isinstance(bot.sb3_policy, JiuPolicy)
+
+
+# ------------------------------------------------------------ the phase a model learned
+def test_the_declared_phase_survives_save_and_load(files):
+    assert sb3_file_phase(files / "battle.zip") == "battle" and sb3_file_phase(files / "game") == "game"
+    assert sb3_file_phase(files / "m6.zip") is None and model_phase(str(files / "bare.zip")) is None
+    assert model_phase(MaskablePPO.load(files / "battle.zip", device="cpu")) == "battle"
+    assert sb3_file_rules(files / "battle.zip") == Rules.make(**RULES6)  # the rules travel alongside
+    with zipfile.ZipFile(files / "battle.zip") as z:
+        assert json.loads(z.read("data"))["jiu_phase"] == "battle"
+    with pytest.raises(ValueError, match="'battle'.*'game'.*not 'placement'"):
+        set_model_phase(tiny_model(), "placement")
+
+
+def test_a_bad_declared_phase_is_named(tmp_path):
+    odd = tmp_path / "odd.zip"
+    with zipfile.ZipFile(odd, "w") as z:
+        z.writestr("data", json.dumps({"jiu_phase": "opening"}))
+    with pytest.raises(ValueError, match="odd.zip.*not 'opening'"):
+        sb3_file_phase(odd)
+
+
+def test_a_battle_only_model_gets_random_placement(files):
+    from jiu_env.bots import make_bot
+    from jiu_env.bots.composite import PhasePlayer
+    from jiu_env.bots.random_bot import RandomBot
+    from jiu_env.game import play_game
+
+    battle = f"sb3:{files / 'battle.zip'}"
+    assert whole_game_spec(battle) == f"phases:random+{battle}"
+    assert whole_game_spec(f"mix:0.5:{battle}") == f"mix:0.5:phases:random+{battle}"
+    for spec in (f"sb3:{files / 'm6.zip'}", f"sb3:{files / 'game.zip'}", f"phases:greedy+{battle}", "random",
+                 "sb3:missing.zip"):
+        assert whole_game_spec(spec) == spec  # undeclared, whole-game, explicit phases: and missing: as given
+    p = make_player(battle, seed=3)
+    assert isinstance(p, PhasePlayer) and isinstance(p.placement, RandomBot) and isinstance(p.battle, ModelPlayer)
+    assert isinstance(make_bot(battle), PhasePlayer)
+    given = make_player(f"phases:greedy+{battle}", seed=3)  # an explicit phases: spec is used as given
+    assert isinstance(given.battle, ModelPlayer) and not isinstance(given.placement, RandomBot)
+    assert type(make_player(f"sb3:{files / 'm6.zip'}")) is ModelPlayer  # undeclared: plays as before
+    assert type(make_player(f"sb3:{files / 'game.zip'}")) is ModelPlayer
+    assert isinstance(make_player(MaskablePPO.load(files / "battle.zip", device="cpu"), seed=0), PhasePlayer)
+    # seeded: the same games as the spelled-out spec
+    rules = Rules.make(**RULES6)
+    a = play_game(rules, make_player(battle, seed=5), "random", seed=1)
+    b = play_game(rules, make_player(f"phases:random+{battle}", seed=5), "random", seed=1)
+    c = play_game(rules, make_player(battle, seed=5), "random", seed=1)
+    assert a.actions == b.actions == c.actions
+
+
+def test_jiu_eval_says_a_battle_only_model_is_placed_at_random(files, tmp_path, capsys):
+    out = tmp_path / "battle"
+    rc = main(["eval", f"m=sb3:{files / 'battle.zip'}", "random", "--games", "2", "--workers", "1", "--no-progress",
+               "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    notes = [ln for ln in err.splitlines() if "battle only" in ln]
+    assert len(notes) == 1 and notes[0].startswith("jiu eval: note: m: ") and "placed at random" in notes[0]
+    played = f"phases:random+sb3:{files / 'battle.zip'}"
+    assert played in notes[0]
+    res = read_results(out)
+    assert res["players"]["m"]["spec"] == played  # the results say how it played
+    assert played in (out / "results.md").read_text()
+    assert all(json.loads(ln)["white_spec"] in (played, "random") for ln in (out / "games.jsonl").open())
+    for spec in (f"sb3:{files / 'm6.zip'}", f"phases:random+sb3:{files / 'battle.zip'}"):  # no note: as before / as given
+        rc = main(["eval", f"m={spec}", "random", "--games", "2", "--workers", "1", "--no-progress",
+                   "--rule", "board_size=6", "--rule", "fly_threshold=0", "--rule", "max_battle_turns=60"])
+        err = capsys.readouterr().err
+        assert rc == 0 and "battle only" not in err, err

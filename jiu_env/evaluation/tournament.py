@@ -178,8 +178,12 @@ class TournamentConfig:
         return {"index": k, **ops[k]}
 
     def _check_tc(self) -> None:
-        """Check the time control and work out each player's spec under it."""
-        self._played = {p.name: p.spec for p in self.players}
+        """Work out each player's spec as played: a model that learned the battle only gets random placement
+        (:func:`jiu_env.players.whole_game_spec`), then the time control (checked here) its ``time=``."""
+        from ..players import whole_game_spec
+
+        self._played = {p.name: whole_game_spec(p.spec) for p in self.players}
+        self._battle_only = [p.name for p in self.players if self._played[p.name] != p.spec]
         self._untimed: list[str] = []
         if self.tc is None:
             return
@@ -190,15 +194,21 @@ class TournamentConfig:
             raise ValueError(f"tc must be seconds per turn, > 0 and <= {MAX_SECONDS:g}, not {self.tc!r}")
         self.tc = float(self.tc)
         for p in self.players:
-            timed = timed_spec(p.spec, self.tc)
+            timed = timed_spec(self._played[p.name], self.tc)
             if timed is None:
                 self._untimed.append(p.name)
             else:
                 self._played[p.name] = timed
 
     def played_spec(self, name: str) -> str:
-        """The spec the player is built from: its spec with the time control's ``time=`` where it takes one."""
+        """The spec the player is built from: its spec, with random placement for a model that learned the
+        battle only (:meth:`battle_only`) and the time control's ``time=`` where it takes one."""
         return self._played[name]
+
+    def battle_only(self) -> list[str]:
+        """The players whose ``sb3:`` model declares that it learned the battle only: they play from random
+        placements, ``phases:random+sb3:PATH`` (:meth:`played_spec`; a ``phases:`` spec is played as given)."""
+        return list(self._battle_only)
 
     def untimed(self) -> list[str]:
         """The players that take no time budget, so that ``tc`` does not reach them (empty without ``tc``)."""
@@ -302,19 +312,24 @@ class TournamentConfig:
         if "games_per_pair" in d and "games" in d:
             raise ValueError("give either games or games_per_pair, not both")
         execution = {k: d.pop(k) for k in EXECUTION_KEYS if k in d}
+        optional = _name_list("optional", d.pop("optional", []))
         if "games_per_pair" in d:
             d["games"] = d.pop("games_per_pair")
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(d) - known)
         if unknown:
-            raise ValueError(f"unknown tournament setting(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
+            valid = ", ".join(sorted(known | {"optional"}))
+            raise ValueError(f"unknown tournament setting(s) {', '.join(unknown)}; valid: {valid}")
         rules = d.get("rules", "competitive")
         if isinstance(rules, dict):
             rules = dict(rules)
         d["rules"] = Rules.make(rules).to_dict()
+        left_out = _leave_out_unavailable(d, optional) if optional else {}
         cfg = cls(**d)
-        # An attribute, not a dataclass field: where the games run is no part of the tournament's definition.
+        # Attributes, not dataclass fields: where the games run is no part of the tournament's definition, and
+        # the players left out are not in it.
         setattr(cfg, "execution", execution)
+        setattr(cfg, "left_out", left_out)
         return cfg
 
 
@@ -401,9 +416,83 @@ def _player_from(p):
     raise TypeError(f"a player is a spec string, a dict or a Player, not {type(p).__name__}")
 
 
+def _leave_out_unavailable(d: dict[str, Any], optional: list[str]) -> dict[str, str]:
+    """Take the ``optional`` players that cannot be built here out of the config dict ``d`` (its players,
+    unrated and challengers); return why, by name.
+
+    A player cannot be built when a file it names is missing (FileNotFoundError) or a package it needs is
+    not installed (ImportError); any other error of its spec is raised, as for every player.
+    """
+    players = d.get("players")
+    if not isinstance(players, (list, tuple)):
+        return {}  # the config's own check names the mistake
+    entries = [(p, p if isinstance(p, Player) else _player_from(p)) for p in players]
+    names = [pl.name for _, pl in entries]
+    bad = [o for o in optional if o not in names]
+    if bad:
+        raise ValueError(f"unknown optional player(s) {', '.join(bad)}; players are {', '.join(names)}")
+    if d.get("anchor") in optional:
+        raise ValueError(f"the anchor {d['anchor']!r} cannot be optional")
+    why = {}
+    for _, pl in entries:
+        if pl.name in optional:
+            try:
+                make_player(pl.spec, seed=0)
+            except (FileNotFoundError, ImportError) as e:
+                why[pl.name] = str(e)
+    if why:
+        d["players"] = [raw for raw, pl in entries if pl.name not in why]
+        for key in ("unrated", "challengers"):
+            if key in d:
+                d[key] = [n for n in _name_list(key, d[key]) if n not in why]
+    return why
+
+
+#: The folder of the tournament configs shipped with the package: ``--config NAME`` / ``load_config(NAME)``
+#: reads ``NAME.toml`` from it when there is no file ``NAME`` in the current directory.
+SHIPPED_CONFIG_DIR: tuple[str, ...] = ("data", "ladders")
+
+
+def shipped_configs() -> dict[str, str]:
+    """The tournament configs shipped with the package (the baseline ladders): name -> file."""
+    from importlib.resources import files
+
+    folder = files("jiu_env").joinpath(*SHIPPED_CONFIG_DIR)
+    if not folder.is_dir():
+        return {}
+    return {e.name[:-len(".toml")]: str(e) for e in sorted(folder.iterdir(), key=lambda e: e.name)
+            if e.name.endswith(".toml") and e.is_file()}
+
+
+def config_file(path: str | os.PathLike[str]) -> str:
+    """The file ``--config PATH`` reads: ``PATH`` itself when it exists; else, for a bare name (no folder,
+    ``.toml`` optional) such as ``ladder``, the config of that name shipped with the package
+    (:func:`shipped_configs`).  Otherwise FileNotFoundError, listing the shipped names."""
+    path = os.fspath(path)
+    if os.path.exists(path):
+        return path
+    shipped = shipped_configs()
+    stem = path[:-len(".toml")] if path.endswith(".toml") else path
+    if stem in shipped and os.path.basename(path) == path:
+        return shipped[stem]
+    base = os.path.basename(stem)
+    hint = f" (--config {base} reads the shipped {base}.toml)" if base in shipped else ""
+    listing = ", ".join(shipped) or "none"
+    raise FileNotFoundError(f"No such file: {path!r}{hint}; the configs shipped with jiu_env, read by name "
+                            f"(--config NAME): {listing}")
+
+
 def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
-    """A :class:`TournamentConfig` from a TOML or JSON file (an ``openings`` file named relative to it is
-    looked up in its folder first)."""
+    """A :class:`TournamentConfig` from a TOML or JSON file, or the name of a shipped config (``"ladder"``,
+    :func:`config_file`).
+
+    An ``openings`` file named relative to the config is looked up in its folder first; the files its
+    players name (models, checkpoints) are relative to the current directory.  ``optional = [NAME, ...]``
+    names players left out when they cannot be built here (a file they name is missing, a package they need is
+    not installed): the config's ``left_out`` attribute says which and why, and ``jiu eval`` prints it.
+    """
+    path = config_file(path)
+    shipped = path in shipped_configs().values()
     with open(path, "rb") as f:
         raw = f.read()
     if str(path).lower().endswith(".json"):
@@ -423,7 +512,14 @@ def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
         beside = os.path.join(os.path.dirname(os.fspath(path)), suite)
         if os.path.isfile(beside):
             d["openings"] = beside
-    return TournamentConfig.from_dict(d)
+    cfg = TournamentConfig.from_dict(d)
+    left_out = getattr(cfg, "left_out")
+    for name, why in left_out.items():
+        if shipped and "not found" in why:
+            left_out[name] = (f"{why}: a shipped config names files of the jiu_env repository (its baselines/ "
+                              "folder) relative to the current directory; run it from the root of a checkout to "
+                              "include this player")
+    return cfg
 
 
 # ------------------------------------------------------------------ scheduling
@@ -1226,5 +1322,5 @@ def eta_text(seconds: float | None) -> str:
 __all__ = [
     "Player", "TournamentConfig", "GameTask", "TournamentResult", "load_config", "schedule", "run_game",
     "play_task", "run_tournament", "summarise", "rate", "read_games", "default_workers", "scores_text",
-    "TournamentMismatch", "sprt_summary", "timed_spec",
+    "TournamentMismatch", "sprt_summary", "timed_spec", "shipped_configs", "config_file",
 ]
