@@ -49,10 +49,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 #: (doc file name, a piece of the command) -> why it is wrong; strict xfails, to be fixed in the doc and removed.
-KNOWN: dict[tuple[str, str], str] = {
-    ("scaling_ray.md", "--config baselines/ladder.toml"):
-        "the ladder configs moved into the package (jiu_env/data/ladders/): write --config ladder",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 SHELL_LANGS = {"bash", "sh", "shell", "console", "zsh"}
 LOOSE_LANGS = {"", "text", "txt"}  # only lines that start like a command
