@@ -28,7 +28,8 @@ from __future__ import annotations
 import sys as _sys
 from typing import TYPE_CHECKING
 
-from . import _lazy, kernel
+# _numba_cache before kernel, the first module with numba code: it keys numba's on-disk cache by the package's sources
+from . import _lazy, _numba_cache, kernel  # noqa: F401
 from .bots import Bot, make_bot
 from .game import GameResult, play_game
 from .notation import action_to_str, point_to_str, str_to_action, str_to_point

@@ -1,9 +1,12 @@
 """Warm numba's on-disk cache: compile the kernel and the bots once per machine.
 
 Every numba function of ``jiu_env`` is declared ``@njit(cache=True)``: the
-first process that calls it compiles it and writes the machine code next to
-the source (``__pycache__``, or ``NUMBA_CACHE_DIR`` when set); every later
-process with the same source files loads it in a fraction of the time.
+first process that calls it compiles it and writes the machine code to a
+folder named by a hash of the package's numba sources
+(``jiu_env/__pycache__/numba-<hash>/``, ``$NUMBA_CACHE_DIR/jiu_env-<hash>/``
+when that is set, else ``~/.cache/jiu_env/numba-<hash>/``: see
+:mod:`jiu_env._numba_cache`); every later process with the same sources loads
+it in a fraction of the time, and a change to any of them starts afresh.
 :func:`warm_up` plays one short game of each bot against ``random`` so that
 everything the bots call is compiled (or loaded) before the real work starts.
 Run it once when building an image or preparing a cluster node
@@ -41,7 +44,10 @@ class WarmupReport:
 
     def text(self) -> str:
         """The report as a few lines of text (``jiu warm`` prints it)."""
+        from ._numba_cache import current_hash
+
         where = ", ".join(self.cache_dirs) or "no cache directory (caching off?)"
+        where += f" (keyed by the numba sources: {current_hash()})"
         lines = [f"numba warm in {self.seconds:.1f}s: {len(self.compiled)} functions compiled, "
                  f"{len(self.loaded)} loaded from the cache ({', '.join(self.bots)}; "
                  f"board size {', '.join(map(str, self.board_sizes))})",
