@@ -981,7 +981,7 @@ def pass_turn_unchecked(s):
 
 # ------------------------------------------------------- checked entry points
 # The functions above trust their input.  The ones below are what Python code
-# calls: they check the state (validate.validate_state), the action and the
+# calls: they check the state (validate_state), the action and the
 # buffers, raise a ValueError / TypeError naming the problem and leave the
 # state untouched.  Inside @njit code a call of a checked function compiles
 # straight to its unchecked twin (numba's ``overload``), so the package's
@@ -989,7 +989,98 @@ def pass_turn_unchecked(s):
 
 from numba.extending import overload  # noqa: E402
 
-from .validate import check_action_value, check_buffer, check_layout, validate_state  # noqa: E402,F401
+from .checks import (  # noqa: E402,F401  (check_* re-exported: kernel.check_layout etc.)
+    NO_ACTION, OK, check_action_value, check_buffer, check_layout, first_problem, raise_problem,
+)
+
+
+def validate_state(s: np.ndarray, *, live: bool = False) -> np.ndarray:
+    """Raise unless ``s`` is a kernel state the kernel can run on; return ``s``.
+
+    Checks the layout (type, length, board size, history capacity 1..MAX_HISTORY:
+    ``history_size`` sets any size, the searches' scratch copies keep one slot), every
+    header field against its range, the rules fields (as
+    :class:`~jiu_env.rules.Rules` accepts them), the board (values 0/1/2,
+    stone counts) and the consistency of the game status: placements made
+    against the phase and the side to move, the turn's sub-phase against its
+    fields (``SUB_DROP`` needs ``H_LIFT`` on an own stone, ``SUB_CHAIN``
+    needs ``H_CHAIN`` on an own stone, ``SUB_CAPTURE`` needs 1..enemy-stones
+    pending captures), the result fields against the phase, the history
+    indices, and that a game in progress has a legal action.
+
+    Across fields, so that no accepted state has legal actions the rules could
+    not produce or an observation outside its Box: ``min_stones`` at most
+    ``N*N//2 - 1`` (as :class:`~jiu_env.rules.Rules` allows); in the placement
+    phase White's and Black's stone counts and the first two stones on the
+    centre square's diagonal ends; a finished game with no turn left open, a
+    turn-limit end at ``H_TURNS == max_battle_turns`` and ``H_REP_COUNT``
+    against the end reason; in a game in progress ``H_REP_COUNT`` in
+    ``1..repetition_draw - 1`` and within the history window, ``H_BAN_NOW``
+    against ``single_jump_ban`` and both sides' flying at the turn start,
+    ``H_CAPTURED`` against the sub-phase, a chain's origin (empty, reached by
+    ``H_CHAIN_LEN`` jumps) and a further jump from the chaining stone, and in
+    the capture sub-phase the move (origin, resting point, path) and
+    ``H_PENDING`` at most the squares (and, with ``formations``, lines) of the
+    resting point.  With ``repetition_draw = 0`` (the searches' scratch copies)
+    the repetition counters are not checked.  The Zobrist hash ``H_HASH`` and
+    the values in the hash ring are not checked (a wrong hash misleads only
+    repetition detection and search tables).
+
+    With ``live=True`` a finished game (``PH_OVER``) is refused too (a
+    ValueError "the game is over"): there is no decision to make.
+
+    Raises ``TypeError`` for something that is not a 1-D int64 array and
+    :class:`~jiu_env.validate.InvalidStateError` (a ``ValueError``) naming the first problem,
+    e.g. ``not a valid kernel state: H_LIFT=1000000000 is not a point of the
+    14x14 board (0..195) nor -1``.  Never modifies ``s``; read-only arrays are
+    fine.  Costs a few microseconds.
+    """
+    check, x, y = first_problem(s)
+    if check == OK and s[H_PHASE] != PH_OVER and not has_legal_action(s):
+        check = NO_ACTION
+    if check != OK:
+        raise_problem(s, check, x, y)
+    if live and s[H_PHASE] == PH_OVER:
+        raise ValueError("the game is over: there is no decision to make")
+    return s
+
+
+def explain_illegal(s: np.ndarray, a: Any) -> str:
+    """Why action ``a`` is illegal in state ``s`` (for error messages)."""
+    validate_state(s)
+    p_ = int(s[H_P])
+    ph = int(s[H_PHASE])
+    if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral):
+        return f"an action is an integer, not {type(a).__name__}"
+    a = int(a)
+    if not 0 <= a <= stop_action(p_):
+        return f"action {a} is out of range 0..{stop_action(p_)}"
+    kind = ACTION_KIND_NAMES[action_kind(a, p_)]
+    if ph == PH_OVER:
+        return "the game is over"
+    if ph == PH_PLACEMENT:
+        if kind != "POINT":
+            return f"only POINT actions (placements) are legal in the placement phase, not {kind}"
+        if s[HDR + a] != EMPTY:
+            return "that point is occupied"
+        return "the first two stones go on the diagonal ends of the centre square"
+    sub = SUBPHASE_NAMES[int(s[H_SUB])]
+    allowed = {"move": "STEP, JUMP or LIFT", "chain": "JUMP from the chaining stone or STOP",
+               "drop": "POINT on an empty point", "capture": "POINT on an enemy stone"}[sub]
+    if (sub in ("drop", "capture")) != (kind == "POINT"):
+        return f"in the {sub} sub-phase only {allowed} is legal, not {kind}"
+    if sub == "move" and kind == "STOP":
+        return "STOP only ends a jump chain"
+    if sub == "move" and kind == "LIFT" and not s[H_FLY_NOW]:
+        return "the side to move is not flying-eligible"
+    if sub == "move" and kind in ("STEP", "JUMP") and s[H_FLY_NOW] and s[H_FLYER_MOVES] == FLYER_FLY_ONLY:
+        return "the side to move is flying-eligible and may only fly (flyer_moves = 'fly_only')"
+    if sub == "chain" and kind == "STOP":
+        return "the chain may not stop here (chain_may_stop is off, or the single-jump ban needs a second jump)"
+    if kind == "JUMP" and sub == "move" and (s[H_BAN_NOW] or s[H_BAN_AFTER]):
+        return ("no such jump, or the single-jump ban forbids a jump that takes only one stone"
+                + (" (ban_after_capture: decided with the stone counts after the capture)" if s[H_BAN_AFTER] else ""))
+    return f"the {sub} sub-phase allows {allowed}, and this one does not fit the board"
 
 
 def _fast_in_numba(fast):
@@ -1026,8 +1117,6 @@ def apply_action(s: np.ndarray, a: int) -> None:
     a = check_action_value(a, num_actions(s[H_N]))
     _writable(s)
     if not is_legal_unchecked(s, a):
-        from .state import explain_illegal
-
         raise ValueError(f"illegal action {a}: {explain_illegal(s, a)}")
     apply_action_unchecked(s, a)
 

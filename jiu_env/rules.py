@@ -9,6 +9,7 @@ import numpy as np
 
 from . import kernel as K
 from .names import did_you_mean
+from .validate import validate_state
 
 BAN_MODES: dict[str, int] = {"none": K.BAN_NONE, "vs_flyer": K.BAN_VS_FLYER, "flyer": K.BAN_FLYER, "both": K.BAN_BOTH}
 FLYER_MOVES: dict[str, int] = {name: i for i, name in enumerate(K.FLYER_MOVES_NAMES)}
@@ -248,8 +249,6 @@ def _validate(r):
 
 def rules_from_state(state: np.ndarray) -> Rules:
     """Recover the :class:`Rules` (profile name aside) stored in a kernel state."""
-    from .validate import validate_state
-
     validate_state(state)
     inv = {v: k for k, v in BAN_MODES.items()}
     maxt = int(state[K.H_MAXT])

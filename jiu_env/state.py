@@ -6,14 +6,13 @@ nothing of PettingZoo or Gymnasium.
 
 from __future__ import annotations
 
-import numbers
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import kernel as K
-from .validate import validate_state
-from .vocab import ACTION_KIND_NAMES, COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES, SUBPHASE_NAMES, WINNER_NAMES
+from .kernel import explain_illegal as explain_illegal  # defined in the kernel (apply_action's messages)
+from .vocab import COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES, SUBPHASE_NAMES, WINNER_NAMES
 
 if TYPE_CHECKING:
     from .rules import Rules
@@ -53,44 +52,6 @@ def position_state(rules: Rules, board: Any, to_move: str = "black") -> np.ndarr
     s = rules.new_state()
     K.set_position(s, flat, COLOUR[to_move])
     return s
-
-
-def explain_illegal(s: np.ndarray, a: Any) -> str:
-    """Why action ``a`` is illegal in state ``s`` (for error messages)."""
-    validate_state(s)
-    p_ = int(s[K.H_P])
-    ph = int(s[K.H_PHASE])
-    if isinstance(a, (bool, np.bool_)) or not isinstance(a, numbers.Integral):
-        return f"an action is an integer, not {type(a).__name__}"
-    a = int(a)
-    if not 0 <= a <= K.stop_action(p_):
-        return f"action {a} is out of range 0..{K.stop_action(p_)}"
-    kind = ACTION_KIND_NAMES[K.action_kind(a, p_)]
-    if ph == K.PH_OVER:
-        return "the game is over"
-    if ph == K.PH_PLACEMENT:
-        if kind != "POINT":
-            return f"only POINT actions (placements) are legal in the placement phase, not {kind}"
-        if s[K.HDR + a] != K.EMPTY:
-            return "that point is occupied"
-        return "the first two stones go on the diagonal ends of the centre square"
-    sub = SUBPHASE_NAMES[int(s[K.H_SUB])]
-    allowed = {"move": "STEP, JUMP or LIFT", "chain": "JUMP from the chaining stone or STOP",
-               "drop": "POINT on an empty point", "capture": "POINT on an enemy stone"}[sub]
-    if (sub in ("drop", "capture")) != (kind == "POINT"):
-        return f"in the {sub} sub-phase only {allowed} is legal, not {kind}"
-    if sub == "move" and kind == "STOP":
-        return "STOP only ends a jump chain"
-    if sub == "move" and kind == "LIFT" and not s[K.H_FLY_NOW]:
-        return "the side to move is not flying-eligible"
-    if sub == "move" and kind in ("STEP", "JUMP") and s[K.H_FLY_NOW] and s[K.H_FLYER_MOVES] == K.FLYER_FLY_ONLY:
-        return "the side to move is flying-eligible and may only fly (flyer_moves = 'fly_only')"
-    if sub == "chain" and kind == "STOP":
-        return "the chain may not stop here (chain_may_stop is off, or the single-jump ban needs a second jump)"
-    if kind == "JUMP" and sub == "move" and (s[K.H_BAN_NOW] or s[K.H_BAN_AFTER]):
-        return ("no such jump, or the single-jump ban forbids a jump that takes only one stone"
-                + (" (ban_after_capture: decided with the stone counts after the capture)" if s[K.H_BAN_AFTER] else ""))
-    return f"the {sub} sub-phase allows {allowed}, and this one does not fit the board"
 
 
 def winner_name(s: np.ndarray) -> str:

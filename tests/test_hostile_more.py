@@ -463,7 +463,7 @@ def test_a_corrupt_or_foreign_sb3_file_is_a_value_error_naming_it(tmp_path):
 
 # ------------------------------------------------- class 7: a failed save leaves the old file
 def test_a_failed_record_save_leaves_the_previous_file(tmp_path, monkeypatch):
-    import jiu_env.records.jiuchess as J
+    import jiu_env.records.game_record as G
     from jiu_env.records import GameRecord
 
     rec = GameRecord.from_actions({"board_size": 6}, [])
@@ -472,7 +472,7 @@ def test_a_failed_record_save_leaves_the_previous_file(tmp_path, monkeypatch):
     names = ("game.json", "game.txt", "game.csv")
     for name in names:
         rec.save(tmp_path / name)
-    monkeypatch.setattr(J, "to_jiuchess", lambda record: "Stage[1]:\udcff")  # the CSV line has no names
+    monkeypatch.setattr(G, "to_jiuchess", lambda record: "Stage[1]:\udcff")  # the CSV line has no names (save's writer)
     for name in names:
         path = tmp_path / name
         before = path.read_bytes()

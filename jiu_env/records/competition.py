@@ -27,23 +27,16 @@ from ..state import position_state
 from ..notation import COLS, ROWS
 from ..rules import Rules
 from .errors import Reader, RecordError, check_strict
-from .game_record import GameRecord, norm_start, result_of, result_text
-from .replay import inside_turn, turn_entries
+from .fields import result_of, result_text
+from .game_record import GameRecord
 from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
-
-#: Marks a battle entry's path as a fly (``^A4-A5``): written before a fly whose two points are one or
-#: two apart in a row or a column, which the plain path would read as a step or a jump.
-FLY_MARK: str = "^"
+from .writers import FLY_MARK as FLY_MARK, _header_field as _header_field, _pt_text, near_fly as near_fly
+from .writers import to_competition as to_competition  # the writer sits below GameRecord (its save() uses it)
 
 RESULT_WORDS = {
     "white wins": "white", "black wins": "black", "draw": "draw", "undecided": None, "*": None,
     "先手胜": "white", "后手胜": "black", "和棋": "draw", "平局": "draw",
 }
-
-
-def _pt_text(p, n, colour):
-    t = ROWS[p // n] + COLS[p % n]
-    return t.lower() if colour == K.WHITE else t.upper()
 
 
 def _parse_pt(tok, n):
@@ -59,61 +52,6 @@ def _parse_pt(tok, n):
     if c < 0 or c >= n:
         raise ValueError(f"{tok!r}: column {c_ch!r} is not one of 0..{COLS[n - 1]}")
     return r * n + c, (K.WHITE if r_ch.islower() else K.BLACK)
-
-
-def near_fly(path: list[int], n: int) -> bool:
-    """Is the fly ``path`` (two points) one a plain path reads otherwise: its points one or two apart
-    in a row or a column (a step's or a jump's)?"""
-    p, q = path
-    return sorted((abs(p // n - q // n), abs(p % n - q % n))) in ([0, 1], [0, 2])
-
-
-def _header_field(text):
-    return str(text if text is not None else "").replace("[", "(").replace("]", ")").replace("\n", " ")
-
-
-def to_competition(record: GameRecord, event: str | None = None, date: str | None = None) -> str:
-    """The record in competition notation (see ``docs/records.md``).
-
-    Only games that start with the placement phase can be written, and only
-    whole battle turns: a record that ends inside a turn (a fly not landed, a
-    jump chain that may go on, square captures still to choose) is refused
-    with a ValueError.
-    """
-    if norm_start(record.start)["from"] != "placement":
-        raise ValueError("the competition notation needs a game that starts with the placement phase")
-    left = inside_turn(record.replay())
-    if left is not None:
-        raise ValueError(f"the competition notation writes whole battle turns, but this record ends inside one"
-                         f" ({left}); play the turn to its end, or save the game as a JSON record")
-    n = record.rules.board_size
-    placements, turns = turn_entries(record)
-    res = record.result if record.result is not None else result_of(record.replay())
-    if res.get("over"):
-        word = {"white": "white wins", "black": "black wins", "draw": "draw"}.get(res.get("winner") or "", "undecided")
-    else:
-        word = "*"
-    meta = record.meta or {}
-    players = record.players or {}
-    head = "".join(f"[{_header_field(x)}]" for x in (
-        "JIU", players.get("white"), players.get("black"), word,
-        date if date is not None else meta.get("date", ""),
-        event if event is not None else meta.get("event", ""),
-    ))
-    lines = [head]
-    lines.append("0," + ",".join(_pt_text(p, n, c) for p, c in placements) + ";")
-    if len(placements) == n * n:
-        # entries 1 and 2: the diagonal-end stones taken off when the board is full
-        for i, (p, c) in enumerate(placements[:2]):
-            lines.append(f"{i + 1},{_pt_text(p, n, c)};")
-        for i, t in enumerate(turns):
-            c = t["colour"]
-            path = "-".join(_pt_text(p, n, c) for p in t["path"])
-            if t["fly"] and near_fly(t["path"], n):
-                path = FLY_MARK + path  # a fly that the plain path would read as a step or a jump
-            caps = "".join("," + _pt_text(p, n, 3 - c) for p in t["jumped"] + t["victims"])
-            lines.append(f"{i + 3},{path}{caps};")
-    return "\n".join(lines)
 
 
 def _split_entries(text):

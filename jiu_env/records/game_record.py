@@ -17,17 +17,16 @@ from ..state import position_state
 from ..notation import action_to_str, str_to_action
 from ..rules import Rules
 from .errors import Irregularity, RecordError
+from .fields import (  # the names, results and start every format shares, importable from here as before
+    COLOUR_NAMES as COLOUR_NAMES, END_REASONS as END_REASONS, WINNER_NAMES as WINNER_NAMES, norm_start as norm_start,
+    result_of as result_of, result_text as result_text,
+)
 from .replay import check_passes, play, walk
+from .writers import to_competition, to_jiuchess
 
 FORMAT: str = "jiu-record"
 VERSION: int = 1
 
-from ..vocab import COLOUR_NAMES as _COLOURS, END_REASON_NAMES, WINNER_NAMES as _WINNERS
-
-# The names as records use them (records have no "none" entries: an unfinished game has winner None).
-WINNER_NAMES: dict[int, str] = {K.WHITE: _WINNERS[K.WHITE], K.BLACK: _WINNERS[K.BLACK], K.DRAW: _WINNERS[K.DRAW]}
-END_REASONS: tuple[str, ...] = ("",) + END_REASON_NAMES[1:]
-COLOUR_NAMES: dict[int, str] = {K.WHITE: _COLOURS[K.WHITE], K.BLACK: _COLOURS[K.BLACK]}
 RESULT_KEYS: tuple[str, ...] = ("over", "winner", "end_reason", "returns", "battle_turns", "decisions")
 #: How deep the arrays and objects of a record may nest (a record needs 3: the start board inside
 #: ``start``); deeper JSON, which Python's reader and writer follow by recursion, is refused.
@@ -68,30 +67,6 @@ def non_finite(value: Any) -> tuple[str, Any] | None:
         elif isinstance(v, (list, tuple)):
             stack.extend((f"{where}[{i}]", x) for i, x in reversed(list(enumerate(v))))
     return None
-
-
-# ------------------------------------------------------------------ results
-def result_of(state: np.ndarray) -> dict[str, Any]:
-    """The result fields of a kernel state (finished or not) as a JSON-able dict."""
-    over = bool(state[K.H_PHASE] == K.PH_OVER)
-    w, b = K.returns(state)
-    return {
-        "over": over,
-        "winner": WINNER_NAMES.get(int(state[K.H_WINNER])) if over else None,
-        "end_reason": END_REASONS[int(state[K.H_END_REASON])] or None if over else None,
-        "returns": [float(w), float(b)],
-        "battle_turns": int(state[K.H_TURNS]),
-        "decisions": int(state[K.H_DECISIONS]),
-    }
-
-
-def result_text(result: dict[str, Any] | None) -> str:
-    """One line for a result dict: ``white wins (too_few_stones) after 212 battle turns``."""
-    if not result or not result.get("over"):
-        return "unfinished"
-    w = result.get("winner")
-    head = f"{w} wins" if w in ("white", "black") else ("draw" if w == "draw" else "undecided")
-    return f"{head} ({result.get('end_reason')}) after {result.get('battle_turns')} battle turns"
 
 
 def _same(key, stored, got):
@@ -338,12 +313,8 @@ class GameRecord:
         path = os.fspath(path)
         low = path.lower()
         if low.endswith((".txt", ".jiu")):
-            from .competition import to_competition
-
             text = to_competition(self)
         elif low.endswith(".csv"):
-            from .jiuchess import to_jiuchess
-
             text = to_jiuchess(self)
         else:
             text = self.to_json(indent=1)
@@ -355,38 +326,3 @@ def _parse_move(m, n):
         return str_to_action(m, n)
     except (TypeError, ValueError, AttributeError):
         return None
-
-
-def norm_start(start: dict[str, Any] | None) -> dict[str, Any]:
-    """The canonical ``start`` dict; RecordError on anything else (board values must be 0, 1 or 2)."""
-    if start is None:
-        return {"from": "placement"}
-    if not isinstance(start, dict):
-        raise RecordError(f"'start' must be an object, not {type(start).__name__}")
-    kind = start.get("from", "position" if "board" in start else "placement")
-    if kind == "placement":
-        return {"from": "placement"}
-    if kind != "position" or "board" not in start:
-        raise RecordError("'start' must be {'from': 'placement'} or {'from': 'position', 'board': ..., 'to_move': ...}")
-    board = start["board"]
-    if isinstance(board, (list, tuple)):
-        # numpy reads True as 1 in a list that also holds ints: look at every value
-        for r, row in enumerate(board):
-            for c, v in enumerate(row if isinstance(row, (list, tuple)) else ()):
-                if isinstance(v, (bool, np.bool_)):
-                    raise RecordError(f"start board row {r}, column {c} is the boolean {v!r}: values must be"
-                                      " the integers 0 (empty), 1 (white) or 2 (black)")
-    try:
-        arr = np.asarray(board)
-    except Exception as e:  # ragged lists and the like
-        raise RecordError(f"start board is not an array: {e}") from None
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
-        if arr.dtype == object or not np.issubdtype(arr.dtype, np.floating) or not np.all(
-                np.isfinite(arr) & (arr == np.round(arr))):
-            raise RecordError("start board values must be the integers 0 (empty), 1 (white) or 2 (black)")
-    if arr.ndim != 2 or np.any((arr < 0) | (arr > 2)):
-        raise RecordError("start board must be an N x N list of 0 (empty), 1 (white) or 2 (black)")
-    to_move = start.get("to_move", "black")
-    if to_move not in ("white", "black"):
-        raise RecordError(f"start to_move must be 'white' or 'black', not {to_move!r}")
-    return {"from": "position", "board": arr.astype(int).tolist(), "to_move": to_move}

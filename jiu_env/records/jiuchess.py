@@ -41,25 +41,18 @@ from .. import kernel as K
 from ..state import position_state
 from ..rules import Rules
 from .errors import ChooseGame, Reader, RecordError, check_strict
-from ..notation import action_to_str
-from .game_record import COLOUR_NAMES, GameRecord, norm_start, result_of
-from .replay import inside_turn, turn_entries, walk
+from .fields import result_of
+from .game_record import GameRecord
 from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
+from .writers import COLOUR_LETTER as COLOUR_LETTER, LETTERS as LETTERS, point_text as point_text
+from .writers import to_jiuchess as to_jiuchess  # the writer sits below GameRecord (its save() uses it)
 
-LETTERS = "ABCDEFGHIJKLMNOPQRST"
 _PT = r"[WB]\([A-Za-z],[0-9]+\)"
 _PLACE = re.compile(r"([WB])\(([A-Za-z]),([0-9]+)\)")
 _MOVE = re.compile(rf"(?P<path>{_PT}(?:-O\([A-Za-z],[0-9]+\))+)"
                    rf"(?:,TC:(?P<tc>{_PT}(?:,{_PT})*))?(?:,FC:(?P<fc>{_PT}(?:,{_PT})*))?")
 _COORD = re.compile(r"([WBO])\(([A-Za-z]),([0-9]+)\)")
 # row numbers are ASCII digits: int() would also read other scripts' digits ("\u0662" as 2)
-COLOUR_LETTER = {K.WHITE: "W", K.BLACK: "B"}
-
-
-def point_text(p: int, n: int, colour: int | None = None) -> str:
-    """``W(G,7)`` style text of point ``p`` (``O(G,7)`` when ``colour`` is None)."""
-    prefix = "O" if colour is None else COLOUR_LETTER[colour]
-    return f"{prefix}({LETTERS[p % n]},{p // n + 1})"
 
 
 def _coord(letter, row, n):
@@ -72,78 +65,6 @@ def _coord(letter, row, n):
         off = " (some records write it for a stone taken off the board)" if r == n + 1 else ""
         raise ValueError(f"row {r} is not one of 1..{n}{off}")
     return (r - 1) * n + c
-
-
-# ------------------------------------------------------------------- export
-def _flies_read_as_steps(record: GameRecord) -> list[tuple[int, int, int, int]]:
-    """``(action index of the LIFT, colour, from, to)`` of every fly to a neighbouring point where the
-    step between the two points was also legal: the notation would read it back as that step."""
-    n = record.rules.board_size
-    p_ = n * n
-    out = []
-    steps: set[int] = set()  # where the lifted stone could have stepped
-
-    def before(i, a, s):
-        if s[K.H_PHASE] != K.PH_BATTLE:
-            return
-        sub = int(s[K.H_SUB])
-        if sub == K.SUB_MOVE and K.action_kind(a, p_) == K.A_LIFT:
-            p = a - K.A_LIFT * p_
-            steps.clear()
-            for d in range(4):
-                r, c = p // n + int(K.DR[d]), p % n + int(K.DC[d])
-                if 0 <= r < n and 0 <= c < n and K.is_legal(s, K.encode_step(p, d, p_)):
-                    steps.add(r * n + c)
-            out.append((i, int(s[K.H_TO_MOVE]), p, -1))
-        elif sub == K.SUB_DROP:
-            i0, c, p, _ = out.pop()
-            if a in steps:
-                out.append((i0, c, p, a))
-
-    for _ in walk(record.initial_state(), record.actions, record.passes, check=False, before=before):
-        pass
-    return [x for x in out if x[3] >= 0]
-
-
-def to_jiuchess(record: GameRecord) -> str:
-    """The record as one jiuchess CSV line (see the module docstring).
-
-    Only games that start with the placement phase can be written, only
-    whole battle turns (a record that ends inside a turn is refused), and only
-    games without a fly to a neighbouring point where the step was also legal
-    (the notation has no mark for a fly: it would read back as that step);
-    ``ValueError`` names the first such move.
-    """
-    if norm_start(record.start)["from"] != "placement":
-        raise ValueError("the jiuchess notation needs a game that starts with the placement phase")
-    left = inside_turn(record.replay())
-    if left is not None:
-        raise ValueError(f"the jiuchess notation writes whole battle turns, but this record ends inside one"
-                         f" ({left}); play the turn to its end, or save the game as a JSON record")
-    n = record.rules.board_size
-    bad = _flies_read_as_steps(record)
-    if bad:
-        i, c, p, q = bad[0]
-        raise ValueError(
-            f"the jiuchess notation cannot write action {i} ({action_to_str(record.actions[i], n)}"
-            f" {action_to_str(q, n)}): {COLOUR_NAMES[c]} flies {point_text(p, n, c)} to the neighbouring point"
-            f" {point_text(q, n)}, which the notation writes as {point_text(p, n, c)}-{point_text(q, n)} and"
-            " reads back as a step (it has no mark for a fly); save the game as a JSON record or in"
-            " competition notation, which marks such a fly")
-    placements, turns = turn_entries(record)
-    out = "Stage[1]:" + ";".join(point_text(p, n, c) for p, c in placements)
-    if len(placements) == n * n:
-        moves = []
-        for t in turns:
-            c = t["colour"]
-            text = point_text(t["path"][0], n, c) + "".join("-" + point_text(p, n) for p in t["path"][1:])
-            if t["jumped"]:
-                text += ",TC:" + ",".join(point_text(p, n, 3 - c) for p in t["jumped"])
-            if t["victims"]:
-                text += ",FC:" + ",".join(point_text(p, n, 3 - c) for p in t["victims"])
-            moves.append(text)
-        out += ";Stage[2]:" + ";".join(moves)
-    return out
 
 
 # ------------------------------------------------------------------- import

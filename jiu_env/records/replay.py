@@ -8,17 +8,30 @@ turn is handed over once for every occurrence of ``i`` (see
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 
 from .. import kernel as K
 from ..state import explain_illegal
 from ..notation import action_to_str
+from ..rules import Rules
 from .errors import RecordError
 
-if TYPE_CHECKING:
-    from .game_record import GameRecord
+
+class RecordLike(Protocol):
+    """What :func:`turn_entries` reads of a record (a :class:`~jiu_env.records.GameRecord`)."""
+
+    @property
+    def rules(self) -> Rules: ...
+
+    @property
+    def actions(self) -> Sequence[int]: ...
+
+    @property
+    def passes(self) -> Sequence[int]: ...
+
+    def initial_state(self) -> np.ndarray: ...
 
 
 def can_pass(s: np.ndarray) -> bool:
@@ -97,7 +110,7 @@ def inside_turn(state: np.ndarray) -> str | None:
     return None
 
 
-def turn_entries(record: GameRecord) -> tuple[list[tuple[int, int]], list[dict[str, Any]]]:
+def turn_entries(record: RecordLike) -> tuple[list[tuple[int, int]], list[dict[str, Any]]]:
     """Split a record's actions into placements and battle turns.
 
     Returns ``(placements, turns)``: ``placements`` is a list of ``(point,

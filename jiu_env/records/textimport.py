@@ -17,7 +17,7 @@ from .. import kernel as K
 from ..state import explain_illegal, position_state
 from ..notation import COLS, ROWS, action_to_str
 from .errors import Irregularity, Reader, RecordError
-from .game_record import COLOUR_NAMES, result_of, result_text
+from .fields import COLOUR_NAMES, result_of, result_text
 
 
 PointText = Callable[[int, int], str]  # (point, colour) -> the point as the format writes it

@@ -1,0 +1,668 @@
+"""The state checks that need only the vocabulary: the numba part of :mod:`jiu_env.validate`.
+
+The numba kernel (:mod:`jiu_env.kernel`) trusts its input: a header field out
+of range makes it read or write outside the array (a crash, not an
+exception), loop forever or return nonsense.  Everything that takes a state
+from a caller (the checked kernel entry points, every bot's ``step``, the
+envs) runs :func:`jiu_env.validate.validate_state` once at that boundary; the
+kernel's inner loops and the bots' searches stay unchecked and fast.
+
+This module depends only on the vocabulary, so the kernel can use it: it
+holds every check of a state but one (:func:`first_problem`, worded by
+:func:`raise_problem`), and the checks of actions and buffers.  That a game in
+progress has a legal action needs the kernel's move generator, so
+:func:`validate_state` itself is defined in the kernel
+(:func:`jiu_env.kernel.validate_state`).  Import the checks from
+:mod:`jiu_env.validate`, which gathers them all.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, NoReturn
+
+import numpy as np
+from numba import njit
+
+from .vocab import (
+    A_STOP, BAN_BOTH, BAN_FLYER, BAN_NAMES, BAN_VS_FLYER, BLACK, DC, DR, DRAW, EMPTY, END_REASON_NAMES,
+    END_REPETITION, END_TURN_LIMIT, FLYER_FLY_ONLY, H_BAN, H_BAN_AFTER, H_BAN_NOW, H_CAP, H_CAPTURED, H_CHAIN, H_CHAIN_LEN,
+    H_CHAIN_STOP, H_COUNT, H_DECISIONS, H_END_REASON, H_FLY, H_FLY_NOW, H_FLYER_MOVES, H_FORMATIONS, H_HIRR, H_HLEN,
+    H_LAST_ACTION, H_LAST_FROM, H_LAST_TO, H_LIFT, H_MAXT, H_MIN, H_MIN_CHECK, H_N, H_ORIGIN, H_P, H_PENDING,
+    H_PHASE, H_PLACED, H_REP, H_REP_COUNT, H_SQ_RETURN, H_SUB, H_TO_MOVE, H_TRUNC, H_TURNS, H_WINNER, HDR,
+    LINE_CAPTURES, MAX_N, MIN_CHECK_TURN_END, MIN_N, PH_OVER, PH_PLACEMENT, PHASE_NAMES, SUB_CAPTURE, SUB_CHAIN,
+    SUB_DROP, SUB_MOVE, SUBPHASE_NAMES, WHITE,
+)
+
+#: Upper bounds of ``max_battle_turns`` and ``history_size`` (as in :class:`jiu_env.rules.Rules`).
+MAX_BATTLE_TURNS: int = 1_000_000
+MAX_HISTORY: int = 1_000_001
+#: Upper bound of the counters (turns, decisions, history length): far above any real game,
+#: far below int64 overflow.
+MAX_COUNTER: int = 1 << 48
+MAX_INT64: int = (1 << 63) - 1
+
+_FIELD_NAMES = {v: k for k, v in globals().items() if k.startswith("H_") and isinstance(v, int)}
+_FIELD_NAMES[H_COUNT + WHITE] = "H_COUNT+WHITE"
+_FIELD_NAMES[H_COUNT + BLACK] = "H_COUNT+BLACK"
+_FIELD_NAMES[H_BAN_AFTER] = "H_BAN_AFTER"  # slot 13, H_COUNT + EMPTY: the rules option ban_after_capture
+
+
+# The checks of validate_state run in numba (a few microseconds: they guard every bot decision);
+# each failed check returns its number and two values, and Python words the message.
+# Only reads inside [0, HDR + P) after check_layout has vouched for the length.
+(OK, RANGE, BOARD, COUNT, OVER_NO_REASON, TRUNC_REASON, WINNER_REASON, LIVE_RESULT, PLACED_PHASE, PLACED_STONES,
+ PLACE_TURN, PLACE_FIELD0, PLACE_FIELDM1, PLACED_BATTLE, FEW_STONES, FULL_BOARD, NO_HISTORY, TURN_LIMIT, FLY_NOW,
+ SUB_FIELD0, SUB_FIELDM1, MOVE_FIELD, CHAIN_STONE, CHAIN_PROGRESS, LIFT_STONE, LIFT_ORIGIN, LIFT_FLY, PENDING,
+ HIRR, NO_ACTION,
+ # cross-field checks: what no sequence of legal decisions can produce
+ PLACE_COUNTS, PLACE_ENDS, OVER_FIELD0, OVER_FIELDM1, OVER_TURN_LIMIT, OVER_REPETITION, REP_LIVE, REP_WINDOW,
+ BAN_FLAG, CAPTURED_FLAG, CHAIN_ORIGIN, CHAIN_PATH, CHAIN_LAST, CHAIN_NO_JUMP, CAPTURE_STONE, CAPTURE_ORIGIN,
+ CAPTURE_PATH, CAPTURE_RETURN, CAPTURE_LAST_FROM, PENDING_CAPTURES,
+ SIZE_N, SIZE_P, SIZE_MAXT, SIZE_CAP, SIZE_LEN) = range(55)  # the SIZE_* checks stay last (layout messages)
+
+
+class InvalidStateError(ValueError):
+    """A kernel state that the kernel cannot safely run on; the message names the first problem."""
+
+
+def _fail(msg: str) -> NoReturn:
+    raise InvalidStateError(f"not a valid kernel state: {msg}")
+
+
+def _check_array(s):
+    if not isinstance(s, np.ndarray):
+        raise TypeError(f"a kernel state is a 1-D np.int64 array (Rules.new_state(), env.unwrapped.state), "
+                        f"not {type(s).__name__}")
+    if s.dtype != np.int64 or s.ndim != 1:
+        raise TypeError(f"a kernel state is a 1-D np.int64 array, not a {s.ndim}-D {s.dtype} array")
+
+
+def check_layout(s: np.ndarray) -> tuple[int, int]:
+    """Type, length and the size fields of the header (what every other check relies on).
+
+    Returns ``(n, p)``.  Cheap: no board scan.
+    """
+    _check_array(s)
+    if s.size < HDR:
+        _fail(f"{s.size} values are fewer than the {HDR} header fields")
+    check, x, y = _layout_problem(s)
+    if check != OK:
+        _fail(_layout_message(s, check, int(x), int(y)))
+    n = int(s[H_N])
+    return n, n * n
+
+
+@njit(cache=True)
+def _layout_problem(s):
+    n = s[H_N]
+    if n < MIN_N or n > MAX_N:
+        return SIZE_N, n, 0
+    if s[H_P] != n * n:
+        return SIZE_P, s[H_P], n
+    maxt = s[H_MAXT]
+    if maxt < 0 or maxt > MAX_BATTLE_TURNS:
+        return SIZE_MAXT, maxt, 0
+    cap = s[H_CAP]
+    if cap < 1 or cap > MAX_HISTORY:  # history_size sets any size; search scratch copies keep one slot
+        return SIZE_CAP, cap, MAX_HISTORY
+    if s.size != HDR + s[H_P] + cap:
+        return SIZE_LEN, s.size, HDR + s[H_P] + cap
+    return OK, 0, 0
+
+
+def _layout_message(s, check, x, y):
+    if check == SIZE_N:
+        return f"H_N={x} is not a board size in {MIN_N}..{MAX_N}"
+    if check == SIZE_P:
+        return f"H_P={x} is not {y}*{y}={y * y}"
+    if check == SIZE_MAXT:
+        return f"H_MAXT={x} (max_battle_turns) is not in 0..{MAX_BATTLE_TURNS}"
+    if check == SIZE_CAP:
+        return f"H_CAP={x} is not a history capacity in 1..{y}"
+    return f"its length {x} is not HDR + P + H_CAP = {y}"
+
+
+_RANGE_FIELDS = (H_FLY, H_BAN, H_MIN, H_CHAIN_STOP, H_REP, H_FLYER_MOVES, H_MIN_CHECK, H_SQ_RETURN, H_FORMATIONS,
+                 H_BAN_AFTER, H_PHASE, H_SUB, H_TO_MOVE, H_FLY_NOW, H_BAN_NOW, H_TRUNC,
+                 H_CAPTURED, H_CHAIN, H_LIFT, H_ORIGIN, H_LAST_FROM, H_LAST_TO, H_LAST_ACTION, H_PLACED, H_CHAIN_LEN,
+                 H_PENDING, H_TURNS, H_HLEN, H_HIRR, H_DECISIONS, H_REP_COUNT, H_WINNER, H_END_REASON)
+
+
+@njit(cache=True)
+def _field_range(s, f):
+    """Allowed (lo, hi) of header field ``f`` on its own; a hole at 1 for H_REP is checked apart."""
+    p = s[H_P]
+    if f == H_FLY:
+        return 0, p
+    if f == H_BAN:
+        return 0, BAN_BOTH
+    if f == H_MIN:
+        return 0, p // 2 - 1  # as Rules allows (rules.max_min_stones): more would decide the game at turn 0
+    if f == H_REP:
+        return 0, MAX_INT64  # a threshold, never counted up to: any int >= 2 (or 0), as Rules allows
+    if f == H_PHASE:
+        return PH_PLACEMENT, PH_OVER
+    if f == H_SUB:
+        return SUB_MOVE, SUB_CAPTURE
+    if f == H_TO_MOVE:
+        return WHITE, BLACK
+    if f == H_CHAIN or f == H_LIFT or f == H_ORIGIN or f == H_LAST_FROM or f == H_LAST_TO:
+        return -1, p - 1
+    if f == H_LAST_ACTION:
+        return -1, A_STOP * p
+    if f == H_PLACED or f == H_CHAIN_LEN:
+        return 0, p
+    if f == H_PENDING:
+        return 0, 4 + 2 * LINE_CAPTURES * s[H_FORMATIONS]  # four squares, and two full lines with formations
+    if f == H_TURNS and s[H_MAXT] > 0:
+        return 0, s[H_MAXT]
+    if f == H_WINNER:
+        return 0, DRAW
+    if f == H_END_REASON:
+        return 0, END_TURN_LIMIT
+    if f == H_CHAIN_STOP or f == H_FLY_NOW or f == H_BAN_NOW or f == H_TRUNC or f == H_CAPTURED:
+        return 0, 1
+    if f == H_FLYER_MOVES or f == H_MIN_CHECK or f == H_SQ_RETURN or f == H_FORMATIONS or f == H_BAN_AFTER:
+        return 0, 1
+    return 0, MAX_COUNTER
+
+
+@njit(cache=True)
+def state_problem(s):
+    """(check, x, y): the first failed check of a state of at least HDR values, or (OK, 0, 0)."""
+    check, x, y = _layout_problem(s)
+    if check != OK:
+        return check, x, y
+    p = s[H_P]
+    for f in _RANGE_FIELDS:
+        lo, hi = _field_range(s, f)
+        if s[f] < lo or s[f] > hi or (f == H_REP and s[f] == 1):
+            return RANGE, f, s[f]
+    if s[H_HIRR] > s[H_HLEN]:
+        return HIRR, s[H_HIRR], s[H_HLEN]
+    w = 0
+    b = 0
+    for q in range(p):
+        v = s[HDR + q]
+        if v == WHITE:
+            w += 1
+        elif v == BLACK:
+            b += 1
+        elif v != EMPTY:
+            return BOARD, q, v
+    if s[H_COUNT + WHITE] != w:
+        return COUNT, WHITE, w
+    if s[H_COUNT + BLACK] != b:
+        return COUNT, BLACK, b
+    ph = s[H_PHASE]
+    er = s[H_END_REASON]
+    win = s[H_WINNER]
+    c = s[H_TO_MOVE]
+    placed = s[H_PLACED]
+    if ph == PH_OVER:
+        if er == 0:
+            return OVER_NO_REASON, 0, 0
+        if (er == END_TURN_LIMIT) != (s[H_TRUNC] == 1):
+            return TRUNC_REASON, s[H_TRUNC], er
+        if er == END_TURN_LIMIT:
+            ok = win == 0
+        elif er == END_REPETITION:
+            ok = win == DRAW
+        else:
+            ok = win == WHITE or win == BLACK
+        if not ok:
+            return WINNER_REASON, win, er
+    elif er != 0 or win != 0 or s[H_TRUNC] != 0:
+        return LIVE_RESULT, 0, 0
+    if ph == PH_PLACEMENT:
+        if placed >= p:
+            return PLACED_PHASE, placed, p
+        if w + b != placed:
+            return PLACED_STONES, placed, w + b
+        if c != (WHITE if placed % 2 == 0 else BLACK):
+            return PLACE_TURN, c, placed
+        for f in (H_SUB, H_CHAIN_LEN, H_PENDING, H_FLY_NOW, H_BAN_NOW, H_TURNS, H_HLEN, H_REP_COUNT, H_CAPTURED):
+            if s[f] != 0:
+                return PLACE_FIELD0, f, s[f]
+        for f in (H_CHAIN, H_LIFT, H_ORIGIN, H_LAST_FROM):
+            if s[f] != -1:
+                return PLACE_FIELDM1, f, s[f]
+        return _placement_problem(s, w)
+    if placed != p:
+        return PLACED_BATTLE, placed, p
+    if ph == PH_OVER:
+        return _over_problem(s)
+    own = w if c == WHITE else b
+    enemy = b if c == WHITE else w
+    ms = max(s[H_MIN], 1)
+    # min_stones_check=turn_end: the enemy may fall below min_stones during a turn (chain, captures)
+    ms_enemy = 1 if s[H_MIN_CHECK] == MIN_CHECK_TURN_END and s[H_SUB] in (SUB_CHAIN, SUB_CAPTURE) else ms
+    if own < ms or enemy < ms_enemy:
+        return FEW_STONES, w, b
+    if w + b >= p:
+        return FULL_BOARD, 0, 0
+    if s[H_MAXT] > 0 and s[H_TURNS] >= s[H_MAXT]:
+        return TURN_LIMIT, s[H_TURNS], s[H_MAXT]
+    fly = s[H_FLY]
+    flying = 1 if fly > 0 and own <= fly else 0
+    if s[H_FLY_NOW] != flying:
+        return FLY_NOW, s[H_FLY_NOW], own
+    sub = s[H_SUB]
+    if sub != SUB_CAPTURE and s[H_PENDING] != 0:
+        return SUB_FIELD0, H_PENDING, s[H_PENDING]
+    if sub != SUB_CHAIN and s[H_CHAIN] != -1:
+        return SUB_FIELDM1, H_CHAIN, s[H_CHAIN]
+    if sub != SUB_DROP and s[H_LIFT] != -1:
+        return SUB_FIELDM1, H_LIFT, s[H_LIFT]
+    if sub == SUB_MOVE:
+        if s[H_ORIGIN] != -1:
+            return SUB_FIELDM1, H_ORIGIN, s[H_ORIGIN]
+        if s[H_CHAIN_LEN] != 0:
+            return SUB_FIELD0, H_CHAIN_LEN, s[H_CHAIN_LEN]
+    elif sub == SUB_CHAIN:
+        q = s[H_CHAIN]
+        if q < 0 or s[HDR + q] != c:
+            return CHAIN_STONE, q, 0
+        if s[H_CHAIN_LEN] < 1 or s[H_ORIGIN] < 0:
+            return CHAIN_PROGRESS, s[H_CHAIN_LEN], s[H_ORIGIN]
+    elif sub == SUB_DROP:
+        q = s[H_LIFT]
+        if q < 0 or s[HDR + q] != c:
+            return LIFT_STONE, q, 0
+        if s[H_ORIGIN] != q:
+            return LIFT_ORIGIN, s[H_ORIGIN], q
+        if s[H_FLY_NOW] != 1:
+            return LIFT_FLY, 0, 0
+    else:
+        k = s[H_PENDING]
+        if k < 1 or k > enemy:
+            return PENDING, k, enemy
+    return _turn_problem(s, own, enemy)
+
+
+# ---------------------------------------------------------- cross-field checks
+# What the rules derive from other fields (docs/rules.md): the first stones on the diagonal ends,
+# the end of a game against its counters, the repetition count, the turn-start flags, the chain
+# and the capture sub-phase against the move that led to them.  Each returns (check, x, y) like
+# state_problem; none reads outside [0, HDR + P).
+
+@njit(cache=True)
+def _placement_problem(s, w):
+    """Placement phase: White places first, and the first two stones go on the diagonal ends."""
+    n = s[H_N]
+    placed = s[H_PLACED]
+    if w != (placed + 1) // 2:  # the board holds `placed` stones (checked): White's are half, rounded up
+        return PLACE_COUNTS, w, placed
+    if placed >= 1:
+        c0 = (n - 1) // 2
+        e0 = HDR + c0 * n + c0
+        e1 = e0 + n + 1
+        second = BLACK if placed >= 2 else EMPTY
+        if not ((s[e0] == WHITE and s[e1] == second) or (s[e1] == WHITE and s[e0] == second)):
+            return PLACE_ENDS, s[e0], s[e1]
+    return OK, 0, 0
+
+
+@njit(cache=True)
+def _over_problem(s):
+    """A finished game: no turn left open, its end reason against the turn counter and the repetition count."""
+    if s[H_PENDING] != 0:
+        return OVER_FIELD0, H_PENDING, s[H_PENDING]
+    for f in (H_CHAIN, H_LIFT):
+        if s[f] != -1:
+            return OVER_FIELDM1, f, s[f]
+    er = s[H_END_REASON]
+    if er == END_TURN_LIMIT and (s[H_MAXT] == 0 or s[H_TURNS] != s[H_MAXT]):
+        return OVER_TURN_LIMIT, s[H_TURNS], s[H_MAXT]
+    rep = s[H_REP]
+    if rep > 0:  # repetition off (the searches' scratch copies too): the count is not kept up
+        k = s[H_REP_COUNT]
+        if k > rep or (er == END_REPETITION) != (k == rep):
+            return OVER_REPETITION, k, rep
+    return OK, 0, 0
+
+
+@njit(cache=True, inline="always")
+def _ban_rule(mode, mover_flies, enemy_flies):
+    """Does the single-jump ban bind a mover (docs/rules.md §4), as kernel.ban_applies decides it?"""
+    if mode == BAN_VS_FLYER:
+        return (not mover_flies) and enemy_flies
+    if mode == BAN_FLYER:
+        return mover_flies
+    if mode == BAN_BOTH:
+        return mover_flies or enemy_flies
+    return False
+
+
+@njit(cache=True)
+def _captures_at(s, q, c):
+    """Stones a move of colour ``c`` resting on ``q`` takes: its 2x2 squares, plus 2 per full line
+    with formations (the kernel's captures_at; this module cannot import the kernel)."""
+    n = s[H_N]
+    r = q // n
+    col = q % n
+    k = 0
+    for r0 in range(r - 1, r + 1):
+        for c0 in range(col - 1, col + 1):
+            if r0 < 0 or c0 < 0 or r0 >= n - 1 or c0 >= n - 1:
+                continue
+            a = HDR + r0 * n + c0
+            if s[a] == c and s[a + 1] == c and s[a + n] == c and s[a + n + 1] == c:
+                k += 1
+    if s[H_FORMATIONS] == 1:
+        row = True
+        column = True
+        for i in range(n):
+            row = row and s[HDR + r * n + i] == c
+            column = column and s[HDR + i * n + col] == c
+        k += LINE_CAPTURES * (int(row) + int(column))
+    return k
+
+
+@njit(cache=True)
+def _jumps_reach(n, a, b, jumps):
+    """Can ``jumps`` jumps (two points each, up / down / left / right) lead from point a to point b?"""
+    dr = abs(a // n - b // n)
+    dc = abs(a % n - b % n)
+    if dr % 2 == 1 or dc % 2 == 1:
+        return False
+    d = (dr + dc) // 2
+    return d <= jumps and (jumps - d) % 2 == 0
+
+
+@njit(cache=True)
+def _turn_problem(s, own, enemy):
+    """A battle turn in progress: the fields that the turn's start and its move have fixed."""
+    n = s[H_N]
+    c = s[H_TO_MOVE]
+    sub = s[H_SUB]
+    jumps = s[H_CHAIN_LEN]
+    fly_now = s[H_FLY_NOW]
+    # the repetition count of this turn's start position: 1 (this one) .. repetition_draw - 1
+    rep = s[H_REP]
+    if rep > 0:
+        k = s[H_REP_COUNT]
+        if k < 1 or k >= rep:
+            return REP_LIVE, k, rep
+        if sub == SUB_MOVE or sub == SUB_DROP:  # the board is the turn start's: its count is in the window
+            window = min(s[H_HLEN] - s[H_HIRR], s[H_CAP])
+            if k > window:
+                return REP_WINDOW, k, window
+    if sub == SUB_DROP and jumps != 0:
+        return SUB_FIELD0, H_CHAIN_LEN, jumps
+    # a stone was captured this turn: none before the move, one per jump of a chain
+    captured = s[H_CAPTURED]
+    if ((sub == SUB_MOVE or sub == SUB_DROP) and captured != 0) or (sub == SUB_CHAIN and captured != 1) \
+            or (sub == SUB_CAPTURE and jumps > 0 and captured != 1):
+        return CAPTURED_FLAG, captured, jumps
+    fly_only = s[H_FLYER_MOVES] == FLYER_FLY_ONLY and fly_now == 1
+    origin = s[H_ORIGIN]
+    # the enemy's stones at the turn start: those left, plus one per jump, plus (capture sub-phase)
+    # the square captures made already, at most the squares of the resting point less those pending
+    enemy_lo = enemy
+    enemy_hi = enemy
+    if sub == SUB_CHAIN:
+        q = s[H_CHAIN]
+        if origin != q and s[HDR + origin] != EMPTY:
+            return CHAIN_ORIGIN, origin, s[HDR + origin]
+        if fly_only or not _jumps_reach(n, origin, q, jumps):
+            return CHAIN_PATH, origin, q
+        if s[H_LAST_FROM] != origin or s[H_LAST_TO] != q:
+            return CHAIN_LAST, s[H_LAST_FROM], s[H_LAST_TO]
+        has_jump = False
+        for d in range(4):
+            r2 = q // n + 2 * DR[d]
+            c2 = q % n + 2 * DC[d]
+            if r2 >= 0 and r2 < n and c2 >= 0 and c2 < n and s[HDR + r2 * n + c2] == EMPTY \
+                    and s[HDR + (q // n + DR[d]) * n + q % n + DC[d]] == 3 - c:
+                has_jump = True
+        if not has_jump:
+            return CHAIN_NO_JUMP, q, 0
+        enemy_lo = enemy + jumps
+        enemy_hi = enemy_lo
+    elif sub == SUB_CAPTURE:
+        q = s[H_LAST_TO]
+        if q < 0 or s[HDR + q] != c:
+            return CAPTURE_STONE, q, 0
+        if origin < 0 or (origin != q and s[HDR + origin] != EMPTY):
+            return CAPTURE_ORIGIN, origin, s[HDR + origin] if origin >= 0 else 0
+        if jumps > 0:
+            moved = not fly_only and _jumps_reach(n, origin, q, jumps)
+        else:  # a step to a neighbour, or a flight anywhere else
+            moved = abs(origin // n - q // n) + abs(origin % n - q % n) == 1 or (fly_now == 1 and origin != q)
+        if not moved:
+            return CAPTURE_PATH, origin, q
+        if origin == q and s[H_SQ_RETURN] == 0:
+            return CAPTURE_RETURN, q, 0
+        if s[H_LAST_FROM] != origin:
+            return CAPTURE_LAST_FROM, s[H_LAST_FROM], origin
+        k = _captures_at(s, q, c)
+        if s[H_PENDING] > k:
+            return PENDING_CAPTURES, s[H_PENDING], k
+        enemy_lo = enemy + jumps
+        enemy_hi = enemy_lo + k - s[H_PENDING]
+    # the single-jump ban was decided at the turn start, from both sides' flying (docs/rules.md §4)
+    fly = s[H_FLY]
+    mover_flies = fly_now == 1
+    ban_lo = _ban_rule(s[H_BAN], mover_flies, fly > 0 and enemy_lo <= fly)
+    ban_hi = _ban_rule(s[H_BAN], mover_flies, fly > 0 and enemy_hi <= fly)
+    if (s[H_BAN_NOW] == 1) != ban_lo and (s[H_BAN_NOW] == 1) != ban_hi:
+        return BAN_FLAG, s[H_BAN_NOW], enemy_lo
+    return OK, 0, 0
+
+
+def _field(f):
+    return _FIELD_NAMES.get(f, f"header slot {f}")
+
+
+def _range_text(s, f, v, n, p):
+    name = _field(f)
+    if f == H_BAN:
+        return f"{name}={v} is not a single-jump ban mode (0..{BAN_BOTH}: {', '.join(BAN_NAMES)})"
+    if f == H_PHASE:
+        return f"{name}={v} is not a phase (0..2: {', '.join(PHASE_NAMES)})"
+    if f == H_SUB:
+        return f"{name}={v} is not a sub-phase (0..3: {', '.join(SUBPHASE_NAMES)})"
+    if f == H_TO_MOVE:
+        return f"{name}={v} is not a colour ({WHITE} white, {BLACK} black)"
+    if f in (H_CHAIN, H_LIFT, H_ORIGIN, H_LAST_FROM, H_LAST_TO):
+        return f"{name}={v} is not a point of the {n}x{n} board (0..{p - 1}) nor -1"
+    if f == H_LAST_ACTION:
+        return f"{name}={v} is not an action of the {n}x{n} board (0..{A_STOP * p}) nor -1"
+    if f == H_WINNER:
+        return f"{name}={v} is not 0 (none), {WHITE} white, {BLACK} black or {DRAW} draw"
+    if f == H_END_REASON:
+        return f"{name}={v} is not an end reason (0..{END_TURN_LIMIT}: {', '.join(END_REASON_NAMES)})"
+    if f == H_REP:
+        return f"{name}={v} (repetition_draw) is not 0 (off) nor >= 2"
+    lo, hi = _field_range(s, f)
+    what = {H_FLY: " (fly_threshold)", H_BAN_AFTER: " (ban_after_capture)", H_TURNS: f" (max_battle_turns={int(s[H_MAXT])})",
+            H_MIN: f" (min_stones: at most {n}*{n}//2 - 1, the stones a side keeps after placement, as Rules allows)",
+            H_PENDING: " (captures: 4 squares" + (", and 2 per full line with formations)" if s[H_FORMATIONS] else ")")}
+    return f"{name}={v}{what.get(f, '')} is not in {lo}..{hi}"
+
+
+def _message(s, check, x, y, n, p):
+    sub = SUBPHASE_NAMES[int(s[H_SUB])] if 0 <= s[H_SUB] < len(SUBPHASE_NAMES) else "?"
+    colour = {WHITE: "white", BLACK: "black"}
+    return {
+        RANGE: lambda: _range_text(s, x, y, n, p),
+        HIRR: lambda: f"H_HIRR={x} is past the history length H_HLEN={y}",
+        BOARD: lambda: f"board value {y} at point {x} (row {x // n}, col {x % n}) is not 0, 1 or 2",
+        COUNT: lambda: f"{_field(H_COUNT + x)}={int(s[H_COUNT + x])} but the board has {y} {colour[x]} stones",
+        OVER_NO_REASON: lambda: "H_PHASE is over but H_END_REASON=0 (none)",
+        TRUNC_REASON: lambda: f"H_TRUNC={x} does not fit H_END_REASON={y} ({END_REASON_NAMES[y]})",
+        WINNER_REASON: lambda: f"H_WINNER={x} does not fit H_END_REASON={y} ({END_REASON_NAMES[y]})",
+        LIVE_RESULT: lambda: (f"a game in progress has H_WINNER={int(s[H_WINNER])}, H_END_REASON="
+                              f"{int(s[H_END_REASON])}, H_TRUNC={int(s[H_TRUNC])} (all must be 0)"),
+        PLACED_PHASE: lambda: f"H_PLACED={x} in the placement phase must be below P={y}",
+        PLACED_STONES: lambda: f"H_PLACED={x} but the board holds {y} stones in the placement phase",
+        PLACE_TURN: lambda: f"H_TO_MOVE={x} after {y} placements must be {WHITE if y % 2 == 0 else BLACK}",
+        PLACE_FIELD0: lambda: f"{_field(x)}={y} must be 0 in the placement phase",
+        PLACE_FIELDM1: lambda: f"{_field(x)}={y} must be -1 in the placement phase",
+        PLACED_BATTLE: lambda: f"H_PLACED={x} after the placement phase must be P={y}",
+        FEW_STONES: lambda: (f"a battle in progress needs at least {max(int(s[H_MIN]), 1)} stones a side "
+                             f"(min_stones={int(s[H_MIN])}; with min_stones_check=turn_end the enemy of the "
+                             f"side to move may have fewer, but one, in a chain or capture); white has {x}, "
+                             f"black {y}"),
+        FULL_BOARD: lambda: "a battle in progress needs an empty point; the board is full",
+        NO_HISTORY: lambda: f"H_HLEN={x} in the battle phase must be >= 1 (the turn start is recorded)",
+        TURN_LIMIT: lambda: f"H_TURNS={x} reached max_battle_turns={y} in a game in progress",
+        FLY_NOW: lambda: f"H_FLY_NOW={x} does not fit {y} own stones and fly_threshold={int(s[H_FLY])}",
+        SUB_FIELD0: lambda: f"{_field(x)}={y} must be 0 in the {sub} sub-phase",
+        SUB_FIELDM1: lambda: f"{_field(x)}={y} must be -1 in the {sub} sub-phase",
+        CHAIN_STONE: lambda: f"H_CHAIN={x} must be a point holding a stone of the side to move in the chain sub-phase",
+        CHAIN_PROGRESS: lambda: f"the chain sub-phase needs H_CHAIN_LEN >= 1 and an H_ORIGIN point (have {x}, {y})",
+        LIFT_STONE: lambda: f"H_LIFT={x} must be a point holding a stone of the side to move in the drop sub-phase",
+        LIFT_ORIGIN: lambda: f"H_ORIGIN={x} must be the lifted stone's point {y} in the drop sub-phase",
+        LIFT_FLY: lambda: "H_FLY_NOW=0 in the drop sub-phase (only a flying side lifts a stone)",
+        PENDING: lambda: (f"H_PENDING={x} in the capture sub-phase must be in 1..{min(_field_range(s, H_PENDING)[1], y)} "
+                          f"(the enemy has {y} stones)"),
+        NO_ACTION: lambda: "the side to move has no legal action in a game in progress",
+        PLACE_COUNTS: lambda: (f"H_COUNT+WHITE={x} after H_PLACED={y} placements must be {(y + 1) // 2} "
+                               f"(White places first, then the sides alternate)"),
+        PLACE_ENDS: lambda: _ends_text(s, n, x, y),
+        OVER_FIELD0: lambda: f"{_field(x)}={y} must be 0 once the game is over",
+        OVER_FIELDM1: lambda: f"{_field(x)}={y} must be -1 once the game is over",
+        OVER_TURN_LIMIT: lambda: (f"H_END_REASON=turn_limit needs H_TURNS = max_battle_turns > 0 "
+                                  f"(have H_TURNS={x}, H_MAXT={y})"),
+        OVER_REPETITION: lambda: (f"H_REP_COUNT={x} does not fit H_END_REASON={END_REASON_NAMES[int(s[H_END_REASON])]} "
+                                  f"with repetition_draw={y} (a repetition draw ends at exactly {y} occurrences, "
+                                  f"any other end below it)"),
+        REP_LIVE: lambda: (f"H_REP_COUNT={x} in a game in progress must be in 1..{y - 1} (the turn-start position "
+                           f"counts itself; repetition_draw={y} occurrences end the game)"),
+        REP_WINDOW: lambda: (f"H_REP_COUNT={x} is more than the {y} turn starts the history window holds "
+                             f"(H_HLEN={int(s[H_HLEN])}, H_HIRR={int(s[H_HIRR])}, H_CAP={int(s[H_CAP])})"),
+        BAN_FLAG: lambda: _ban_text(s, x, y),
+        CAPTURED_FLAG: lambda: (f"H_CAPTURED={x} does not fit the {sub} sub-phase with H_CHAIN_LEN={y} "
+                                f"(0 before the move, 1 once a jump has taken a stone)"),
+        CHAIN_ORIGIN: lambda: (f"H_ORIGIN={x} (row {x // n}, col {x % n}), where the chain started, holds {y}; it is "
+                               f"empty unless the chaining stone H_CHAIN={int(s[H_CHAIN])} is back on it"),
+        CHAIN_PATH: lambda: _path_text(s, n, x, y, "H_CHAIN"),
+        CHAIN_LAST: lambda: (f"H_LAST_FROM={x}, H_LAST_TO={y} in the chain sub-phase must be the chain's origin "
+                             f"H_ORIGIN={int(s[H_ORIGIN])} and the chaining stone H_CHAIN={int(s[H_CHAIN])}"),
+        CHAIN_NO_JUMP: lambda: (f"H_CHAIN={x} (row {x // n}, col {x % n}) has no further jump; the chain sub-phase "
+                                f"ends by itself when none is left"),
+        CAPTURE_STONE: lambda: (f"H_LAST_TO={x} in the capture sub-phase must be the point where the moved stone "
+                                f"rests, holding a stone of the side to move"),
+        CAPTURE_ORIGIN: lambda: (f"H_ORIGIN={x} in the capture sub-phase must be the moved stone's point before the "
+                                 f"move, empty unless the stone came back to it (it holds {y})"),
+        CAPTURE_PATH: lambda: _path_text(s, n, x, y, "H_LAST_TO"),
+        CAPTURE_RETURN: lambda: (f"the moved stone rests on its origin {x} (H_ORIGIN = H_LAST_TO), which counts no "
+                                 f"squares with square_on_return off: there is no capture sub-phase"),
+        CAPTURE_LAST_FROM: lambda: f"H_LAST_FROM={x} in the capture sub-phase must be the move's origin H_ORIGIN={y}",
+        PENDING_CAPTURES: lambda: (f"H_PENDING={x} is more than the {y} captures that the moved stone's point "
+                                   f"H_LAST_TO={int(s[H_LAST_TO])} makes (squares"
+                                   f"{', and 2 per full line with formations' if s[H_FORMATIONS] else ''})"),
+    }[check]()
+
+
+def _ends_text(s, n, v0, v1):
+    placed = int(s[H_PLACED])
+    second = "Black's first stone" if placed >= 2 else "nothing yet"
+    e0 = (n - 1) // 2 * (n + 1)
+    return (f"after H_PLACED={placed} placements the diagonal ends of the centre square (points {e0} and "
+            f"{e0 + n + 1}) must hold White's first stone and {second}; they hold {v0} and {v1}")
+
+
+def _ban_text(s, ban, enemy):
+    mode = BAN_NAMES[int(s[H_BAN])]
+    return (f"H_BAN_NOW={ban} does not fit single_jump_ban={mode} (H_BAN={int(s[H_BAN])}), fly_threshold="
+            f"{int(s[H_FLY])}, the mover's flying H_FLY_NOW={int(s[H_FLY_NOW])} and the enemy's {enemy} stones "
+            f"at the turn start")
+
+
+def _path_text(s, n, origin, q, name):
+    jumps = int(s[H_CHAIN_LEN])
+    how = (f"{jumps} jump(s) of two points" if jumps else
+           "a step to a neighbour" + (" or a flight" if s[H_FLY_NOW] else ""))
+    only = " (the side to move is flying-eligible and may only fly: flyer_moves = fly_only)" if (
+        jumps and s[H_FLY_NOW] and s[H_FLYER_MOVES] == FLYER_FLY_ONLY) else ""
+    return (f"{name}={q} (row {q // n}, col {q % n}) is not reached from H_ORIGIN={origin} (row {origin // n}, "
+            f"col {origin % n}) by {how} (H_CHAIN_LEN={jumps}){only}")
+
+
+def first_problem(s: np.ndarray) -> tuple[int, int, int]:
+    """``(check, x, y)``: the first problem that :func:`state_problem` finds in ``s`` (``check == OK``: none).
+
+    ``TypeError`` for something that is not a 1-D int64 array and
+    :class:`InvalidStateError` for fewer values than the header fields.
+    Everything :func:`jiu_env.validate.validate_state` checks except that a
+    game in progress has a legal action (which needs the kernel's move
+    generator: :func:`jiu_env.kernel.validate_state` adds it as ``NO_ACTION``).
+    """
+    _check_array(s)
+    if s.size < HDR:
+        _fail(f"{s.size} values are fewer than the {HDR} header fields")
+    check, x, y = state_problem(s)
+    return int(check), int(x), int(y)
+
+
+def raise_problem(s: np.ndarray, check: int, x: int, y: int) -> NoReturn:
+    """Raise the :class:`InvalidStateError` that words problem ``check`` (not ``OK``) of ``s``."""
+    if check >= SIZE_N:
+        _fail(_layout_message(s, check, int(x), int(y)))
+    n = int(s[H_N])
+    _fail(_message(s, check, int(x), int(y), n, n * n))
+
+
+# ------------------------------------------------------------- actions, buffers
+def check_action_value(action: Any, num_actions: int | None = None, *, one_element: bool = True) -> int:
+    """``action`` as a Python int in ``0..num_actions-1``; TypeError / ValueError otherwise.
+
+    Integer numpy arrays are taken when 0-d, or (``one_element=True``) of size
+    one in any shape, as vectorised policies hand them over; bools, floats,
+    strings and lists are a TypeError.  ``num_actions=None`` skips the range check.
+    """
+    if isinstance(action, np.ndarray) and np.issubdtype(action.dtype, np.integer) and (
+            action.shape == () or (one_element and action.size == 1)):
+        action = action.reshape(())[()]
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, numbers.Integral):
+        raise TypeError(f"action must be an integer, not {type(action).__name__} ({action!r})")
+    a = int(action)
+    if num_actions is not None and not 0 <= a < num_actions:
+        raise ValueError(f"action {a} is out of range 0..{num_actions - 1}")
+    return a
+
+
+def check_buffer(buf: np.ndarray, length: int, name: str = "buf", dtypes: tuple[Any, ...] = (np.int64,)) -> np.ndarray:
+    """``buf`` must be a writable 1-D array of one of ``dtypes`` with at least ``length`` entries."""
+    if not isinstance(buf, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, not {type(buf).__name__}")
+    if buf.ndim != 1 or buf.dtype not in dtypes:
+        want = " or ".join(np.dtype(d).name for d in dtypes)
+        raise ValueError(f"{name} must be a 1-D {want} array, not a {buf.ndim}-D {buf.dtype} array")
+    if buf.size < length:
+        raise ValueError(f"{name} has {buf.size} entries; this board needs {length} (10*P+1)")
+    if not buf.flags.writeable:
+        raise ValueError(f"{name} is read-only; the kernel writes into it")
+    return buf
+
+
+# ------------------------------------------------------------------ read-only
+def thaw(value: Any) -> Any:
+    """``value`` with every read-only numpy array in it (through tuples, lists, dicts) replaced by a writable copy.
+
+    Objects unpickled from a read-only buffer (Ray's object store hands out
+    read-only arrays) call this from ``__setstate__`` so that they can go on
+    playing; arrays that are writable already are kept as they are.
+    """
+    if isinstance(value, np.ndarray):
+        return value if value.flags.writeable else value.copy()
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(thaw(v) for v in value)
+    if isinstance(value, list):
+        return [thaw(v) for v in value]
+    if isinstance(value, dict):
+        return {k: thaw(v) for k, v in value.items()}
+    return value
+
+
+def thaw_dict(d: dict[str, Any]) -> dict[str, Any]:
+    """:func:`thaw` every value of an object's ``__dict__`` (for ``__setstate__``)."""
+    return {k: thaw(v) for k, v in d.items()}
+
+
+__all__ = ["state_problem", "first_problem", "raise_problem", "check_layout", "InvalidStateError", "check_action_value",
+           "check_buffer", "thaw", "thaw_dict", "MAX_BATTLE_TURNS"]
