@@ -28,6 +28,7 @@ import os
 import re
 import shutil
 import warnings
+from typing import Any
 
 PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 HASH_LENGTH = 16
@@ -39,7 +40,7 @@ _NUMBA_DEF = re.compile(rb"\n[ \t]*@(?:numba\.)?(?:njit|jit|vectorize|guvectoriz
 _REL_IMPORT = re.compile(rb"\nfrom (\.+)([\w.]*) import ([^\n(]*(?:\([^)]*\))?)")
 _SKIP_DIRS = {"__pycache__", "data"}
 
-_state: dict[str, object] = {"hash": None, "pruned": set()}
+_state: dict[str, Any] = {"hash": None, "pruned": set()}
 
 
 def _package_files(pkg_dir: str) -> dict[str, bytes]:
@@ -56,7 +57,7 @@ def _package_files(pkg_dir: str) -> dict[str, bytes]:
 
 def _imported_files(rel: str, source: bytes, files: dict[str, bytes]) -> set[str]:
     """The package modules ``rel`` imports from at top level (``from .x import a``, ``from .. import x``)."""
-    out = set()
+    out: set[str] = set()
     for m in _REL_IMPORT.finditer(b"\n" + source):
         dots, name, names = m.group(1).decode(), m.group(2).decode(), m.group(3)
         base = rel.split("/")[:-1]
@@ -105,8 +106,9 @@ def candidate_roots() -> list[tuple[str, bool]]:
     from numba.core import config
 
     h = current_hash()
-    if config.CACHE_DIR:
-        return [(os.path.join(config.CACHE_DIR, f"jiu_env-{h}"), False)]
+    user_dir = getattr(config, "CACHE_DIR", "")  # NUMBA_CACHE_DIR as numba read it
+    if user_dir:
+        return [(os.path.join(user_dir, f"jiu_env-{h}"), False)]
     return [(os.path.join(PKG_DIR, "__pycache__", f"numba-{h}"), True),
             (os.path.join(_user_cache_dir(), f"numba-{h}"), False)]
 
@@ -130,7 +132,7 @@ def _writable(path: str) -> bool:
 def prune(root: str) -> list[str]:
     """Remove the other ``numba-*`` folders beside ``root`` and loose ``*.nbi``/``*.nbc`` files of the former
     in-tree layout; return what was removed.  Errors are ignored (another process may be at it too)."""
-    removed = []
+    removed: list[str] = []
     parent, me = os.path.split(root)
     try:
         siblings = os.listdir(parent)

@@ -1,6 +1,7 @@
 """Numba's on-disk cache is keyed by the package's numba sources (jiu_env/_numba_cache.py): a change to one
 numba file cannot leave another file's compiled code with the old version inlined."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -115,3 +116,61 @@ def test_other_files_keep_numba_default_locators(tmp_path):
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str(tmp_path / "__pycache__")
+
+
+OBSERVE = textwrap.dedent("""
+    import json
+    import numpy as np
+    import jiu_env
+    from jiu_env import kernel as K, observation as O
+    r = jiu_env.Rules.make("competitive")
+    s = r.new_state()
+    obs = np.zeros((r.board_size, r.board_size, O.NUM_PLANES), np.float32)
+    mask = np.zeros(r.num_actions, np.int8)
+    O.observe_unchecked(s, int(s[K.H_TO_MOVE]), True, obs, mask)  # numba code of observation.py inlining the kernel
+    print(json.dumps({"m0": int(mask[0]), "path": O.observe_unchecked._cache.cache_path, "file": jiu_env.__file__,
+                      "hits": sum(O.observe_unchecked.stats.cache_hits.values())}))
+""")
+# appended to a copy of kernel.py: the legal mask, as observation.py's numba code sees it, changes
+PATCH = textwrap.dedent("""
+
+    _test_orig_legal_mask_unchecked = legal_mask_unchecked
+
+
+    @njit(cache=True)
+    def legal_mask_unchecked(s, mask):
+        _test_orig_legal_mask_unchecked(s, mask)
+        mask[0] = 42
+""")
+
+
+@pytest.mark.parametrize("keyed", [True, False])
+def test_a_kernel_change_reaches_the_cached_observation_code(tmp_path, keyed):
+    """The real package, copied: observation.py's cached code follows a change to kernel.py (observation.py
+    itself unchanged), while an unchanged package loads its cache.  keyed=False: numba's own in-tree locator
+    only (NUMBA_CACHE_LOCATOR_CLASSES), which kept the old kernel: the check would catch the bug."""
+    shutil.copytree(PKG, tmp_path / "jiu_env", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMBA_CACHE_LOCATOR_CLASSES")}
+    env.update(PYTHONPATH=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    if not keyed:
+        env["NUMBA_CACHE_LOCATOR_CLASSES"] = "InTreeCacheLocator"
+
+    def run():
+        r = subprocess.run([sys.executable, "-c", OBSERVE], capture_output=True, text=True, timeout=600, env=env,
+                           cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    first = run()
+    assert first["file"].startswith(str(tmp_path)) and first["m0"] != 42
+    pycache = str(tmp_path / "jiu_env" / "__pycache__")
+    assert first["path"].startswith(pycache + os.sep + "numba-") if keyed else first["path"] == pycache
+    again = run()
+    assert again["hits"] >= 1 and again["path"] == first["path"]  # unchanged sources: loaded from the cache
+    with open(tmp_path / "jiu_env" / "kernel.py", "a") as f:
+        f.write(PATCH)
+    changed = run()
+    if keyed:
+        assert changed["m0"] == 42 and changed["hits"] == 0 and changed["path"] != first["path"]
+    else:
+        assert changed["m0"] == first["m0"] and changed["hits"] >= 1  # stale: the old kernel, from the cache
