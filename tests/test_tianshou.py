@@ -54,3 +54,31 @@ def test_masked_dqn_collects_and_trains_against_random():
     after = list(net.parameters())
     assert all(torch.isfinite(p).all() for p in after)
     assert any(not torch.equal(a, b) for a, b in zip(before, after))  # the learner's network was updated
+
+
+def test_recipe_quick(tmp_path):
+    """examples/tianshou_dqn.py --quick (the CI run of the recipe) trains, saves a checkpoint and a curve, and the
+    checkpoint plays legal moves as a ``file.py:Class`` player."""
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = os.path.join(root, "examples", "tianshou_dqn.py")
+    out = tmp_path / "q"
+    proc = subprocess.run([sys.executable, script, "--quick", "--out", str(out)], cwd=root, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for name in ("model.pt", "checkpoint.pt", "curve.csv", "curve.png"):
+        assert (out / name).is_file(), name
+    rows = (out / "curve.csv").read_text().splitlines()
+    assert rows[0].startswith("env_steps,cpu_s,wall_s") and "score_random" in rows[0] and len(rows) >= 2
+
+    from jiu_env.players import make_player
+
+    player = make_player(f"{script}:TianshouPlayer:checkpoint={out / 'model.pt'}", seed=0)
+    rules = jiu_env.Rules.make("competitive", board_size=6)
+    game = jiu_env.play_game(rules, player, "random", seed=1)  # play_game raises on an illegal action
+    assert game.decisions > 0
+    with pytest.raises(ValueError, match="6x6"):
+        player.step(jiu_env.Rules.make("competitive", board_size=8).new_state())
