@@ -272,6 +272,12 @@ def first_illegal(states, actions):
 
 
 # -------------------------------------------------------------- runner
+def _read_only(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
 class BatchRunner:
     """``num_games`` Jiu games stepped together in numba (see the module doc for the contract).
 
@@ -313,29 +319,67 @@ class BatchRunner:
         self.num_actions = self.rules.num_actions
         self.obs_shape = (n, n, NUM_PLANES)
         self._cfg = np.array([STARTS[start], LEARNERS[learner], OPPONENTS[opponent]], dtype=np.int64)
-        self.template = self.rules.new_state()
-        self.states = np.repeat(self.template[None, :], b, axis=0)
-        self.learner = np.full(b, K.WHITE, dtype=np.int64)
-        self.rng = np.zeros(b, dtype=np.uint64)
+        self._template = self.rules.new_state()
+        self.states = np.repeat(self._template[None, :], b, axis=0)
+        self._learner = np.full(b, K.WHITE, dtype=np.int64)
+        self._rng = np.zeros(b, dtype=np.uint64)
         self._bufs = np.empty((b, self.num_actions), dtype=np.int64)
-        self.final_obs = np.zeros((b,) + self.obs_shape, dtype=np.float32)
-        self.winners = np.zeros(b, dtype=np.int64)
-        self.final_pov = np.zeros(b, dtype=np.int64)
-        self.games_done = np.zeros(b, dtype=np.int64)
+        self._final_obs = np.zeros((b,) + self.obs_shape, dtype=np.float32)
+        self._winners = np.zeros(b, dtype=np.int64)
+        self._final_pov = np.zeros(b, dtype=np.int64)
+        self._games_done = np.zeros(b, dtype=np.int64)
         self.masks: np.ndarray | None = None  # set by reset()
         self._empty = {"actions": np.zeros(0, np.int64), "obs": np.zeros((0,) + self.obs_shape, np.float32),
                        "masks": np.zeros((0, self.num_actions), np.int8), "rewards": np.zeros(0, np.float32),
                        "flags": np.zeros(0, np.bool_)}
         self.seed(seed)
 
+    # The arrays the numba step reads and writes are the runner's own: a replaced array of another shape or
+    # dtype would let numba write past it.  They are read through read-only views (states is the one public
+    # array, checked before every call).
+    @property
+    def template(self) -> np.ndarray:
+        """The state every game starts from (read-only view)."""
+        return _read_only(self._template)
+
+    @property
+    def learner(self) -> np.ndarray:
+        """The learner's colour in each game (read-only view)."""
+        return _read_only(self._learner)
+
+    @property
+    def rng(self) -> np.ndarray:
+        """The per-game random stream states (read-only view; :meth:`seed` sets them)."""
+        return _read_only(self._rng)
+
+    @property
+    def final_obs(self) -> np.ndarray:
+        """The last observation of each game that ended in the last step (read-only view)."""
+        return _read_only(self._final_obs)
+
+    @property
+    def winners(self) -> np.ndarray:
+        """The winner of each game that ended in the last step: 1 White, 2 Black, 0 none (read-only view)."""
+        return _read_only(self._winners)
+
+    @property
+    def final_pov(self) -> np.ndarray:
+        """The colour ``final_obs`` was seen from (read-only view)."""
+        return _read_only(self._final_pov)
+
+    @property
+    def games_done(self) -> np.ndarray:
+        """Games finished in each slot since the last :meth:`reset` (read-only view)."""
+        return _read_only(self._games_done)
+
     def _run(self, mode, actions=None, obs=None, masks=None, rewards=None, terms=None, truncs=None, n_decisions=0):
         """One call of the parallel kernel; arrays a mode does not use are passed empty."""
         e = self._empty
-        args = (mode, self.states, e["actions"] if actions is None else actions, self.template, self._cfg,
-                self.learner, self._bufs, self.rng, e["obs"] if obs is None else obs,
+        args = (mode, self.states, e["actions"] if actions is None else actions, self._template, self._cfg,
+                self._learner, self._bufs, self._rng, e["obs"] if obs is None else obs,
                 e["masks"] if masks is None else masks, e["rewards"] if rewards is None else rewards,
                 e["flags"] if terms is None else terms, e["flags"] if truncs is None else truncs,
-                self.final_obs, self.final_pov, self.winners, n_decisions, self.games_done)
+                self._final_obs, self._final_pov, self._winners, n_decisions, self._games_done)
         if self.threads is None:
             return _run_batch(*args)
         old = numba.get_num_threads()
@@ -351,9 +395,9 @@ class BatchRunner:
             seeds = list(seed)
             if len(seeds) != self.num_games:
                 raise ValueError(f"got {len(seeds)} seeds for {self.num_games} games")
-            self.rng[:] = [derive_seeds(int(x), 1)[0] for x in seeds]
+            self._rng[:] = [derive_seeds(int(x), 1)[0] for x in seeds]
         else:
-            self.rng[:] = derive_seeds(None if seed is None else int(seed), self.num_games)
+            self._rng[:] = derive_seeds(None if seed is None else int(seed), self.num_games)
 
     def reset(self, seed: int | list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Start a new game in every slot; return ``(obs, masks)``.  ``seed`` re-seeds first (see :meth:`seed`)."""
@@ -362,12 +406,12 @@ class BatchRunner:
         b = self.num_games
         obs = np.empty((b,) + self.obs_shape, dtype=np.float32)
         masks = np.empty((b, self.num_actions), dtype=np.int8)
-        validate_state(self.template)
+        validate_state(self._template)
         if not self._states_fit():
             # every slot starts anew: a replaced or read-only states array is simply made again
-            self.states = np.repeat(self.template[None, :], b, axis=0)
+            self.states = np.repeat(self._template[None, :], b, axis=0)
         self._run(MODE_RESET, obs=obs, masks=masks)
-        self.games_done[:] = 0
+        self._games_done[:] = 0
         self.masks = masks
         return obs, masks
 
@@ -399,13 +443,13 @@ class BatchRunner:
         terms = np.empty(b, dtype=np.bool_)
         truncs = np.empty(b, dtype=np.bool_)
         self._run(MODE_STEP, acts, obs, masks, rewards, terms, truncs)
-        self.games_done += terms | truncs
+        self._games_done += terms | truncs
         self.masks = masks
         return obs, masks, rewards, terms, truncs
 
     def _states_fit(self):
         st = self.states
-        return (isinstance(st, np.ndarray) and st.dtype == np.int64 and st.shape == (self.num_games, self.template.size)
+        return (isinstance(st, np.ndarray) and st.dtype == np.int64 and st.shape == (self.num_games, self._template.size)
                 and st.flags.c_contiguous and st.flags.writeable)
 
     def _check_states(self):
@@ -413,12 +457,12 @@ class BatchRunner:
         st = self.states
         if not self._states_fit():
             raise ValueError(f"runner.states must be a writable C-contiguous int64 array of shape "
-                             f"{(self.num_games, self.template.size)}; reset() makes a new one")
+                             f"{(self.num_games, self._template.size)}; reset() makes a new one")
         bad = first_invalid(st)
         if bad >= 0:
             validate_state(st[bad], live=True)
             raise ValueError(f"game {bad}: not a valid state of a game in progress")  # pragma: no cover
-        validate_state(self.template)
+        validate_state(self._template)
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         # From a read-only buffer (Ray's object store) the arrays come back read-only; the numba step writes

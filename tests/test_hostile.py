@@ -613,6 +613,22 @@ def test_batch_runner_refuses_corrupted_states():
     r.step(np.array([int(np.flatnonzero(m)[0]) for m in masks]))
 
 
+@pytest.mark.parametrize("name", ["template", "learner", "rng", "final_obs", "winners", "final_pov", "games_done"])
+def test_batch_runner_arrays_that_numba_trusts_are_read_only(name):
+    """Every array the numba step reads or writes besides ``states`` is the runner's own: it cannot be replaced
+    (a shorter array would let numba write past it) and its public view cannot be written."""
+    r = BatchRunner(3, board_size=6, opponent="random", seed=1, threads=1)
+    _, masks = r.reset()
+    view = getattr(r, name)
+    with pytest.raises(AttributeError):
+        setattr(r, name, np.zeros(1, view.dtype))
+    with pytest.raises(ValueError, match="read-only"):
+        view[...] = 0
+    for _ in range(40):  # the runner goes on, and the views follow its arrays
+        _, masks, _, terms, truncs = r.step(np.array([int(np.flatnonzero(m)[0]) for m in masks]))
+    assert np.array_equal(r.games_done, view if name == "games_done" else r.games_done)
+
+
 @pytest.mark.parametrize("bad", [np.array([10**9] * 3), np.array([-1] * 3), np.array([2**63 - 1] * 3, np.uint64),
                                  np.array([1.5] * 3), np.array(["a"] * 3), [0, 1], np.zeros((3, 1), np.int64)])
 def test_batch_runner_refuses_bad_actions(bad):
