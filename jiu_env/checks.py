@@ -325,7 +325,9 @@ def _over_problem(s):
 
 @njit(cache=True, inline="always")
 def _ban_rule(mode, mover_flies, enemy_flies):
-    """Does the single-jump ban bind a mover (docs/rules.md §4), as kernel.ban_applies decides it?"""
+    """Does the single-jump ban mode ``mode`` (BAN_*) bind a mover, given the two sides' flying (docs/rules.md §4)?
+
+    The one definition: kernel.ban_applies and the state checks both use it."""
     if mode == BAN_VS_FLYER:
         return (not mover_flies) and enemy_flies
     if mode == BAN_FLYER:

@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from .checks import _ban_rule  # the single-jump ban modes, shared with the state checks
+
 # The vocabulary, re-exported name by name (``kernel.H_N`` etc. are part of the public API; an explicit
 # list, not a star import, so type checkers and readers see every name; tests/test_vocab.py keeps it whole).
 from .vocab import (
@@ -246,18 +248,6 @@ def set_position_unchecked(s, board, to_move):
 def _is_flying(s, colour):
     f = s[H_FLY]
     return f > 0 and s[H_COUNT + colour] <= f
-
-
-@njit(cache=True, inline="always")
-def _ban_rule(mode, mover_flies, enemy_flies):
-    """The single-jump ban mode ``mode`` (BAN_*) with the two sides' flying."""
-    if mode == BAN_VS_FLYER:
-        return (not mover_flies) and enemy_flies
-    if mode == BAN_FLYER:
-        return mover_flies
-    if mode == BAN_BOTH:
-        return mover_flies or enemy_flies
-    return False
 
 
 @njit(cache=True)
