@@ -56,7 +56,7 @@ def _remove_when(cluster, node, folder, started, removed):
     def progress(done, total, line, scores):
         if line is None or removed:
             return
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 480  # worker start-up may include compiling numba on a busy machine
         while len(os.listdir(folder)) < started:
             assert time.monotonic() < deadline, "the games did not start on the worker node"
             time.sleep(0.1)
