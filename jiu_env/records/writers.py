@@ -60,6 +60,19 @@ def _header_field(text):
     return str(text if text is not None else "").replace("[", "(").replace("]", ")").replace("\n", " ")
 
 
+def _whole_turns_from_placement(record: TextRecord, notation: str) -> np.ndarray:
+    """The record's final state, once it is known to be writable in a turn notation: a game from the placement
+    phase that ends between battle turns (ValueError naming the notation otherwise)."""
+    if norm_start(record.start)["from"] != "placement":
+        raise ValueError(f"the {notation} notation needs a game that starts with the placement phase")
+    final = record.replay()
+    left = inside_turn(final)
+    if left is not None:
+        raise ValueError(f"the {notation} notation writes whole battle turns, but this record ends inside one"
+                         f" ({left}); play the turn to its end, or save the game as a JSON record")
+    return final
+
+
 def to_competition(record: TextRecord, event: str | None = None, date: str | None = None) -> str:
     """The record in competition notation (see ``docs/records.md``).
 
@@ -68,15 +81,10 @@ def to_competition(record: TextRecord, event: str | None = None, date: str | Non
     jump chain that may go on, square captures still to choose) is refused
     with a ValueError.
     """
-    if norm_start(record.start)["from"] != "placement":
-        raise ValueError("the competition notation needs a game that starts with the placement phase")
-    left = inside_turn(record.replay())
-    if left is not None:
-        raise ValueError(f"the competition notation writes whole battle turns, but this record ends inside one"
-                         f" ({left}); play the turn to its end, or save the game as a JSON record")
+    final = _whole_turns_from_placement(record, "competition")
     n = record.rules.board_size
     placements, turns = turn_entries(record)
-    res = record.result if record.result is not None else result_of(record.replay())
+    res = record.result if record.result is not None else result_of(final)
     if res.get("over"):
         word = {"white": "white wins", "black": "black wins", "draw": "draw"}.get(res.get("winner") or "", "undecided")
     else:
@@ -154,12 +162,7 @@ def to_jiuchess(record: TextRecord) -> str:
     (the notation has no mark for a fly: it would read back as that step);
     ``ValueError`` names the first such move.
     """
-    if norm_start(record.start)["from"] != "placement":
-        raise ValueError("the jiuchess notation needs a game that starts with the placement phase")
-    left = inside_turn(record.replay())
-    if left is not None:
-        raise ValueError(f"the jiuchess notation writes whole battle turns, but this record ends inside one"
-                         f" ({left}); play the turn to its end, or save the game as a JSON record")
+    _whole_turns_from_placement(record, "jiuchess")
     n = record.rules.board_size
     bad = _flies_read_as_steps(record)
     if bad:
