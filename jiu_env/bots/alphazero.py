@@ -15,15 +15,16 @@ included (placements, moves, chain jumps / STOP, fly drops, square captures).
   trunk.  The value head pools the trunk (mean and max over the board) into
   a small MLP with a ``tanh`` output: the expected result for the side to
   move.  Nothing depends on the board size, so one network runs on any N.
-- **Search** (:class:`PUCT`): the shared array tree of
-  :mod:`jiu_env.bots.search_tree` (with priors) and its ``RULE_PUCT``
+- **Search** (:class:`PUCT`): the one search loop of
+  :mod:`jiu_env.bots.search` over the shared array tree of
+  :mod:`jiu_env.bots.search_tree` (with priors), with ``RULE_PUCT``
   selection, ``Q + c * P * sqrt(N_parent) / (1 + N)`` with ``c = 3.5`` (Li et
   al. 2023), ``N_parent`` the sum of the children's visits and unvisited
-  children valued ``fpu`` (0 by default); the leaf evaluator is the network.
-  One search object runs many trees at once (one per self-play game, rows of
-  2-D tree arrays) and sends their leaves to the network in one batch; the
-  state of each node that has been reached is stored (``nstate``, indexed
-  through ``slot``).  Values are backed up for White and signed by the side
+  children valued ``fpu`` (0 by default); the leaf evaluator is the network
+  (:class:`NetworkEvaluator`).  One search object runs many trees at once
+  (one per self-play game, rows of 2-D tree arrays) and sends their leaves
+  to the network in one batch; a leaf's position is replayed from the root
+  along its path.  Values are backed up for White and signed by the side
   that decided at each node, so a side deciding several times in a row
   (chains, drops, captures) is handled like any other decision.  For
   self-play: Dirichlet noise at the root, and either an adjudication (a
@@ -39,7 +40,6 @@ The training loop is ``examples/alphazero.py``; ``docs/alphazero.md`` has the
 design choices and measured results.
 """
 
-import math
 import pathlib
 import time as _time
 
@@ -49,172 +49,51 @@ from numba import njit
 from .. import kernel as K
 from ..observation import NUM_PLANES, write_observation
 from .base import MAX_SECONDS, MAX_SIMS, Bot, check_param, legal_actions
-from .greedy import greedy_action
 # the network and its checkpoints (jiu_env.bots.network), also importable from here as before
 from .network import (CHECKPOINT_FORMAT, DEFAULT_CHECKPOINT, SHIPPED, atomic_torch_save, build_net, load_checkpoint,
                       load_network, make_evaluator, rules_mismatch, save_checkpoint, search_options)
-from .search_tree import RULE_PUCT, add_children, backup, new_trees, reset_roots, select_child, tree_row
+# the final-position values (jiu_env.bots.leaves), importable from here as before
+from .leaves import judge_battle, node_value, terminal_value  # noqa: F401
+from .search import Evaluator, Search
+from .search_tree import RULE_PUCT, T_ACTION, T_PRIOR, T_VISITS, T_WSUM
 
 TIMED_SIMS = 4000  # the most simulations of a decision with a time budget (the tree is sized by it)
 # The shipped 8x8 baseline is package data, so the default works after a normal install
 # (it is the same file as baselines/alphazero/jiu8.pt in the repository).
 
 
-# ---------------------------------------------------------------- search (numba)
+# ---------------------------------------------------------------- search
 @njit(cache=True)
-def terminal_value(s, adj_turns, adj_margin):
-    """``(finished, value for White)`` of state ``s``.
-
-    A finished game scores +1 / -1 / 0.  With ``adj_turns > 0`` a battle
-    position after ``adj_turns`` completed battle turns also counts as
-    finished, scored ``clip((white stones - black stones) / adj_margin, -1, 1)``.
-    """
-    if s[K.H_PHASE] == K.PH_OVER:
-        return True, K.result_for_white(s)
-    if adj_turns > 0 and s[K.H_PHASE] == K.PH_BATTLE and s[K.H_TURNS] >= adj_turns:
-        d = (s[K.H_COUNT + K.WHITE] - s[K.H_COUNT + K.BLACK]) / adj_margin
-        return True, min(1.0, max(-1.0, d))
-    return False, 0.0
+def write_observations(states, obs):
+    """The planes of each state for its side to move (``obs[i]`` for ``states[i]``)."""
+    for i in range(states.shape[0]):
+        s = states[i]
+        write_observation(s, s[K.H_TO_MOVE], obs[i])
 
 
-@njit(cache=True)
-def judge_battle(s, turns, margin, playouts):
-    """White's value of a battle position by fast playouts (the placement judge).
+class NetworkEvaluator(Evaluator):
+    """The :class:`~jiu_env.bots.search.Evaluator` of a policy-value network: ``evaluate(obs) ->
+    (logits, values)`` on the observation planes of a batch of leaves (one forward pass per round of
+    the search, whatever the number of trees)."""
 
-    Each of ``playouts`` games is continued by the greedy bot on both sides
-    for ``turns`` battle turns and scored by :func:`terminal_value` with
-    adjudication (a finished game +1 / -1 / 0, else the clipped stone
-    difference over ``margin``); the mean is returned.  Deterministic: the
-    playouts are seeded by the position's hash.
-    """
-    total = 0.0
-    stop = s[K.H_TURNS] + turns
-    for i in range(playouts):
-        t = s.copy()
-        seed = s[K.H_HASH] + 7919 * i
-        k = 0
-        while t[K.H_PHASE] == K.PH_BATTLE and t[K.H_TURNS] < stop:
-            K.apply_action(t, greedy_action(t, seed + k))
-            k += 1
-        total += terminal_value(t, stop, margin)[1]
-    return total / playouts
+    priors = True
 
+    def __init__(self, evaluate):
+        self.evaluate_planes = evaluate
 
-@njit(cache=True)
-def node_value(s, adj_turns, adj_margin, judge_turns, judge_playouts):
-    """``(finished, value for White)`` of a search node.
+    def evaluate(self, states):
+        n = int(states[0, K.H_N])
+        obs = np.zeros((states.shape[0], n, n, NUM_PLANES), np.float32)
+        write_observations(states, obs)
+        return self.evaluate_planes(obs)
 
-    With ``judge_turns > 0`` (placement-only search) every battle position is
-    final, valued by :func:`judge_battle`; otherwise :func:`terminal_value`.
-    """
-    if judge_turns > 0 and s[K.H_PHASE] == K.PH_BATTLE:
-        return True, judge_battle(s, judge_turns, adj_margin, judge_playouts)
-    return terminal_value(s, adj_turns, adj_margin)
-
-
-@njit(cache=True)
-def _new_node(nstate, nover, nterm, nnodes, g, src, action, adj_turns, adj_margin, judge_turns, judge_playouts):
-    """Store a node's state in tree ``g``: a copy of slot ``src``'s state after ``action``
-    (``src < 0``: the state already in the next slot; ``action < 0``: no action).  Returns the slot."""
-    c = nnodes[g]
-    nnodes[g] = c + 1
-    if src >= 0:
-        nstate[g, c, :] = nstate[g, src, :]
-    if action >= 0:
-        K.apply_action(nstate[g, c], action)
-    over, v = node_value(nstate[g, c], adj_turns, adj_margin, judge_turns, judge_playouts)
-    nover[g, c] = 1 if over else 0
-    nterm[g, c] = v
-    return c
-
-
-NEED_VALUE = 1  # need[g]: the leaf of tree g waits for the network's value
-NEED_PRIORS = 2  # ... and its children (created this round) for their priors
-
-
-@njit(cache=True)
-def _select(active, c_puct, fpu, adj_turns, adj_margin, judge_turns, judge_playouts,
-            trees, meta, slot, nstate, nover, nterm, nnodes, path, path_len, leaf, need, obs, buf):
-    """One descent per active tree.  A finished leaf is backed up at once;
-    otherwise its children are created (priors still 0) when it has none, its
-    planes written to ``obs[g]`` and ``need[g]`` set: the caller evaluates it
-    and calls :func:`_expand`.  A child's state is made when the descent first
-    reaches it; when the state slots are spent, the parent is evaluated again.
-    """
-    n_trees = nstate.shape[0]
-    max_nodes = nstate.shape[1]
-    for g in range(n_trees):
-        need[g] = 0
-        if active[g] == 0:
-            continue
-        tree = tree_row(trees, g)
-        first = tree[1]
-        action = tree[3]
-        node = 0
-        plen = 0
-        while nover[g, slot[g, node]] == 0 and first[node] >= 0:
-            ch = select_child(tree, node, RULE_PUCT, c_puct, fpu)
-            path[g, plen] = ch
-            plen += 1
-            if slot[g, ch] < 0:
-                if nnodes[g] >= max_nodes:  # state slots spent: re-evaluate this leaf
-                    plen -= 1
-                    break
-                slot[g, ch] = _new_node(nstate, nover, nterm, nnodes, g, slot[g, node], action[ch],
-                                        adj_turns, adj_margin, judge_turns, judge_playouts)
-                node = ch
-                break
-            node = ch
-        path_len[g] = plen
-        leaf[g] = node
-        sl = slot[g, node]
-        if nover[g, sl] == 1:
-            backup(tree, path[g], plen, nterm[g, sl])
-            continue
-        s = nstate[g, sl]
-        need[g] = NEED_VALUE
-        if first[node] < 0:
-            k = K.legal_actions(s, buf)
-            start = add_children(tree, meta[g], node, buf, k, s[K.H_TO_MOVE])
-            if start >= 0:
-                slot[g, start:start + k] = -1
-                need[g] = NEED_PRIORS
-            # else the tree is full: value only
-        write_observation(s, s[K.H_TO_MOVE], obs[g])
-
-
-@njit(cache=True)
-def _expand(idx, logits, values, trees, slot, nstate, path, path_len, leaf, need):
-    """Priors (softmax of the legal logits) and value backup for the evaluated leaves ``idx``."""
-    for j in range(idx.size):
-        g = idx[j]
-        tree = tree_row(trees, g)
-        node = leaf[g]
-        if need[g] == NEED_PRIORS:
-            first = tree[1]
-            action = tree[3]
-            prior = tree[7]
-            start = first[node]
-            end = start + tree[2][node]
-            m = -1e30
-            for e in range(start, end):
-                x = logits[j, action[e]]
-                if x > m:
-                    m = x
-            tot = 0.0
-            for e in range(start, end):
-                p = math.exp(logits[j, action[e]] - m)
-                prior[e] = p
-                tot += p
-            for e in range(start, end):
-                prior[e] /= tot
-        v = values[j]
-        vw = v if nstate[g, slot[g, node], K.H_TO_MOVE] == K.WHITE else -v  # an evaluated leaf is never over
-        backup(tree, path[g], path_len[g], vw)
+    def __repr__(self):
+        return f"NetworkEvaluator({self.evaluate_planes!r})"
 
 
 class PUCT:
-    """Batched PUCT search over ``num_trees`` independent trees.
+    """Batched PUCT search over ``num_trees`` independent trees: the one search loop
+    (:class:`jiu_env.bots.search.Search`) with ``RULE_PUCT`` and a :class:`NetworkEvaluator`.
 
     ``evaluate(obs) -> (logits, values)`` maps float32 planes ``(B, N, N, 21)``
     to float32 logits ``(B, 10*N*N+1)`` over the flat actions and values
@@ -231,42 +110,21 @@ class PUCT:
         p_ = n * n
         self.evaluate = evaluate
         self.n, self.sims, self.c_puct, self.fpu = n, int(sims), float(c_puct), float(fpu)
+        self.state_size = int(state_size)
         self.adj_turns, self.adj_margin = int(adjudicate_turns), float(adjudicate_margin)
         self.judge_turns, self.judge_playouts = int(judge_turns), int(judge_playouts)
         g, m = int(num_trees), int(sims) + 2
         e = m * p_ + K.num_actions(n)  # the root can always be expanded
         self.num_trees = g
-        # the shared tree (search_tree), one row per tree: the root and up to e children
-        self.trees = new_trees(g, e + 1, priors=True)
-        self.meta = np.zeros((g, 1), np.int64)
-        # the states of the nodes reached so far: node -> slot (-1: not yet reached), per slot the state,
-        # whether it is final and its value for White
-        self.slot = np.full((g, e + 1), -1, np.int32)
-        self.nstate = np.zeros((g, m, int(state_size)), np.int64)
-        self.nover = np.zeros((g, m), np.int8)
-        self.nterm = np.zeros((g, m), np.float64)
-        self.nnodes = np.zeros(g, np.int64)
-        self.path = np.zeros((g, m), np.int64)
-        self.path_len = np.zeros(g, np.int64)
-        self.leaf = np.zeros(g, np.int64)
-        self.need = np.zeros(g, np.int8)
-        self.obs = np.zeros((g, n, n, NUM_PLANES), np.float32)
-        self.buf = np.empty(K.num_actions(n), np.int64)
-
-    def _round(self, active):
-        _select(active, self.c_puct, self.fpu, self.adj_turns, self.adj_margin, self.judge_turns, self.judge_playouts,
-                self.trees, self.meta, self.slot, self.nstate, self.nover, self.nterm, self.nnodes,
-                self.path, self.path_len, self.leaf, self.need, self.obs, self.buf)
-        idx = np.flatnonzero(self.need).astype(np.int64)
-        if idx.size:
-            logits, values = self.evaluate(self.obs[idx])
-            _expand(idx, np.asarray(logits, np.float32), np.asarray(values, np.float64), self.trees, self.slot,
-                    self.nstate, self.path, self.path_len, self.leaf, self.need)
+        # one tree per state searched: the root and up to e children; a path is at most one node per round
+        self.searcher = Search(NetworkEvaluator(evaluate), g, e + 1, RULE_PUCT, self.c_puct, self.fpu,
+                               adjudicate_turns=self.adj_turns, adjudicate_margin=self.adj_margin,
+                               judge_turns=self.judge_turns, judge_playouts=self.judge_playouts, max_depth=m)
+        self.trees = self.searcher.trees
 
     def _root_children(self, g):
         """Slice of the root's children in the rows of tree ``g``."""
-        f, c = int(self.trees[1][g, 0]), int(self.trees[2][g, 0])
-        return slice(f, f + c) if f >= 0 else slice(0, 0)
+        return self.searcher.root_children(g)
 
     def search(self, states, rng=None, dirichlet_alpha=0.0, dirichlet_eps=0.0, deadline=None):
         """Search each state in ``states`` (at most ``num_trees``, none finished).
@@ -282,31 +140,14 @@ class PUCT:
         k = len(states)
         if k > self.num_trees:
             raise ValueError(f"{k} states for a search with {self.num_trees} trees")
-        active = np.zeros(self.num_trees, np.int8)
-        active[:k] = 1
-        self.nnodes[:] = 0
-        if any(s[K.H_PHASE] == K.PH_OVER for s in states):
-            raise ValueError("cannot search a finished game")
-        reset_roots(self.trees, self.meta, k)
-        for g, s in enumerate(states):
-            self.nstate[g, 0, :] = s
-            self.slot[g, 0] = _new_node(self.nstate, self.nover, self.nterm, self.nnodes,
-                                        g, -1, -1, 0, 1.0, 0, 1)  # the root itself is never final
-        self._round(active)  # expands the roots
-        prior = self.trees[7]
-        if dirichlet_eps > 0:
-            for g in range(k):
-                r = self._root_children(g)
-                c = r.stop - r.start
-                if c > 1:
-                    noise = rng.dirichlet(np.full(c, dirichlet_alpha))
-                    prior[g, r] = (1 - dirichlet_eps) * prior[g, r] + dirichlet_eps * noise
-        for i in range(self.sims):
-            if deadline is not None and i > 0 and _time.perf_counter() > deadline:
-                break
-            self._round(active)
+        for s in states:
+            if int(s[K.H_N]) != self.n or s.size != self.state_size:
+                raise ValueError(f"a PUCT search for {self.n}x{self.n} states of length {self.state_size} cannot "
+                                 f"search a {int(s[K.H_N])}x{int(s[K.H_N])} state of length {s.size}")
+        noise = (rng, dirichlet_alpha, dirichlet_eps) if dirichlet_eps > 0 else None
+        self.searcher.run(states, self.sims, deadline, noise=noise)
         out = []
-        action, visits, wsum = self.trees[3], self.trees[4], self.trees[5]
+        action, visits, wsum = self.trees[T_ACTION], self.trees[T_VISITS], self.trees[T_WSUM]
         for g in range(k):
             r = self._root_children(g)
             vis = visits[g, r].astype(np.int64)
@@ -317,7 +158,7 @@ class PUCT:
 
     def root_priors(self, g=0):
         """Priors of the root's children in tree ``g`` after the last search (kernel order)."""
-        return self.trees[7][g, self._root_children(g)].copy()
+        return self.trees[T_PRIOR][g, self._root_children(g)].copy()
 
 
 def pick_action(actions, visits, temperature, rng):
@@ -423,7 +264,7 @@ class AlphaZeroBot(Bot):
     def _searcher(self, state):
         n, size = int(state[K.H_N]), state.size
         s = self._search
-        if s is None or s.n != n or s.nstate.shape[2] != size:
+        if s is None or s.n != n or s.state_size != size:
             s = self._search = PUCT(self.evaluate, n, size, 1, self.sims, self.c, **search_options(self.data))
         return s
 
@@ -461,6 +302,6 @@ class AlphaZeroBot(Bot):
                 f"battle={self.battle!r}, seed={self.seed!r})")
 
 
-__all__ = ["AlphaZeroBot", "PUCT", "build_net", "make_evaluator", "save_checkpoint", "load_checkpoint", "load_network",
+__all__ = ["AlphaZeroBot", "PUCT", "NetworkEvaluator", "write_observations", "build_net", "make_evaluator", "save_checkpoint", "load_checkpoint", "load_network",
            "atomic_torch_save", "CHECKPOINT_FORMAT",
            "pick_action", "terminal_value", "judge_battle", "node_value", "search_options", "DEFAULT_CHECKPOINT"]

@@ -110,6 +110,7 @@ T_PARENT, T_FIRST, T_NCHILD, T_ACTION, T_VISITS, T_WSUM, T_MOVER, T_PRIOR, T_MM 
 # meta slots
 M_FREE = 0
 MOVER_COLOUR = 3  # mover & MOVER_COLOUR is the colour that took the action into the node
+PLACEMENT_FLAG = 4  # added to mover for a node whose action is a placement (the loop's placement shaping)
 # selection rules
 RULE_UCB1 = 0
 RULE_PUCT = 1
@@ -135,13 +136,13 @@ def new_tree(size, priors=False, minimax=False):
             np.zeros(size if minimax else 0, np.float64))
 
 
-def new_trees(count, size, priors=True):
+def new_trees(count, size, priors=True, minimax=False):
     """``count`` trees of ``size`` nodes as 2-D arrays (one row per tree); :func:`tree_row` picks one."""
     return (np.full((count, size), -1, np.int32), np.full((count, size), -1, np.int32),
             np.zeros((count, size), np.int32), np.zeros((count, size), np.int32),
             np.zeros((count, size), np.int32), np.zeros((count, size), np.float64),
             np.zeros((count, size), np.int8), np.zeros((count, size if priors else 0), np.float64),
-            np.zeros((count, 0), np.float64))
+            np.zeros((count, size if minimax else 0), np.float64))
 
 
 @njit(cache=True)
@@ -447,5 +448,5 @@ def reroot(tree, meta, new_root, scratch):
 __all__ = ["new_tree", "new_trees", "tree_row", "reset_root", "reset_roots", "has_room", "add_children",
            "select_child", "backup", "update_minimax", "signed", "best_child", "find_descendant", "reroot", "now",
            "same_rules",
-           "RULE_UCB1", "RULE_PUCT", "M_FREE", "MOVER_COLOUR", "T_PARENT", "T_FIRST", "T_NCHILD", "T_ACTION",
+           "RULE_UCB1", "RULE_PUCT", "M_FREE", "MOVER_COLOUR", "PLACEMENT_FLAG", "T_PARENT", "T_FIRST", "T_NCHILD", "T_ACTION",
            "T_VISITS", "T_WSUM", "T_MOVER", "T_PRIOR", "T_MM"]

@@ -1,0 +1,529 @@
+"""The one search loop of the tree-search bots: select, expand, evaluate, back up, with a pluggable evaluator.
+
+As OpenSpiel's ``MCTSBot`` takes an evaluator, :class:`Search` runs one loop
+over the shared tree of :mod:`jiu_env.bots.search_tree` for both ``mcts`` and
+``alphazero``; the bots differ in the **selection rule** (``RULE_UCB1`` or
+``RULE_PUCT`` with their constants) and the **evaluator** they pass in:
+
+=============  =====================================  ===============================================
+bot            selection rule                         evaluator
+=============  =====================================  ===============================================
+``mcts``       ``RULE_UCB1``, widening, minimax mix   :class:`RolloutEvaluator` (inside numba)
+``alphazero``  ``RULE_PUCT``, first-play urgency      :class:`~jiu_env.bots.alphazero.NetworkEvaluator`
+                                                      (leaves of all trees in one forward pass)
+=============  =====================================  ===============================================
+
+One simulation (:func:`run_rounds`, numba)
+    From the root state of its tree, descend with
+    :func:`~jiu_env.bots.search_tree.select_child` while the node is
+    expanded, replaying the chosen actions on a copy of the root state.  A
+    node whose position is final (:func:`~jiu_env.bots.leaves.node_value`: a
+    finished game, or with adjudication / the placement judge a position
+    counted as finished) is a leaf valued at once; the root never is.  An
+    unexpanded node is expanded when it is reached again (an evaluator
+    without priors: the first visit only evaluates it, so single-visit
+    leaves cost no children) or at its first evaluation (an evaluator with
+    priors: the evaluation is what gives the children their priors).  The
+    leaf's value for White is backed up (:func:`~jiu_env.bots.search_tree.backup`,
+    then :func:`~jiu_env.bots.search_tree.update_minimax` for a tree with
+    minimax values).  A full tree leaves the node unexpanded: it is
+    evaluated again.
+
+Rounds and batches
+    Many trees are searched at once (rows of 2-D tree arrays, one per root
+    state).  A round is one simulation of every tree still short of ``sims``.
+    An evaluator that runs inside numba (``native``) evaluates each leaf as
+    it is reached, so the whole search is one numba call; any other
+    evaluator gets the leaves of a round as one batch of states from Python
+    (:meth:`Evaluator.evaluate`), after which :func:`finish_leaves` stores
+    the priors and backs the values up.
+
+The evaluator protocol (:class:`Evaluator`)
+    ``evaluate(states)`` takes a ``(B, S)`` int64 array of live positions
+    (copies: it may change them) and returns ``(logits, values)``: ``values``
+    ``(B,)`` in [-1, 1] for the side to move in each state, and, when the
+    evaluator's ``priors`` is true, ``logits`` ``(B, A)`` over the flat
+    actions (the legal ones are soft-maxed into the children's priors),
+    else ``None``.  ``ordered`` asks for children sorted by tactical gain
+    with seeded random tie-breaks (progressive widening opens them in that
+    order); ``shape_placement`` mixes the location score into placement
+    nodes' values (``place_rollout``, :mod:`jiu_env.bots.mcts`).
+
+Random numbers
+    numba's global ``np.random``, re-seeded at the start of :meth:`Search.run`
+    when a seed is given: the tie-break keys of ordered expansions and the
+    rollouts of :class:`RolloutEvaluator`.  AlphaZero's Dirichlet root noise
+    comes from the NumPy generator passed to :meth:`Search.run`.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .. import kernel as K
+from .evaluation_fn import action_gain
+from .leaves import LOCATION_WEIGHT, location_score, node_value, rollout
+from .search_tree import (PLACEMENT_FLAG, RULE_PUCT, RULE_UCB1, T_ACTION, T_FIRST, T_MOVER, T_NCHILD, T_PRIOR,
+                          T_VISITS, T_WSUM, add_children, backup, best_child, find_descendant, has_room, new_tree,
+                          new_trees, now, reroot, reset_root, select_child, signed, tree_row, update_minimax)
+
+EV_BATCH = 0  # the evaluator runs in Python on a batch of leaf states per round
+EV_ROLLOUT = 1  # leaves.rollout inside the loop (RolloutEvaluator)
+NEED_VALUE = 1  # need[g]: the leaf of tree g waits for the evaluator's value
+NEED_PRIORS = 2  # ... and its children (created this round) for their priors
+
+
+# ---------------------------------------------------------------- the loop (numba)
+@njit(cache=True, inline="always")
+def _is_final(s, adj_turns, judge_turns):
+    """Does :func:`~jiu_env.bots.leaves.node_value` count ``s`` as finished?  (Cheap: no judging.)"""
+    ph = s[K.H_PHASE]
+    if ph == K.PH_OVER:
+        return True
+    return ph == K.PH_BATTLE and (judge_turns > 0 or (adj_turns > 0 and s[K.H_TURNS] >= adj_turns))
+
+
+@njit(cache=True, inline="always")
+def _mover(s):
+    """The ``mover`` code of the children of a node at ``s``: the side to move, flagged in placement."""
+    return s[K.H_TO_MOVE] + (PLACEMENT_FLAG if s[K.H_PHASE] == K.PH_PLACEMENT else 0)
+
+
+@njit(cache=True)
+def _expand_ordered(s, tree, meta, node, buf, keys, ordered):
+    """Children of ``node`` (state ``s``) sorted by tactical gain, random tie-breaks; first child or -1 (full)."""
+    k = K.legal_actions(s, buf)
+    if not has_room(tree, meta, k):
+        return -1  # checked before drawing the tie-break keys
+    for i in range(k):
+        keys[i] = -(action_gain(s, buf[i]) + np.random.random())
+    order = np.argsort(keys[:k])
+    for j in range(k):
+        ordered[j] = buf[order[j]]
+    return add_children(tree, meta, node, ordered, k, _mover(s))
+
+
+@njit(cache=True)
+def _expand(s, tree, meta, node, buf, keys, ordered, sort):
+    """Give ``node`` its children (kernel order, or sorted with ``sort``); first child or -1 (tree full)."""
+    if sort:
+        return _expand_ordered(s, tree, meta, node, buf, keys, ordered)
+    k = K.legal_actions(s, buf)
+    return add_children(tree, meta, node, buf, k, _mover(s))
+
+
+@njit(cache=True)
+def _backup_shaped(tree, path, depth, r, n):
+    """:func:`~jiu_env.bots.search_tree.backup` with placement nodes valued
+    ``(1 - LOCATION_WEIGHT) * value + LOCATION_WEIGHT * location`` (``shape_placement``)."""
+    visits, wsum, mover, action = tree[T_VISITS], tree[T_WSUM], tree[T_MOVER], tree[T_ACTION]
+    visits[0] += 1
+    for i in range(depth):
+        nd = path[i]
+        visits[nd] += 1
+        m = mover[nd]
+        rv = signed(r, m)
+        if m >= PLACEMENT_FLAG:
+            rv = (1.0 - LOCATION_WEIGHT) * rv + LOCATION_WEIGHT * location_score(n, action[nd])
+        wsum[nd] += rv
+
+
+@njit(cache=True)
+def _back(tree, path, depth, value_white, n, shaped, mix):
+    """Back one simulation's value up (shaped or not) and refresh the minimax values (``mix > 0``)."""
+    if shaped:
+        _backup_shaped(tree, path, depth, value_white, n)
+    else:
+        backup(tree, path, depth, value_white)
+    if mix > 0.0:
+        update_minimax(tree, path, depth, value_white)
+
+
+@njit(cache=True)
+def _clear_term(term, g, start, k):
+    """Forget cached final values of nodes ``start .. start+k`` (new children; a no-op without a cache)."""
+    if term.shape[1] > 0 and start >= 0:
+        for i in range(start, start + k):
+            term[g, i] = np.nan
+
+
+@njit(cache=True)
+def run_rounds(trees, meta, term, roots, active, done, sims, counter, deadline, check_every, seed,
+               rule, c, param, mix, eager, sort, ev, cap, place_rollout, shaped,
+               adj_turns, adj_margin, judge_turns, judge_playouts,
+               path, path_len, leaf, leaf_state, need, buf, keys, ordered):
+    """Simulate (module doc) until every active tree has ``done[g] >= sims`` or the deadline passes,
+    or, with an evaluator outside numba (``ev == EV_BATCH``), until a round leaves leaves to evaluate.
+
+    Returns how many trees wait for an evaluation (``need[g] != 0``; their leaf states in
+    ``leaf_state``); 0 when the search is over.  ``counter[0]`` counts the rounds started (the deadline
+    is read every ``check_every`` rounds, never before the first); ``seed >= 0`` re-seeds ``np.random``.
+    ``term`` caches final leaves' values per node (``(trees, 0)``: no cache).
+    """
+    if seed >= 0:
+        np.random.seed(seed)
+    n_trees = active.shape[0]
+    depth_cap = path.shape[1]
+    has_term = term.shape[1] > 0
+    while True:
+        left = False
+        for g in range(n_trees):
+            need[g] = 0
+            if active[g] != 0 and done[g] < sims:
+                left = True
+        if not left:
+            return 0
+        r = counter[0]
+        if deadline > 0.0 and r > 0 and r % check_every == 0 and now() >= deadline:
+            return 0
+        counter[0] = r + 1
+        pending = 0
+        for g in range(n_trees):
+            if active[g] == 0 or done[g] >= sims:
+                continue
+            tree = tree_row(trees, g)
+            first = tree[T_FIRST]
+            action = tree[T_ACTION]
+            visits = tree[T_VISITS]
+            s = leaf_state[g]
+            s[:] = roots[g]
+            node = 0
+            depth = 0
+            final = False
+            while True:
+                if node != 0 and _is_final(s, adj_turns, judge_turns):
+                    final = True
+                    break
+                if first[node] < 0:
+                    if eager or (node != 0 and visits[node] == 0):
+                        break  # a new leaf: evaluate it first
+                    start = _expand(s, tree, meta[g], node, buf, keys, ordered, sort)
+                    if start < 0:
+                        break  # tree full: evaluate this node again
+                    _clear_term(term, g, start, tree[T_NCHILD][node])
+                node = select_child(tree, node, rule, c, param, mix)
+                K.apply_action(s, action[node])
+                path[g, depth] = node
+                depth += 1
+                if depth >= depth_cap:
+                    final = _is_final(s, adj_turns, judge_turns)
+                    break
+            path_len[g] = depth
+            leaf[g] = node
+            if final:
+                if has_term:
+                    v = term[g, node]
+                    if np.isnan(v):
+                        v = node_value(s, adj_turns, adj_margin, judge_turns, judge_playouts)[1]
+                        term[g, node] = v
+                else:
+                    v = node_value(s, adj_turns, adj_margin, judge_turns, judge_playouts)[1]
+                _back(tree, path[g], depth, v, s[K.H_N], shaped, mix)
+                done[g] += 1
+            elif ev == EV_ROLLOUT:
+                n = s[K.H_N]
+                v = rollout(s, buf, cap, place_rollout)
+                _back(tree, path[g], depth, v, n, shaped, mix)
+                done[g] += 1
+            else:
+                need[g] = NEED_VALUE
+                if eager and first[node] < 0:
+                    k = K.legal_actions(s, buf)
+                    start = add_children(tree, meta[g], node, buf, k, _mover(s))
+                    if start >= 0:
+                        _clear_term(term, g, start, k)
+                        need[g] = NEED_PRIORS
+                    # else the tree is full: value only
+                pending += 1
+        if pending > 0:
+            return pending
+
+
+@njit(cache=True)
+def finish_leaves(idx, logits, values, trees, leaf, need, path, path_len, leaf_state, done, n_shaped, mix):
+    """Store the priors (softmax of the legal logits) and back up the values of the evaluated leaves ``idx``.
+
+    ``values[j]`` is for the side to move at tree ``idx[j]``'s leaf; ``n_shaped > 0``: shape placement
+    nodes' values (the board size).
+    """
+    for j in range(idx.size):
+        g = idx[j]
+        tree = tree_row(trees, g)
+        node = leaf[g]
+        if need[g] == NEED_PRIORS:
+            action = tree[T_ACTION]
+            prior = tree[T_PRIOR]
+            start = tree[T_FIRST][node]
+            end = start + tree[T_NCHILD][node]
+            m = -1e30
+            for e in range(start, end):
+                x = logits[j, action[e]]
+                if x > m:
+                    m = x
+            tot = 0.0
+            for e in range(start, end):
+                p = math.exp(logits[j, action[e]] - m)
+                prior[e] = p
+                tot += p
+            for e in range(start, end):
+                prior[e] /= tot
+        v = values[j]
+        vw = v if leaf_state[g, K.H_TO_MOVE] == K.WHITE else -v  # an evaluated leaf is never over
+        _back(tree, path[g], path_len[g], vw, n_shaped, n_shaped > 0, mix)
+        done[g] += 1
+        need[g] = 0
+
+
+@njit(cache=True)
+def rollout_values(states, cap, place_rollout):
+    """:func:`~jiu_env.bots.leaves.rollout` of each state (changed in place), for the side to move."""
+    out = np.empty(states.shape[0], np.float64)
+    if states.shape[0] == 0:
+        return out
+    buf = np.empty(K.num_actions(states[0, K.H_N]), np.int64)
+    for i in range(states.shape[0]):
+        me = states[i, K.H_TO_MOVE]
+        v = rollout(states[i], buf, cap, place_rollout)
+        out[i] = v if me == K.WHITE else -v
+    return out
+
+
+# ---------------------------------------------------------------- evaluators
+class Evaluator:
+    """What :class:`Search` asks of a leaf evaluator (module doc); subclass it and override :meth:`evaluate`.
+
+    ``priors``: :meth:`evaluate` returns logits, and a leaf is expanded at its first evaluation (needed by
+    ``RULE_PUCT``).  ``ordered``: children sorted by tactical gain at expansion.  ``shape_placement``: the
+    location score is mixed into placement nodes' values.  ``native`` (``EV_BATCH`` for an evaluator in
+    Python) names an evaluator the loop runs inside numba.
+    """
+
+    priors = False
+    ordered = False
+    shape_placement = False
+    native = EV_BATCH
+
+    def evaluate(self, states):
+        """``(logits or None, values for the side to move)`` of the ``(B, S)`` leaf states."""
+        raise NotImplementedError(f"{type(self).__name__} must define evaluate(states)")
+
+
+class RolloutEvaluator(Evaluator):
+    """MCTS's leaves (:func:`~jiu_env.bots.leaves.rollout`): the static evaluation after up to ``cap``
+    rollout decisions; ``place_rollout``: placement by random fill, with shaped placement values.
+    Children are ordered by tactical gain.  Runs inside the numba loop (``native``); :meth:`evaluate`
+    gives the same values from Python."""
+
+    ordered = True
+    native = EV_ROLLOUT
+
+    def __init__(self, cap=0, place_rollout=False):
+        self.cap = int(cap)
+        self.place_rollout = bool(place_rollout)
+        self.shape_placement = self.place_rollout
+
+    def evaluate(self, states):
+        return None, rollout_values(np.ascontiguousarray(states, np.int64), self.cap, self.place_rollout)
+
+    def __repr__(self):
+        return f"RolloutEvaluator(cap={self.cap}, place_rollout={self.place_rollout})"
+
+
+# ---------------------------------------------------------------- the driver
+RULES = {"ucb1": RULE_UCB1, "puct": RULE_PUCT}
+
+
+class Search:
+    """The one search loop (module doc) over ``num_trees`` trees of ``max_nodes`` nodes.
+
+    ``rule``: ``"ucb1"`` / ``RULE_UCB1`` (``param`` = progressive widening, ``minimax`` = the weight of
+    the minimax value) or ``"puct"`` / ``RULE_PUCT`` (``param`` = first-play urgency; the evaluator
+    must give priors).  ``adjudicate_turns`` / ``adjudicate_margin`` / ``judge_turns`` /
+    ``judge_playouts``: final positions of :func:`~jiu_env.bots.leaves.node_value`.  ``max_depth``:
+    the longest path; a simulation reaching it evaluates the node there.
+    """
+
+    def __init__(self, evaluator, num_trees=1, max_nodes=100_000, rule="ucb1", c=math.sqrt(2.0), param=0.0,
+                 minimax=0.0, adjudicate_turns=0, adjudicate_margin=4.0, judge_turns=0, judge_playouts=1,
+                 max_depth=4096):
+        if not callable(getattr(evaluator, "evaluate", None)):
+            raise TypeError(f"evaluator must have an evaluate(states) method (see jiu_env.bots.search.Evaluator), "
+                            f"not {evaluator!r}")
+        rule = RULES.get(rule, rule) if isinstance(rule, str) else rule
+        if rule not in (RULE_UCB1, RULE_PUCT):
+            raise ValueError(f"rule must be 'ucb1' or 'puct', not {rule!r}")
+        self.priors = bool(getattr(evaluator, "priors", False))
+        if rule == RULE_PUCT and not self.priors:
+            raise ValueError(f"the 'puct' rule needs an evaluator with priors; {evaluator!r} has none")
+        if not (0.0 <= float(minimax) <= 1.0) or (minimax > 0 and rule != RULE_UCB1):
+            raise ValueError(f"minimax must be in [0, 1] and is for the 'ucb1' rule only, not {minimax!r}")
+        if int(num_trees) < 1 or int(max_nodes) < 2 or int(max_depth) < 1:
+            raise ValueError(f"num_trees, max_nodes and max_depth must be at least 1, 2 and 1, not "
+                             f"{num_trees!r}, {max_nodes!r}, {max_depth!r}")
+        self.evaluator = evaluator
+        self.native = int(getattr(evaluator, "native", EV_BATCH))
+        self.sort = bool(getattr(evaluator, "ordered", False))
+        self.shaped = bool(getattr(evaluator, "shape_placement", False))
+        self.cap = int(getattr(evaluator, "cap", 0))
+        self.place_rollout = bool(getattr(evaluator, "place_rollout", False))
+        self.rule, self.c, self.param, self.mix = int(rule), float(c), float(param), float(minimax)
+        self.adj_turns, self.adj_margin = int(adjudicate_turns), float(adjudicate_margin)
+        self.judge_turns, self.judge_playouts = int(judge_turns), int(judge_playouts)
+        self.num_trees, self.max_nodes = int(num_trees), int(max_nodes)
+        g = self.num_trees
+        self.trees = new_trees(g, self.max_nodes, priors=self.priors, minimax=self.mix > 0)
+        self.meta = np.zeros((g, 1), np.int64)
+        # the values of final leaves, cached per node where valuing them is costly (the placement judge)
+        self.term = np.full((g, self.max_nodes if self.judge_turns > 0 else 0), np.nan)
+        self.path = np.zeros((g, int(max_depth)), np.int64)
+        self.path_len = np.zeros(g, np.int64)
+        self.leaf = np.zeros(g, np.int64)
+        self.need = np.zeros(g, np.int8)
+        self.done = np.zeros(g, np.int64)
+        self.roots = None  # (trees, S) root states, allocated for the first states searched
+        self._root_states = [None] * g  # the root each tree holds (tree reuse)
+        self._scratch = None
+        self.reused = [(0, 0)] * g  # per tree of the last run: (nodes kept, their root's visits)
+
+    # -------------------------------------------------------------- tree reuse
+    def tree(self, g=0):
+        """Tree ``g`` as an ordinary tree (views of the rows)."""
+        return tree_row(self.trees, g)
+
+    def forget(self):
+        """Drop the trees: the next :meth:`run` starts every tree afresh."""
+        self._root_states = [None] * self.num_trees
+
+    def _prepare(self, g, state, reuse):
+        """Node 0 of tree ``g`` = ``state``: the kept subtree when ``reuse`` finds it, else a fresh root."""
+        tree, meta = self.tree(g), self.meta[g]
+        kept = 0
+        old = self._root_states[g]
+        if reuse and old is not None and old.shape == state.shape:
+            steps = int(state[K.H_DECISIONS] - old[K.H_DECISIONS])
+            if 0 <= steps <= 64:
+                node = find_descendant(tree, old, state, steps)
+                if node > 0:
+                    if self._scratch is None:
+                        self._scratch = new_tree(self.max_nodes, priors=self.priors, minimax=self.mix > 0)
+                    kept = reroot(tree, meta, node, self._scratch)
+                elif node == 0:
+                    kept = int(meta[0])
+        if kept == 0:
+            reset_root(tree, meta)
+        self._root_states[g] = state.copy()
+        self.reused[g] = (kept, int(tree[T_VISITS][0]) if kept else 0)
+
+    # -------------------------------------------------------------- running
+    def _buffers(self, states):
+        size, n = states[0].size, int(states[0][K.H_N])
+        for s in states:
+            if not isinstance(s, np.ndarray) or s.ndim != 1 or s.size != size or int(s[K.H_N]) != n:
+                raise ValueError("the states of one search must be kernel states of the same length and board size")
+            if s[K.H_PHASE] == K.PH_OVER:
+                raise ValueError("cannot search a finished game")
+        na = K.num_actions(n)
+        if self.roots is None or self.roots.shape[1] != size or self.buf.size != na:
+            self.roots = np.zeros((self.num_trees, size), np.int64)
+            self.leaf_state = np.zeros((self.num_trees, size), np.int64)
+            self.buf = np.empty(na, np.int64)
+            self.keys = np.empty(na, np.float64)
+            self.ordered = np.empty(na, np.int64)
+            self._root_states = [None] * self.num_trees
+
+    def _loop(self, active, sims, deadline, check_every, seed):
+        """Run rounds until the search is over, evaluating the batches of a Python evaluator in between."""
+        self.done[:] = 0
+        counter = np.zeros(1, np.int64)
+        n_shaped = int(self.roots[0, K.H_N]) if self.shaped else 0
+        no_logits = np.zeros((0, 0), np.float32)
+        while True:
+            pending = run_rounds(self.trees, self.meta, self.term, self.roots, active, self.done, sims, counter,
+                                 deadline, check_every, seed, self.rule, self.c, self.param, self.mix, self.priors,
+                                 self.sort, self.native, self.cap, self.place_rollout, self.shaped,
+                                 self.adj_turns, self.adj_margin, self.judge_turns, self.judge_playouts,
+                                 self.path, self.path_len, self.leaf, self.leaf_state, self.need, self.buf,
+                                 self.keys, self.ordered)
+            seed = -1
+            if pending == 0:
+                return
+            idx = np.flatnonzero(self.need).astype(np.int64)
+            logits, values = self.evaluator.evaluate(self.leaf_state[idx])
+            values = np.asarray(values, np.float64)
+            if values.shape != (idx.size,):
+                raise ValueError(f"{self.evaluator!r}.evaluate gave values of shape {values.shape} for "
+                                 f"{idx.size} states; expected ({idx.size},)")
+            if self.priors:
+                logits = np.asarray(logits, np.float32)
+                if logits.shape != (idx.size, self.buf.size):
+                    raise ValueError(f"{self.evaluator!r}.evaluate gave logits of shape {logits.shape}; expected "
+                                     f"({idx.size}, {self.buf.size}) (one per flat action)")
+            else:
+                logits = no_logits
+            finish_leaves(idx, logits, values, self.trees, self.leaf, self.need, self.path, self.path_len,
+                          self.leaf_state, self.done, n_shaped, self.mix)
+
+    def run(self, states, sims, deadline=0.0, seed=None, reuse=False, noise=None, check_every=1):
+        """Search each of ``states`` (at most ``num_trees``, none finished) in its own tree; ``sims``
+        simulations per tree.  Returns the simulations made per tree (an array).
+
+        ``deadline`` (a ``time.perf_counter()`` value, 0: none): stop when it has passed, read every
+        ``check_every`` rounds, never before the first.  ``seed``: re-seed numba's ``np.random`` first.
+        ``reuse``: keep the subtree of a root that is a descendant of the tree's previous root.  With an
+        evaluator with priors the unexpanded roots are evaluated first (a round not counted in
+        ``sims``); ``noise = (rng, alpha, eps)`` then mixes Dirichlet(alpha) noise drawn from the
+        NumPy generator ``rng`` into each root's priors.
+        """
+        k = len(states)
+        if k == 0 or k > self.num_trees:
+            raise ValueError(f"{k} states for a search with {self.num_trees} trees")
+        self._buffers(states)
+        for g, s in enumerate(states):
+            self._prepare(g, s, reuse)
+            self.roots[g] = s
+        active = np.zeros(self.num_trees, np.int8)
+        deadline = 0.0 if deadline is None else float(deadline)
+        seed = -1 if seed is None else int(seed)
+        if self.priors:
+            fresh = np.zeros(self.num_trees, np.int8)
+            fresh[:k] = self.trees[T_FIRST][:k, 0] < 0
+            if fresh.any():
+                self._loop(fresh, 1, 0.0, 1, seed)  # the roots' priors
+                seed = -1
+            if noise is not None and noise[2] > 0:
+                rng, alpha, eps = noise
+                prior = self.trees[T_PRIOR]
+                for g in range(k):
+                    r = self.root_children(g)
+                    c = r.stop - r.start
+                    if c > 1:
+                        dirichlet = rng.dirichlet(np.full(c, alpha))
+                        prior[g, r] = (1 - eps) * prior[g, r] + eps * dirichlet
+        elif noise is not None and noise[2] > 0:
+            raise ValueError("root noise needs an evaluator with priors")
+        active[:k] = 1
+        self._loop(active, int(sims), deadline, int(check_every), seed)
+        return self.done[:k].copy()
+
+    # -------------------------------------------------------------- results
+    def root_children(self, g=0):
+        """Slice of the root's children in the rows of tree ``g``."""
+        f, c = int(self.trees[T_FIRST][g, 0]), int(self.trees[T_NCHILD][g, 0])
+        return slice(f, f + c) if f >= 0 else slice(0, 0)
+
+    def best(self, g=0):
+        """``(action, visits, mean value)`` of the root's most visited child in tree ``g``
+        (:func:`~jiu_env.bots.search_tree.best_child`)."""
+        tree = self.tree(g)
+        ch = best_child(tree)
+        n = int(tree[T_VISITS][ch])
+        return int(tree[T_ACTION][ch]), n, float(tree[T_WSUM][ch] / max(1, n))
+
+    def nodes(self, g=0):
+        """Nodes in use in tree ``g``."""
+        return int(self.meta[g, 0])
+
+
+__all__ = ["Search", "Evaluator", "RolloutEvaluator", "run_rounds", "finish_leaves", "rollout_values",
+           "EV_BATCH", "EV_ROLLOUT", "NEED_VALUE", "NEED_PRIORS", "RULES"]
