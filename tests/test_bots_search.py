@@ -9,6 +9,7 @@ from jiu_env.bots import alphabeta as AB
 from jiu_env.bots import evaluation_fn as E
 from jiu_env.bots import mcts as M
 from jiu_env.bots.base import legal_actions
+from jiu_env.bots.search_tree import T_ACTION, T_FIRST, T_NCHILD, T_VISITS
 from jiu_env.state import position_state
 from jiu_env.rules import Rules
 
@@ -718,9 +719,10 @@ def test_mcts_reuses_the_subtree_of_the_moves_played():
     s = position_state(r, board_from_text(SHUTTLE), "white")
     bot = make_bot("mcts:sims=400", seed=1)
     a = bot.step(s)
-    tree = bot._tree
-    child = int(np.flatnonzero(tree[3][tree[1][0]:tree[1][0] + tree[2][0]] == a)[0]) + tree[1][0]
-    expected_visits = int(tree[4][child])
+    tree = bot._search.tree(0)
+    f, k = tree[T_FIRST][0], tree[T_NCHILD][0]
+    child = int(np.flatnonzero(tree[T_ACTION][f:f + k] == a)[0]) + f
+    expected_visits = int(tree[T_VISITS][child])
     t = s.copy()
     K.apply_action(t, a)
     # the opponent (or the same side, mid-turn) decides next; follow the most visited line once more

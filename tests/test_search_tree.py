@@ -64,13 +64,14 @@ def test_new_tree_layout_and_add_children():
 def test_add_children_clears_priors_and_rows_are_views():
     trees = T.new_trees(3, 10)
     meta = np.zeros((3, 1), np.int64)
-    trees[7][1, :] = 0.5
+    trees[T.T_PRIOR][1, :] = 0.5
     row = T.tree_row(trees, 1)
     T.reset_root(row, meta[1])
     T.add_children(row, meta[1], 0, np.array([3, 4], np.int64), 2, K.WHITE)
-    assert trees[1][1, 0] == 1 and trees[2][1, 0] == 2 and trees[3][1, 1:3].tolist() == [3, 4]
-    assert trees[7][1, 1:3].tolist() == [0.0, 0.0] and trees[7][1, 3] == 0.5
-    assert trees[2][0, 0] == 0 and trees[2][2, 0] == 0 and meta[:, 0].tolist() == [0, 3, 0]
+    first, nchild, action, prior = trees[T.T_FIRST], trees[T.T_NCHILD], trees[T.T_ACTION], trees[T.T_PRIOR]
+    assert first[1, 0] == 1 and nchild[1, 0] == 2 and action[1, 1:3].tolist() == [3, 4]
+    assert prior[1, 1:3].tolist() == [0.0, 0.0] and prior[1, 3] == 0.5
+    assert nchild[0, 0] == 0 and nchild[2, 0] == 0 and meta[:, T.M_FREE].tolist() == [0, 3, 0]
 
 
 # ------------------------------------------------------------------ selection rules
@@ -144,20 +145,22 @@ def _mcts_tree(seed=1, sims=300):
 @pytest.mark.parametrize("priors", [False, True])
 def test_reroot_keeps_the_subtree(priors):
     bot, s, _ = _mcts_tree()
-    tree = bot._tree
+    tree = bot._search.tree(0)
     if priors:  # the same tree with a prior array, filled with something recognisable
-        tree = tree[:7] + (np.arange(tree[0].size, dtype=np.float64) / 7.0, tree[T.T_MM])
-    meta = bot._meta.copy()
+        size = tree[T.T_PARENT].size
+        tree = tree[:T.T_PRIOR] + (np.arange(size, dtype=np.float64) / 7.0,) + tree[T.T_PRIOR + 1:]
+    meta = bot._search.meta[0].copy()
     f, k = tree[T.T_FIRST][0], tree[T.T_NCHILD][0]
     node = f + int(np.argmax(tree[T.T_VISITS][f:f + k]))
     grand = tree[T.T_FIRST][node]
     assert grand >= 0  # the most visited child was expanded
     want = subtree(tree, node)
     size = sum(1 for _ in _nodes(tree, node))
-    kept = T.reroot(tree, meta, node, T.new_tree(tree[0].size, priors=priors, minimax=tree[T.T_MM].size > 0))
+    kept = T.reroot(tree, meta, node, T.new_tree(tree[T.T_PARENT].size, priors=priors,
+                                                 minimax=tree[T.T_MM].size > 0))
     assert kept == size == meta[T.M_FREE]
     assert tree[T.T_PARENT][0] == -1 and subtree(tree, 0) == want
-    parent, first, nchild = tree[0], tree[1], tree[2]
+    parent, first, nchild = tree[T.T_PARENT], tree[T.T_FIRST], tree[T.T_NCHILD]
     for i in range(1, kept):  # breadth-first: every child after its parent, blocks contiguous
         assert parent[i] < i and first[parent[i]] <= i < first[parent[i]] + nchild[parent[i]]
 
@@ -172,7 +175,7 @@ def _nodes(tree, node):
 
 def test_find_descendant_follows_visited_paths():
     bot, s, a = _mcts_tree()
-    tree = bot._tree
+    tree = bot._search.tree(0)
     f, k = tree[T.T_FIRST][0], tree[T.T_NCHILD][0]
     child = f + int(np.flatnonzero(tree[T.T_ACTION][f:f + k] == a)[0])
     t = s.copy()
@@ -190,7 +193,7 @@ def test_find_descendant_follows_visited_paths():
 
 def test_search_trees_are_consistent():
     bot, s, _ = _mcts_tree(sims=200)
-    tree, used = bot._tree, int(bot._meta[T.M_FREE])
+    tree, used = bot._search.tree(0), bot._search.nodes(0)
     assert tree[T.T_VISITS][0] == 200
     _check_counts(tree, used)
     pytest.importorskip("torch")
@@ -206,10 +209,10 @@ def test_search_trees_are_consistent():
     assert visits.sum() == 30 and visits.dtype == np.int64 and acts.dtype == np.int64
     f, k = row[T.T_FIRST][0], row[T.T_NCHILD][0]
     assert np.allclose(row[T.T_PRIOR][f:f + k], 1.0 / k)  # softmax of equal logits
-    _check_counts(row, int(search.meta[0, T.M_FREE]))
-    reached = np.flatnonzero(search.slot[0, :search.meta[0, 0]] >= 0)
-    assert reached.size == search.nnodes[0] and (row[T.T_VISITS][reached[1:]] > 0).all()
-    assert search.meta[1, 0] == 0  # the idle tree was never touched
+    used = search.searcher.nodes(0)
+    _check_counts(row, used)
+    assert row[T.T_VISITS][0] == 31  # the root's evaluation and 30 simulations
+    assert search.searcher.nodes(1) == 0  # the idle tree was never touched
 
 
 def _check_counts(tree, used):

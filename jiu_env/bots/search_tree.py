@@ -1,16 +1,17 @@
 """The one array search tree of the tree-search bots, in numba.
 
-As in OpenSpiel's MCTS, there is one tree and one search loop shape (select
-down the tree, expand a leaf, evaluate it, back the value up); what differs
-between the bots is the **selection rule** and the **leaf evaluator**:
+As in OpenSpiel's MCTS, there is one tree and one search loop (select down
+the tree, expand a leaf, evaluate it, back the value up:
+:mod:`jiu_env.bots.search`); what differs between the bots is the
+**selection rule** (here) and the **leaf evaluator** they plug into the loop:
 
 =================  ==========================  ===================================================
 bot                selection rule              leaf evaluator
 =================  ==========================  ===================================================
 ``mcts``           ``RULE_UCB1`` (+ widening)  static evaluation / capped rollout
-                                               (:mod:`jiu_env.bots.mcts`)
+                                               (:class:`jiu_env.bots.search.RolloutEvaluator`)
 ``alphazero``      ``RULE_PUCT`` (+ fpu)       policy-value network, leaves of many trees batched
-                                               (:class:`jiu_env.bots.alphazero.PUCT`)
+                                               (:class:`jiu_env.bots.alphazero.NetworkEvaluator`)
 =================  ==========================  ===================================================
 
 Layout
@@ -26,7 +27,7 @@ Layout
     action    int32    the action leading from the parent to this node
     visits    int32    simulations through this node
     wsum      float64  sum of the values backed up, for the side that took ``action``
-    mover     int8     that side (``mover & MOVER_COLOUR``); bits above are the bot's flags
+    mover     int8     that side (``mover & MOVER_COLOUR``), plus ``PLACEMENT_FLAG`` for a placement
     prior     float64  the policy prior of ``action`` (an empty array for a tree without priors)
     mm        float64  the minimax value of the node's explored subtree for its mover
                        (implicit minimax backups; an empty array for a tree without them)
@@ -37,9 +38,10 @@ Layout
     other decision because every value is stored for the side that decided.
     Many trees at once (AlphaZero's batched self-play) are 2-D arrays of the
     same slots (:func:`new_trees`), one row per tree; :func:`tree_row` gives
-    the row of tree ``g`` as an ordinary tree (views, no copy).  Bot-specific
-    per-node data (AlphaZero's state per node) lives in the bot's own arrays
-    indexed by the same node numbers.
+    the row of tree ``g`` as an ordinary tree (views, no copy).  Per-node data
+    of the loop (the cached values of final positions) lives in its own arrays
+    indexed by the same node numbers.  Read a slot by its name:
+    ``tree[T_VISITS]``, ``trees[T_PRIOR][g]``.
 
 Selection rules (:func:`select_child`)
     ``RULE_UCB1`` (``param`` = progressive widening): ``Q/N + c*sqrt(ln(N_node + 1) / N)``;
@@ -59,16 +61,12 @@ Adding a selection rule
     ``tests/test_search_tree.py``.
 
 Adding a leaf evaluator
-    A bot runs the loop itself with these parts: descend with
-    :func:`select_child` while the node is expanded (``first[node] >= 0``),
-    recording the nodes in ``path``; expand a leaf with :func:`add_children`
-    (actions in the order the rule should see them; :func:`has_room` first if
-    the ordering draws random numbers); evaluate the leaf to a value for White
-    (a finished game: :func:`jiu_env.kernel.result_for_white`); then
-    :func:`backup`.  ``run_mcts`` in :mod:`jiu_env.bots.mcts` is the
-    single-tree loop in numba; ``PUCT`` in :mod:`jiu_env.bots.alphazero` stops
-    each tree's descent at a leaf, evaluates the leaves of all trees in one
-    network call in Python and then backs them up.
+    Not here: an evaluator plugs into the loop of :mod:`jiu_env.bots.search`
+    (its module doc and ``docs/architecture.md`` show how).  The pieces the
+    loop uses are below: :func:`select_child` while the node is expanded,
+    :func:`add_children` (:func:`has_room` first when the ordering draws
+    random numbers), :func:`backup` of a value for White (a finished game:
+    :func:`jiu_env.kernel.result_for_white`), :func:`update_minimax`.
 
 Random numbers
     This module draws none.  Each bot keeps the generator its seeded games
@@ -79,7 +77,7 @@ Random numbers
       ``default_rng(seed)``; it draws the per-decision seeds below, alpha-beta's
       root jitter, AlphaZero's tie-breaks and sampling, random / mix players.
     - ``mcts``: numba's global ``np.random`` (Mersenne Twister), re-seeded by
-      ``np.random.seed(seed)`` at the start of every ``run_mcts`` with a seed
+      ``np.random.seed(seed)`` at the start of every search with a seed
       drawn from ``self.rng``: the child-order tie-break keys at expansion and
       the rollouts.  The kernel's own random play (``random_games``,
       ``random_placement``) uses the same global generator.

@@ -1,0 +1,138 @@
+"""The one search loop (jiu_env.bots.search): evaluators in numba and in Python run the same loop."""
+
+import numpy as np
+import pytest
+
+from jiu_env import Rules
+from jiu_env import kernel as K
+from jiu_env.bots import search_tree as T
+from jiu_env.bots.search import EV_BATCH, Evaluator, RolloutEvaluator, Search
+
+
+def _battle(n=6, seed=3):
+    s = Rules.make("competitive", board_size=n).new_state()
+    K.random_placement(s, seed)
+    return s
+
+
+def _placement(n=6, k=7):
+    s = Rules.make("competitive", board_size=n).new_state()
+    buf = np.empty(K.num_actions(n), np.int64)
+    for i in range(k):
+        K.apply_action(s, int(buf[(5 * i + 1) % K.legal_actions(s, buf)]))
+    return s
+
+
+class BatchedRollouts(RolloutEvaluator):
+    """MCTS's evaluator, but called from Python with each round's leaves (the batched path)."""
+
+    native = EV_BATCH
+
+
+def _used(search, g=0):
+    return tuple(a[:search.nodes(g)].copy() for a in search.tree(g))
+
+
+@pytest.mark.parametrize("cap,place_rollout,minimax", [(0, False, 1.0), (6, True, 0.5), (3, False, 0.0)])
+def test_an_evaluator_in_numba_and_the_same_one_in_python_build_the_same_tree(cap, place_rollout, minimax):
+    # the loop is one: the in-numba path and the batched Python path draw the same random numbers in
+    # the same order (tie-break keys at expansion, then the rollout) and store the same tree
+    for state in (_battle(), _placement()):
+        trees = []
+        for ev in (RolloutEvaluator(cap, place_rollout), BatchedRollouts(cap, place_rollout)):
+            search = Search(ev, max_nodes=5000, rule="ucb1", c=1.4, param=2.0, minimax=minimax)
+            done, = search.run([state], 150, seed=11)
+            assert done == 150 and search.tree()[T.T_VISITS][0] == 150
+            trees.append(_used(search))
+        assert all(np.array_equal(a, b) for a, b in zip(*trees))
+
+
+def test_mcts_bot_is_the_loop_with_the_rollout_evaluator():
+    from jiu_env.bots import make_bot
+
+    s = _battle()
+    bot = make_bot("mcts:sims=120,max_nodes=5000", seed=2)
+    a = bot.step(s)
+    search = Search(RolloutEvaluator(), max_nodes=5000, rule="ucb1", c=2 ** 0.5, param=2.0, minimax=1.0)
+    seed = int(np.random.default_rng(2).integers(0, 2 ** 31 - 1))  # the bot's first per-decision seed
+    search.run([s], 120, seed=seed)
+    assert search.best()[0] == a
+    assert all(np.array_equal(x, y) for x, y in zip(_used(search), _used(bot._search)))
+
+
+class Material(Evaluator):
+    """A Python evaluator: uniform priors and the stone balance for the side to move."""
+
+    priors = True
+
+    def __init__(self):
+        self.batches = []
+
+    def evaluate(self, states):
+        self.batches.append(len(states))
+        me = states[:, K.H_TO_MOVE]
+        w, b = states[:, K.H_COUNT + K.WHITE], states[:, K.H_COUNT + K.BLACK]
+        white = (w - b) / np.maximum(w + b, 1)
+        n = int(states[0, K.H_N])
+        return np.zeros((len(states), K.num_actions(n)), np.float32), np.where(me == K.WHITE, white, -white)
+
+
+def test_a_python_evaluator_gets_the_leaves_of_all_trees_in_one_batch():
+    ev = Material()
+    states = [_battle(seed=1), _battle(seed=2), _placement()]
+    search = Search(ev, num_trees=4, max_nodes=4000, rule="puct", c=3.5)
+    done = search.run(states, 25)
+    assert done.tolist() == [25, 25, 25]
+    assert max(ev.batches) == 3 and ev.batches[0] == 3  # the roots first, then one leaf per tree and round
+    for g, s in enumerate(states):
+        tree = search.tree(g)
+        r = search.root_children(g)
+        k = K.legal_actions(s, np.empty(K.num_actions(6), np.int64))
+        assert r.stop - r.start == k and np.allclose(tree[T.T_PRIOR][r], 1.0 / k)
+        assert tree[T.T_VISITS][r].sum() == 25 and tree[T.T_VISITS][0] == 26
+        assert K.is_legal(s, search.best(g)[0])
+    assert search.nodes(3) == 0  # the idle tree was never touched
+
+
+def test_a_value_only_python_evaluator_runs_under_ucb1():
+    class Balance(Material):
+        priors = False
+
+        def evaluate(self, states):
+            return None, super().evaluate(states)[1]
+
+    s = _battle()
+    search = Search(Balance(), max_nodes=4000, rule="ucb1", c=1.0)
+    assert search.run([s], 40).tolist() == [40]
+    assert search.tree()[T.T_VISITS][0] == 40 and K.is_legal(s, search.best()[0])
+
+
+def test_bad_evaluators_and_inputs_are_named():
+    class NoPriors(Evaluator):
+        def evaluate(self, states):
+            return None, np.zeros(len(states))
+
+    class WrongShape(Material):
+        def evaluate(self, states):
+            return np.zeros((len(states), 3), np.float32), np.zeros(len(states))
+
+    s = _battle()
+    with pytest.raises(ValueError, match="'puct' rule needs an evaluator with priors"):
+        Search(NoPriors(), rule="puct")
+    with pytest.raises(TypeError, match="evaluate"):
+        Search(object())
+    with pytest.raises(ValueError, match="rule must be"):
+        Search(NoPriors(), rule="uct")
+    with pytest.raises(ValueError, match="logits of shape"):
+        Search(WrongShape(), max_nodes=4000, rule="puct").run([s], 3)
+    with pytest.raises(NotImplementedError, match="evaluate"):
+        Search(Evaluator(), max_nodes=4000).run([s], 3)
+    search = Search(NoPriors(), max_nodes=4000)
+    with pytest.raises(ValueError, match="2 states for a search with 1 trees"):
+        search.run([s, s], 3)
+    over = s.copy()
+    over[K.H_PHASE] = K.PH_OVER
+    with pytest.raises(ValueError, match="finished game"):
+        search.run([over], 3)
+    with pytest.raises(ValueError, match="root noise needs an evaluator with priors"):
+        search.run([s], 3, noise=(np.random.default_rng(0), 0.3, 0.25))
