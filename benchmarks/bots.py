@@ -81,12 +81,12 @@ def _play_one(task):
     a_white = game % 2 == 0
     t0 = time.perf_counter()
     g = play_game("competitive", a if a_white else b, b if a_white else a, seed=seed, record=False)
-    res = g["result"] if a_white else -g["result"]
-    return {"pair": pair, "game": game, "a_white": a_white, "result": res, "reason": g["reason"],
-            "battle_turns": g["battle_turns"], "decisions": g["decisions"],
+    res = g.result if a_white else -g.result
+    return {"pair": pair, "game": game, "a_white": a_white, "result": res, "reason": g.end_reason,
+            "battle_turns": g.battle_turns, "decisions": g.decisions,
             "seconds": time.perf_counter() - t0,
-            "a_seconds": g["time_white"] if a_white else g["time_black"],
-            "b_seconds": g["time_black"] if a_white else g["time_white"]}
+            "a_seconds": g.time["white"] if a_white else g.time["black"],
+            "b_seconds": g.time["black"] if a_white else g.time["white"]}
 
 
 def _check_bot(spec):

@@ -54,9 +54,9 @@ def _digest(items) -> str:
     return h.hexdigest()[:16]
 
 
-def _game_summary(res: dict) -> dict:
-    return {k: res[k] for k in ("winner", "battle_turns", "decisions", "actions", "stones")} | {
-        "end": res.get("end_reason", res.get("reason"))}
+def _game_summary(res) -> dict:
+    return {k: getattr(res, k) for k in ("winner", "battle_turns", "decisions", "actions", "stones")} | {
+        "end": res.end_reason}
 
 
 def bots_group(n: int, games: int) -> str:

@@ -13,7 +13,8 @@ Quick use::
 The public root is small: the envs (``env``, ``raw_env``, ``JiuVsBotEnv``,
 ``JiuSelfPlayEnv``, ``JiuVectorEnv``), the rules (``Rules``), notation, the
 bot protocol and registry (``Bot``, ``make_bot``), the game loop
-(``play_game``, ``GameResult``), records (``GameRecord``) and the kernel.
+(``play_game``, ``GameResult``), the one result type (``Outcome``,
+``outcome_of``), records (``GameRecord``) and the kernel.
 The core modules (kernel, rules, bots, game loop, records) import neither
 PettingZoo nor Gymnasium; the env shells (:mod:`jiu_env.envs`) do, and the
 root loads them on first use: ``import jiu_env`` stays free of both, and
@@ -34,6 +35,7 @@ from .bots import Bot, make_bot
 from .game import GameResult, play_game
 from .notation import action_to_str, point_to_str, str_to_action, str_to_point
 from .observation import NUM_PLANES, PLANE_NAMES
+from .outcome import Outcome, outcome_of
 from .records import GameRecord
 from .rules import PROFILES, Rules
 from .state import position_state
@@ -57,7 +59,7 @@ if TYPE_CHECKING:  # what type checkers see of the lazy names (at run time they 
 __all__ = [
     "env", "raw_env", "JiuVsBotEnv", "JiuSelfPlayEnv", "JiuVectorEnv",
     "Rules", "PROFILES", "kernel", "position_state",
-    "Bot", "make_bot", "play_game", "GameResult", "GameRecord",
+    "Bot", "make_bot", "play_game", "GameResult", "Outcome", "outcome_of", "GameRecord",
     "action_to_str", "str_to_action", "point_to_str", "str_to_point",
     "NUM_PLANES", "PLANE_NAMES", "warm_up", "__version__",
 ]

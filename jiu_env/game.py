@@ -8,6 +8,7 @@ and reported the same way everywhere::
 
     g = play_game({"board_size": 8}, "greedy", "random", seed=3)
     g.winner, g.end_reason, g.battle_turns, g.stones
+    g.outcome   # the one result type, jiu_env.Outcome (also the record's and the tournament's)
 
 Players are anything :func:`jiu_env.players.make_player` accepts (spec
 strings, bots, SB3 models, callables).
@@ -16,18 +17,19 @@ strings, bots, SB3 models, callables).
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from . import kernel as K
+from .outcome import FORFEIT as FORFEIT, STOPPED as STOPPED, Outcome, outcome_of
 from .rules import Rules
-from .vocab import COLOUR_NAMES, END_REASON_NAMES, WINNER_NAMES
+from .vocab import COLOUR_NAMES
 
-#: End reasons of :class:`GameResult` beyond the kernel's: a player chose an
-#: illegal action (``on_illegal="forfeit"``), or ``max_decisions`` stopped the game.
-FORFEIT, STOPPED = "illegal_action", "max_decisions"
+# FORFEIT ("illegal_action") and STOPPED ("max_decisions"), the end reasons of :class:`GameResult` beyond the
+# kernel's, are defined with the other end reasons in :mod:`jiu_env.outcome` and importable from here as before.
 
 
 @dataclass
@@ -45,6 +47,16 @@ class GameResult:
     decisions each side made; ``forfeit``: ``{"colour", "action"}`` of an
     illegal action under ``on_illegal="forfeit"``; ``state``: the final kernel
     state.  ``record`` builds the :class:`~jiu_env.records.GameRecord`.
+
+    ``outcome``: the game's :class:`~jiu_env.outcome.Outcome`, the result type
+    that records, tournaments and the envs share (``winner`` there is the
+    colour constant or ``None``); ``winner``, ``end_reason``, ``result``,
+    ``score_white`` and ``truncated`` here are derived from it.
+
+    Reading a GameResult like a dict (``g["winner"]``, ``g["reason"]``,
+    ``g.get(...)``, ``"stones" in g``) is deprecated: it warns and will be
+    removed in the next release; use the attributes (``g.winner``,
+    ``g.end_reason``, ``g.time["white"]``).
     """
 
     winner: str | None
@@ -65,11 +77,29 @@ class GameResult:
     seed: Any = None
     meta: dict = field(default_factory=dict, repr=False)
     from_placement: bool = field(default=True, repr=False)
+    # Always an Outcome after __init__: play_game passes it, and one made by hand gets it from its own fields.
+    outcome: Outcome = field(default=None, repr=False)  # type: ignore[assignment]
 
-    # The old dict keys of the match runner, kept readable.
+    def __post_init__(self) -> None:
+        if self.outcome is None:
+            self.outcome = Outcome(winner={"white": K.WHITE, "black": K.BLACK}.get(self.winner or ""),
+                                   end_reason=self.end_reason, battle_turns=self.battle_turns,
+                                   decisions=int(self.state[K.H_DECISIONS]))
+
+    # The old dict keys of the match runner, kept readable (deprecated: see the class docstring).
     _ALIASES = {"reason": "end_reason", "time_white": ("time", "white"), "time_black": ("time", "black")}
 
+    @staticmethod
+    def _warn_dict(how: str) -> None:
+        warnings.warn(f"reading a GameResult like a dict ({how}) is deprecated and will be removed in the next "
+                      "release: use its attributes (g.winner, g.end_reason, g.time['white'], ...) or g.outcome "
+                      "(jiu_env.Outcome)", DeprecationWarning, stacklevel=3)
+
     def __getitem__(self, key: str) -> Any:
+        self._warn_dict(f"g[{key!r}]")
+        return self._item(key)
+
+    def _item(self, key: str) -> Any:
         alias = self._ALIASES.get(key, key)
         if isinstance(alias, tuple):
             return getattr(self, alias[0])[alias[1]]
@@ -79,21 +109,29 @@ class GameResult:
             raise KeyError(key)
         return getattr(self, alias)
 
-    def keys(self) -> list[str]:
-        """The readable keys: the fields, ``record`` and the old aliases."""
+    def _keys(self) -> list[str]:
         from dataclasses import fields
 
-        return [f.name for f in fields(self)] + ["record", *self._ALIASES]
+        return [f.name for f in fields(self) if f.name != "outcome"] + ["record", *self._ALIASES]
+
+    def keys(self) -> list[str]:
+        """The readable keys: the fields, ``record`` and the old aliases (deprecated, as dict access is)."""
+        self._warn_dict("g.keys()")
+        return self._keys()
 
     def __iter__(self):
-        return iter(self.keys())
+        self._warn_dict("iter(g)")
+        return iter(self._keys())
 
     def __contains__(self, key: object) -> bool:
-        return key in self.keys()
+        self._warn_dict(f"{key!r} in g")
+        return key in self._keys()
 
     def get(self, key: str, default: Any = None) -> Any:
+        """Deprecated, as dict access is: use the attributes."""
+        self._warn_dict(f"g.get({key!r})")
         try:
-            return self[key]
+            return self._item(key)
         except KeyError:
             return default
 
@@ -207,24 +245,29 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
         decisions += 1
         if actions is not None:
             actions.append(a)
-    if forfeit is not None:
-        winner = "black" if forfeit["colour"] == "white" else "white"
-        end = FORFEIT
-    elif stopped:
-        winner, end = None, STOPPED
-    else:
-        w = int(s[K.H_WINNER])
-        winner = WINNER_NAMES[w] if w else None
-        end = END_REASON_NAMES[int(s[K.H_END_REASON])]
-    result = {"white": 1, "black": -1}.get(winner or "", 0)
+    outcome = _outcome(s, forfeit, stopped)
     return GameResult(
-        winner=winner, end_reason=end, result=result, score_white={"white": 1.0, "black": 0.0}.get(winner or "", 0.5),
+        winner=outcome.to_dict()["winner"],  # GameResult's spelling: "white", "black", "draw", None (no result)
+        end_reason=outcome.end_reason, result=int(outcome.reward_for(K.WHITE)), score_white=outcome.score_for(K.WHITE),
         truncated=bool(s[K.H_TRUNC]), battle_turns=int(s[K.H_TURNS]), decisions=decisions, actions=actions,
         stones={"white": int(s[K.H_COUNT + K.WHITE]), "black": int(s[K.H_COUNT + K.BLACK])},
         time={"white": spent[K.WHITE], "black": spent[K.BLACK]},
         moves_by={"white": made[K.WHITE], "black": made[K.BLACK]}, state=s, rules=r, forfeit=forfeit,
         players=dict(players or {}), seed=opening_seed if opening_seed is not None else seed,
-        meta=dict(meta or {}), from_placement=from_placement)
+        meta=dict(meta or {}), from_placement=from_placement, outcome=outcome)
+
+
+def _outcome(s: np.ndarray, forfeit: dict | None, stopped: bool) -> Outcome:
+    """The outcome of a game the loop ended: a forfeit or a stop (not in the state), else the state's."""
+    turns, decisions = int(s[K.H_TURNS]), int(s[K.H_DECISIONS])
+    if forfeit is not None:
+        return Outcome(winner=K.BLACK if forfeit["colour"] == "white" else K.WHITE, end_reason=FORFEIT,
+                       battle_turns=turns, decisions=decisions)
+    if stopped:
+        return Outcome(winner=None, end_reason=STOPPED, battle_turns=turns, decisions=decisions)
+    o = outcome_of(s)
+    assert o is not None  # the loop only ends otherwise when the game is over
+    return o
 
 
 def _as_action(choice: Any) -> int | None:

@@ -415,12 +415,16 @@ def evaluate(model: Any, opponent: Any, n_games: int = 20, seed: int = 0, determ
     ``JiuVsBotEnv(start="battle")`` does; ``"placement"`` plays full games.
     Returns a dict with ``wins``, ``draws``, ``losses``, ``undecided``
     (turn limit), ``forfeits`` (illegal actions by the model), ``win_rate``,
-    ``score`` (mean result, +1 / 0 / -1), ``mean_turns`` (battle turns) and
-    ``material`` (mean final stone difference, the model's minus the opponent's).
+    ``score`` (mean result, +1 / 0 / -1), ``mean_turns`` (battle turns),
+    ``material`` (mean final stone difference, the model's minus the opponent's)
+    and ``outcomes``: each game's :class:`~jiu_env.outcome.Outcome` (the
+    model played White in game ``i`` when ``i`` is even), the counts' source.
     """
     from .game import play_game
+    from .outcome import FORFEIT
     from .players import make_player
     from .rules import Rules
+    from .vocab import COLOUR_NAMES
 
     if start not in ("battle", "placement"):
         raise ValueError(f"start must be 'battle' or 'placement', not {start!r}")
@@ -431,22 +435,25 @@ def evaluate(model: Any, opponent: Any, n_games: int = 20, seed: int = 0, determ
     counts: dict[str, Any] = {"wins": 0, "draws": 0, "losses": 0, "undecided": 0, "forfeits": 0}
     turns = 0
     material = 0
+    outcomes = []
     for i in range(n_games):
         player.restart(seed=seed + i)
         opp.restart(seed=seed + 1_000_003 + i)
-        me = "white" if i % 2 == 0 else "black"
-        white, black = (player, opp) if me == "white" else (opp, player)
+        me, other = (K.WHITE, K.BLACK) if i % 2 == 0 else (K.BLACK, K.WHITE)
+        white, black = (player, opp) if me == K.WHITE else (opp, player)
         g = play_game(rules, white, black, random_opening=opening, opening_seed=seed + i, on_illegal="forfeit",
                       record=False)
-        turns += g.battle_turns
-        material += g.stones[me] - g.stones["black" if me == "white" else "white"]
-        if g.forfeit is not None and g.winner != me:
+        o = g.outcome
+        outcomes.append(o)
+        turns += o.battle_turns
+        material += g.stones[COLOUR_NAMES[me]] - g.stones[COLOUR_NAMES[other]]
+        if o.end_reason == FORFEIT and o.winner == other:
             counts["forfeits"] += 1
-        if g.winner == me:
+        if o.winner == me:
             counts["wins"] += 1
-        elif g.winner == "draw":
+        elif o.draw:
             counts["draws"] += 1
-        elif g.winner is None:
+        elif o.winner is None:
             counts["undecided"] += 1
         else:
             counts["losses"] += 1
@@ -454,6 +461,7 @@ def evaluate(model: Any, opponent: Any, n_games: int = 20, seed: int = 0, determ
     counts["score"] = (counts["wins"] - counts["losses"]) / n_games
     counts["mean_turns"] = turns / n_games
     counts["material"] = material / n_games
+    counts["outcomes"] = outcomes
     return counts
 
 

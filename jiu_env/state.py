@@ -12,6 +12,7 @@ import numpy as np
 
 from . import kernel as K
 from .kernel import explain_illegal as explain_illegal  # defined in the kernel (apply_action's messages)
+from .outcome import outcome_of
 from .vocab import COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES, SUBPHASE_NAMES, WINNER_NAMES
 
 if TYPE_CHECKING:
@@ -65,8 +66,14 @@ def end_reason_name(s: np.ndarray) -> str:
 
 
 def game_info(s: np.ndarray) -> dict[str, Any]:
-    """The info dict of kernel state ``s`` (docs/env.md): the same keys always, ``"none"`` for "not applicable"."""
+    """The info dict of kernel state ``s`` (docs/env.md): the same keys always, ``"none"`` for "not applicable".
+
+    ``winner`` and ``end_reason`` are the infos' string spellings of the state's
+    :class:`~jiu_env.outcome.Outcome` (:func:`~jiu_env.outcome.outcome_of`):
+    ``"none"`` while the game is on.
+    """
     ph = int(s[K.H_PHASE])
+    o = outcome_of(s)
     return {
         "phase": PHASE_NAMES[ph],
         "subphase": SUBPHASE_NAMES[int(s[K.H_SUB])] if ph == K.PH_BATTLE else "none",
@@ -74,6 +81,6 @@ def game_info(s: np.ndarray) -> dict[str, Any]:
         "pending_captures": int(s[K.H_PENDING]),
         "battle_turn": int(s[K.H_TURNS]),
         "to_move": "none" if ph == K.PH_OVER else COLOUR_NAMES[int(s[K.H_TO_MOVE])],
-        "winner": winner_name(s),
-        "end_reason": end_reason_name(s),
+        "winner": o.winner_name if o is not None else WINNER_NAMES[0],
+        "end_reason": o.end_reason if o is not None else END_REASON_NAMES[0],
     }

@@ -257,8 +257,8 @@ def test_bot_plays_a_whole_game(tiny_checkpoint):
 
     rules = Rules.make("competitive", board_size=5, max_battle_turns=12)
     g = play_game(rules, AlphaZeroBot(checkpoint=tiny_checkpoint, sims=4), "random", seed=2)
-    assert g["winner"] in ("white", "black", "draw") or g["reason"] == "turn_limit"
-    assert g["decisions"] > 23  # every placement and some battle
+    assert g.winner in ("white", "black", "draw") or g.end_reason == "turn_limit"
+    assert g.decisions > 23  # every placement and some battle
 
 
 def test_bot_battle_engine(tiny_checkpoint, tmp_path):

@@ -87,9 +87,9 @@ def test_bots_play_only_legal_actions_and_never_touch_the_state(name, positions)
 @pytest.mark.parametrize("n", [5, 6, 8])
 def test_bots_finish_whole_games_against_themselves(name, n):
     g = play_game(Rules.make("competitive", board_size=n), make_bot(name), make_bot(name), seed=n)
-    assert g["winner"] in ("white", "black", "draw", None)
-    assert g["state"][K.H_PHASE] == K.PH_OVER
-    assert g["decisions"] == len(g["actions"]) >= n * n
+    assert g.winner in ("white", "black", "draw", None)
+    assert g.state[K.H_PHASE] == K.PH_OVER
+    assert g.decisions == len(g.actions or []) >= n * n
 
 
 # ------------------------------------------------------------ seeding
@@ -98,12 +98,12 @@ def test_same_seed_same_game(name):
     r = Rules.make("competitive", board_size=8)
     a = play_game(r, make_bot(name, seed=1), make_bot("random", seed=2), seed=None)
     b = play_game(r, make_bot(name, seed=1), make_bot("random", seed=2), seed=None)
-    assert a["actions"] == b["actions"]
+    assert a.actions == b.actions
     c = play_game(r, make_bot(name), make_bot("random"), seed=7)
     d = play_game(r, make_bot(name), make_bot("random"), seed=7)
-    assert c["actions"] == d["actions"]
+    assert c.actions == d.actions
     e = play_game(r, make_bot(name), make_bot("random"), seed=8)
-    assert e["actions"] != c["actions"]
+    assert e.actions != c.actions
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -138,7 +138,7 @@ def test_finished_game_and_bad_states_raise(name):
     bot = make_bot(name, seed=0)
     g = play_game(Rules.make("competitive", board_size=5), "random", "random", seed=0)
     with pytest.raises(ValueError, match="over"):
-        bot.step(g["state"])
+        bot.step(g.state)
     with pytest.raises(TypeError):
         bot.step(np.zeros(10))
     with pytest.raises(ValueError):
@@ -416,9 +416,9 @@ def _score(name, opp, rules, games, start):
     wins = 0
     for g in range(games):
         if g % 2 == 0:
-            wins += play_game(rules, make_bot(name), make_bot(opp), seed=g, start=start)["result"] == 1
+            wins += play_game(rules, make_bot(name), make_bot(opp), seed=g, start=start).result == 1
         else:
-            wins += play_game(rules, make_bot(opp), make_bot(name), seed=g, start=start)["result"] == -1
+            wins += play_game(rules, make_bot(opp), make_bot(name), seed=g, start=start).result == -1
     return wins
 
 
@@ -434,29 +434,28 @@ def test_pattern_beats_random_clearly():
 def test_play_game_fields_and_options():
     r = Rules.make("competitive", board_size=6)
     g = play_game(r, "greedy", "random", seed=1)
-    assert set(g) >= {"result", "winner", "reason", "battle_turns", "decisions", "actions",
-                      "time_white", "time_black", "stones", "state"}
-    assert g["result"] == {"white": 1, "black": -1}.get(g["winner"], 0)
-    assert g["reason"] in ("too_few_stones", "no_move", "repetition", "turn_limit")
-    assert g["battle_turns"] == g["state"][K.H_TURNS] and g["time_white"] > 0 and g["time_black"] > 0
+    assert g.result == {"white": 1, "black": -1}.get(g.winner or "", 0)
+    assert g.end_reason in ("too_few_stones", "no_move", "repetition", "turn_limit")
+    assert g.battle_turns == g.state[K.H_TURNS] and g.time["white"] > 0 and g.time["black"] > 0
     # replaying the actions gives the same final state
     s = r.new_state()
-    for a in g["actions"]:
+    assert g.actions is not None
+    for a in g.actions:
         assert K.is_legal(s, a)
         K.apply_action(s, a)
-    np.testing.assert_array_equal(s, g["state"])
+    np.testing.assert_array_equal(s, g.state)
     cut = play_game(r, "random", "random", seed=1, max_decisions=10, record=False)
-    assert cut["reason"] == "max_decisions" and cut["decisions"] == 10 and cut["actions"] is None
-    assert cut["result"] == 0 and cut["winner"] is None
+    assert cut.end_reason == "max_decisions" and cut.decisions == 10 and cut.actions is None
+    assert cut.result == 0 and cut.winner is None
     # continuing from a given state leaves it alone
-    start = cut["state"].copy()
+    start = cut.state.copy()
     g2 = play_game(r, "pattern", "greedy", seed=2, start=start)
-    np.testing.assert_array_equal(start, cut["state"])
-    assert g2["state"][K.H_PHASE] == K.PH_OVER
+    np.testing.assert_array_equal(start, cut.state)
+    assert g2.state[K.H_PHASE] == K.PH_OVER
     b = play_game(r, "random", "random", seed=3, start="battle")
-    assert b["actions"][0] >= 36  # the placement was drawn, not played: the first action is a move
-    assert play_game(r, "random", "random", seed=3, start="battle")["actions"] == b["actions"]
-    assert play_game(r, "random", "random", seed=4, start="battle")["actions"] != b["actions"]
+    assert b.actions[0] >= 36  # the placement was drawn, not played: the first action is a move
+    assert play_game(r, "random", "random", seed=3, start="battle").actions == b.actions
+    assert play_game(r, "random", "random", seed=4, start="battle").actions != b.actions
     with pytest.raises(ValueError, match="start"):
         play_game(r, "random", "random", start="middle")
     with pytest.raises(ValueError, match="max_decisions"):
@@ -476,7 +475,7 @@ def test_same_bot_can_play_both_sides():
     bot = make_bot("greedy", seed=0)
     a = play_game({"board_size": 6}, bot, bot, seed=4)
     b = play_game({"board_size": 6}, bot, bot, seed=4)
-    assert a["actions"] == b["actions"]
+    assert a.actions == b.actions
 
 
 def test_policy_drives_the_pettingzoo_env():

@@ -14,10 +14,11 @@ from .. import kernel as K
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, observe_unchecked as _observe
 from ..rules import Rules
+from ..outcome import Outcome, outcome_of
 from ..state import COLOUR, explain_illegal, game_info
 from ..vocab import COLOUR_NAMES, PHASE_NAMES, SUBPHASE_NAMES
 from .common import (AGENTS, RENDER_MODES, RESET_OPTIONS, RenderedShell, check_action, check_render_mode, mask_space,
-                     new_game, planes_space, reset_options, start_plan, winner_or_none)
+                     new_game, planes_space, reset_options, start_plan)
 
 
 def env(render_mode: str | None = None, rules: str | Rules | dict[str, Any] = "competitive",
@@ -193,8 +194,19 @@ class raw_env(RenderedShell, AECEnv):
 
     @property
     def winner(self) -> str | None:
-        """``"white"``, ``"black"``, ``"draw"``, or ``None`` (game on, or stopped at the turn limit)."""
-        return winner_or_none(self.state)
+        """``"white"``, ``"black"``, ``"draw"``, or ``None`` (game on, or stopped at the turn limit).
+
+        The name of :attr:`outcome`'s winner (``"draw"`` for a draw), kept for the AEC API."""
+        o = self.outcome
+        if o is None or (o.winner is None and not o.draw):
+            return None
+        return o.winner_name
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """The game's :class:`~jiu_env.outcome.Outcome` (``None`` while it is on); the infos' ``winner`` and
+        ``end_reason`` are its string spellings."""
+        return outcome_of(self.state)
 
     @property
     def last_action(self) -> int | None:

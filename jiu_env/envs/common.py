@@ -31,6 +31,7 @@ from gymnasium import spaces
 
 from .. import kernel as K
 from ..observation import NUM_PLANES
+from ..outcome import outcome_of
 from ..render import PygameWindow, render_ansi, render_rgb
 from ..rules import Rules
 from ..state import position_state, winner_name
@@ -139,19 +140,26 @@ def mask_space(num_actions: int) -> spaces.Box:
 
 # ------------------------------------------------------------------ results
 def winner_or_none(s: np.ndarray) -> str | None:
-    """``"white"``, ``"black"``, ``"draw"``, or ``None`` (game on, or stopped at the turn limit)."""
+    """Deprecated (removed in the next release): use :func:`jiu_env.outcome_of` (``None`` while the game
+    is on; else an :class:`~jiu_env.outcome.Outcome` whose ``winner`` is the colour or ``None`` and whose
+    ``draw`` tells a draw).  ``"white"``, ``"black"``, ``"draw"``, or ``None`` (game on, or stopped at the
+    turn limit)."""
+    warnings.warn("jiu_env.envs.common.winner_or_none is deprecated and will be removed in the next release: "
+                  "use jiu_env.outcome_of(state) (an Outcome, or None while the game is on)",
+                  DeprecationWarning, stacklevel=2)
     name = winner_name(s)
     return None if name == "none" else name
 
 
 def outcome(s: np.ndarray, colour: int) -> float:
-    """The result for ``colour`` (``K.WHITE`` / ``K.BLACK``): +1 won, -1 lost, 0 draw, turn limit or game on."""
-    w = int(s[K.H_WINNER])
-    if w == colour:
-        return 1.0
-    if w == 3 - colour:
-        return -1.0
-    return 0.0
+    """Deprecated (removed in the next release): use ``jiu_env.outcome_of(s).reward_for(colour)`` (the
+    game's :class:`~jiu_env.outcome.Outcome`; ``None`` while the game is on, worth 0).  The result for
+    ``colour`` (``K.WHITE`` / ``K.BLACK``): +1 won, -1 lost, 0 draw, turn limit or game on."""
+    warnings.warn("jiu_env.envs.common.outcome is deprecated and will be removed in the next release: "
+                  "use jiu_env.outcome_of(state).reward_for(colour) (None while the game is on, worth 0)",
+                  DeprecationWarning, stacklevel=2)
+    o = outcome_of(s)
+    return o.reward_for(colour) if o is not None else 0.0
 
 
 # ------------------------------------------------------- render, close, pickle

@@ -27,10 +27,11 @@ from ..observation import NUM_PLANES, write_observation
 from ..players import CallablePlayer, make_player
 from ..render import render_ansi
 from ..rules import Rules
-from ..state import COLOUR as COLOURS, end_reason_name, explain_illegal, winner_name
+from ..outcome import FORFEIT, Outcome, outcome_of
+from ..state import COLOUR as COLOURS, explain_illegal
 from ..vocab import COLOUR_NAMES, PHASE_NAMES
 from .common import (RENDER_MODES, RESET_OPTIONS as _POSITION_OPTIONS, SEED_MAX as _SEED_MAX, RenderedShell,
-                     check_action, check_render_mode, new_game, outcome, planes_space, reset_options, start_plan)
+                     check_action, check_render_mode, new_game, planes_space, reset_options, start_plan)
 
 RESET_OPTIONS: tuple[str, ...] = _POSITION_OPTIONS + ("learner",)
 
@@ -148,10 +149,13 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
     after the turn limit), ``end_reason`` (``"none"`` before the end),
     ``outcome`` (the learner's unshaped result, 0.0 before the end),
     ``is_success`` (the learner won) and ``opponent`` (the opponent's spec
-    string or name).
+    string or name).  The info's ``winner``, ``end_reason`` and ``outcome``
+    are the string and reward spellings of the episode's
+    :class:`~jiu_env.outcome.Outcome`, which :attr:`outcome` gives.
     """
 
     metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 4}
+    _forfeit: Outcome | None = None  # (a class default too: envs pickled before it existed read as no forfeit)
 
     def __init__(self, opponent: Any = "random", learner: str = "random",
                  rules: str | Rules | dict[str, Any] = "competitive", start: str = "placement",
@@ -186,6 +190,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         self.opponent_name = self.opponent_names[0]
         self._done = True
         self._error = False
+        self._forfeit = None  # the Outcome of an episode ended by the learner's illegal action
         self._busy = None  # while a player of this env decides: what it is doing ("the opponent's turn"...)
         self._base = 0
         self._buf = np.empty(self.num_actions, np.int64)
@@ -247,6 +252,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
                 raise RuntimeError("100 random starts in a row ended before the learner had a decision")
         self._done = False
         self._error = False
+        self._forfeit = None
         if self.render_mode == "human":
             self.render()
         return self._obs(), self._info()
@@ -265,9 +271,11 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
                 raise ValueError(f"illegal action {a} ({action_to_str(a, self.board_size)}) for the learner: "
                                  f"{explain_illegal(s, a)}")
             self._done = True
+            o = self._forfeit = Outcome(winner=3 - self.colour, end_reason=FORFEIT,
+                                        battle_turns=int(s[K.H_TURNS]), decisions=int(s[K.H_DECISIONS]))
             info = self._info()
-            info.update(illegal_action=True, winner=COLOUR_NAMES[3 - self.colour], end_reason="illegal_action",
-                        outcome=-1.0)
+            info.update(illegal_action=True, winner=o.winner_name, end_reason=o.end_reason,
+                        outcome=o.reward_for(self.colour))
             return self._obs(), -1.0, True, False, info
         before = self._potential()
         K.apply_action_unchecked(s, a)
@@ -286,12 +294,13 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         info = self._info()
         if over:
             self._done = True
-            outcome = self._outcome()
+            end = outcome_of(s)
+            assert end is not None
+            outcome = end.reward_for(self.colour)
             reward += outcome
             if truncated and self._adjudicate == "material":
                 reward += float(np.sign(self._material()))
-            info.update(winner=winner_name(s), end_reason=end_reason_name(s), outcome=outcome,
-                        is_success=outcome > 0)
+            info.update(winner=end.winner_name, end_reason=end.end_reason, outcome=outcome, is_success=outcome > 0)
         if self.render_mode == "human":
             self.render()
         return self._obs(), float(reward), terminated, truncated, info
@@ -324,6 +333,15 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
     @adjudicate.setter
     def adjudicate(self, value: str) -> None:
         self._adjudicate = _check_adjudicate(value)
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """The current game's :class:`~jiu_env.outcome.Outcome`: ``None`` while it is on; an illegal action
+        of the learner (``illegal="terminate"``) is a forfeit (``"illegal_action"``, the opponent wins).
+        ``info["outcome"]`` is the learner's reward from it (``outcome.reward_for(learner)``)."""
+        if self._forfeit is not None:
+            return self._forfeit
+        return outcome_of(self.state)
 
     @property
     def learner_colour(self) -> str:
@@ -414,9 +432,6 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         if self.state[K.H_PHASE] == K.PH_PLACEMENT:
             return 0
         return self._material() - self._base
-
-    def _outcome(self):
-        return outcome(self.state, self.colour)
 
     def _obs(self):
         n = self.board_size

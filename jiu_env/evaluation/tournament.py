@@ -597,10 +597,14 @@ def run_game(rules: str | Rules | dict[str, Any], white: Any, black: Any, seed: 
     ``random_opening`` placements are drawn at random (seeded by ``seed``)
     before the players decide; the players keep their own seeds.  A player
     returning an illegal action loses the game by forfeit.  The dict holds the
-    :class:`GameRecord` under ``record``, ``winner``
+    :class:`GameRecord` under ``record``, the game's
+    :class:`~jiu_env.outcome.Outcome` under ``outcome``, ``winner``
     (``"white"``/``"black"``/``"draw"``/``None``), ``score_white`` (1, 1/2
     or 0; truncated games count 1/2), ``end_reason``, lengths and the
-    players' total decision times.
+    players' total decision times.  A ``games.jsonl`` line holds the same
+    keys but ``outcome`` (its JSON form is the line's ``winner``,
+    ``end_reason``, ``battle_turns`` and ``decisions``:
+    ``Outcome.from_dict(line)`` reads it back).
 
     ``opening``: an opening of a suite (``{"name", "moves"[, "start"]}``,
     see :mod:`jiu_env.evaluation.openings`) played before the players
@@ -620,6 +624,7 @@ def run_game(rules: str | Rules | dict[str, Any], white: Any, black: Any, seed: 
         "time": g.time,
         "moves_by": g.moves_by,
         "record": g.record,
+        "outcome": g.outcome,
     }
 
 
@@ -650,6 +655,7 @@ def _run_from_opening(rules, white, black, seed, players, opening):
         "time": g.time,
         "moves_by": g.moves_by,
         "record": record,
+        "outcome": g.outcome,
     }
 
 
@@ -686,6 +692,7 @@ def play_task(task: GameTask, build_specs: dict[str, str] | None = None) -> dict
     r = run_game(task.rules, white, black, seed=task.seed, random_opening=task.random_opening,
                  players={"white": task.white_spec, "black": task.black_spec}, opening=task.opening)
     rec = r.pop("record")
+    del r["outcome"]  # in the line as its JSON spelling: winner, end_reason, battle_turns, decisions
     line = {
         "id": task.id, "pair": list(task.pair), "game": task.game, "white": task.white, "black": task.black,
         "white_spec": task.white_spec, "black_spec": task.black_spec, "seed": task.seed,

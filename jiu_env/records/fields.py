@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import kernel as K
+from ..outcome import outcome_of
 from ..vocab import COLOUR_NAMES as _COLOURS, END_REASON_NAMES, WINNER_NAMES as _WINNERS
 from .errors import RecordError
 
@@ -23,14 +24,20 @@ COLOUR_NAMES: dict[int, str] = {K.WHITE: _COLOURS[K.WHITE], K.BLACK: _COLOURS[K.
 
 
 def result_of(state: np.ndarray) -> dict[str, Any]:
-    """The result fields of a kernel state (finished or not) as a JSON-able dict."""
-    over = bool(state[K.H_PHASE] == K.PH_OVER)
-    w, b = K.returns(state)
+    """The result fields of a kernel state (finished or not) as a JSON-able dict.
+
+    The record's spelling of the state's :class:`~jiu_env.outcome.Outcome`
+    (:func:`~jiu_env.outcome.outcome_of`): ``over``, then the outcome's
+    :meth:`~jiu_env.outcome.Outcome.to_dict` fields and its ``returns``; an
+    unfinished game has ``winner`` and ``end_reason`` None and returns 0.
+    """
+    o = outcome_of(state)
+    d = o.to_dict() if o is not None else {"winner": None, "end_reason": None}
     return {
-        "over": over,
-        "winner": WINNER_NAMES.get(int(state[K.H_WINNER])) if over else None,
-        "end_reason": END_REASONS[int(state[K.H_END_REASON])] or None if over else None,
-        "returns": [float(w), float(b)],
+        "over": o is not None,
+        "winner": d["winner"],
+        "end_reason": d["end_reason"],
+        "returns": list(o.returns) if o is not None else [0.0, 0.0],
         "battle_turns": int(state[K.H_TURNS]),
         "decisions": int(state[K.H_DECISIONS]),
     }

@@ -15,6 +15,7 @@ from .. import kernel as K
 from ..fileio import atomic_write_text
 from ..state import position_state
 from ..notation import action_to_str, str_to_action
+from ..outcome import FORFEIT, Outcome
 from ..rules import Rules
 from .errors import Irregularity, RecordError
 from .fields import (  # the names, results and start every format shares, importable from here as before
@@ -115,6 +116,25 @@ class GameRecord:
     meta: dict[str, Any] = field(default_factory=dict)
     issues: list[Irregularity] = field(default_factory=list)
     passes: list[int] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """The game's :class:`~jiu_env.outcome.Outcome`, or ``None`` for an unfinished game.
+
+        Read from ``result`` (replayed when there is none).  A game the game
+        loop ended by a forfeit (``meta["forfeit"]``, written by
+        :func:`jiu_env.play_game` with ``on_illegal="forfeit"``) is not over
+        on the board, and has the forfeit's outcome: the other side wins by
+        ``"illegal_action"``, as :attr:`jiu_env.game.GameResult.outcome` says.
+        """
+        res = self.result if self.result is not None else result_of(self.replay())
+        forfeit = self.meta.get("forfeit")
+        if not res.get("over"):
+            if isinstance(forfeit, dict) and forfeit.get("colour") in ("white", "black"):
+                return Outcome(winner=K.BLACK if forfeit["colour"] == "white" else K.WHITE, end_reason=FORFEIT,
+                               battle_turns=res["battle_turns"], decisions=res["decisions"])
+            return None
+        return Outcome.from_dict(res)
 
     # ------------------------------------------------------------ building
     @classmethod
