@@ -26,17 +26,18 @@ from numba import njit
 
 from .vocab import (
     A_STOP, BAN_BOTH, BAN_FLYER, BAN_NAMES, BAN_VS_FLYER, BLACK, DC, DR, DRAW, EMPTY, END_REASON_NAMES,
-    END_REPETITION, END_TURN_LIMIT, FLYER_FLY_ONLY, H_BAN, H_BAN_AFTER, H_BAN_NOW, H_CAP, H_CAPTURED, H_CHAIN, H_CHAIN_LEN,
-    H_CHAIN_STOP, H_COUNT, H_DECISIONS, H_END_REASON, H_FLY, H_FLY_NOW, H_FLYER_MOVES, H_FORMATIONS, H_HIRR, H_HLEN,
+    END_REPETITION, END_TURN_LIMIT, FLYER_FLY_ONLY, H_BAN, H_BAN_NOW, H_CAP, H_CAPTURED, H_CHAIN, H_CHAIN_LEN,
+    H_COUNT, H_DECISIONS, H_END_REASON, H_FLY, H_FLY_NOW, H_FLYER_MOVES, H_FORMATIONS, H_HIRR, H_HLEN,
     H_LAST_ACTION, H_LAST_FROM, H_LAST_TO, H_LIFT, H_MAXT, H_MIN, H_MIN_CHECK, H_N, H_ORIGIN, H_P, H_PENDING,
     H_PHASE, H_PLACED, H_REP, H_REP_COUNT, H_SQ_RETURN, H_SUB, H_TO_MOVE, H_TRUNC, H_TURNS, H_WINNER, HDR,
     LINE_CAPTURES, MAX_N, MIN_CHECK_TURN_END, MIN_N, PH_OVER, PH_PLACEMENT, PHASE_NAMES, SUB_CAPTURE, SUB_CHAIN,
     SUB_DROP, SUB_MOVE, SUBPHASE_NAMES, WHITE,
 )
+from .options import BOUND_CONSTANT, BOUND_KEPT_STONES, BOUND_POINTS, RULE_OPTION, RULE_OPTIONS, Bound
 
-#: Upper bounds of ``max_battle_turns`` and ``history_size`` (as in :class:`jiu_env.rules.Rules`).
-MAX_BATTLE_TURNS: int = 1_000_000
-MAX_HISTORY: int = 1_000_001
+#: Upper bounds of ``max_battle_turns`` and ``history_size`` (their rows in jiu_env/options.py).
+MAX_BATTLE_TURNS: int = RULE_OPTION["max_battle_turns"].upper(0) or 0
+MAX_HISTORY: int = RULE_OPTION["history_size"].upper(0) or 0
 #: Upper bound of the counters (turns, decisions, history length): far above any real game,
 #: far below int64 overflow.
 MAX_COUNTER: int = 1 << 48
@@ -45,7 +46,18 @@ MAX_INT64: int = (1 << 63) - 1
 _FIELD_NAMES = {v: k for k, v in globals().items() if k.startswith("H_") and isinstance(v, int)}
 _FIELD_NAMES[H_COUNT + WHITE] = "H_COUNT+WHITE"
 _FIELD_NAMES[H_COUNT + BLACK] = "H_COUNT+BLACK"
-_FIELD_NAMES[H_BAN_AFTER] = "H_BAN_AFTER"  # slot 13, H_COUNT + EMPTY: the rules option ban_after_capture
+_FIELD_NAMES.update({o.slot: o.field for o in RULE_OPTIONS})  # slot 13, H_COUNT + EMPTY, is H_BAN_AFTER
+
+# The rules options whose header field is checked on its own, as arrays numba reads as constants (their
+# rows in jiu_env/options.py); board size, turn limit and history size are checked with the layout.
+# The range of option i is _OPT_LO[i].._OPT_HI[i] (or the board-size bound _OPT_BOUND[i]), minus _OPT_HOLE[i].
+_OPTIONS = tuple(o for o in RULE_OPTIONS if not o.layout)
+_OPT_SLOT = np.array([o.slot for o in _OPTIONS], np.int64)
+_OPT_LO = np.array([o.lo if o.type is int else 0 for o in _OPTIONS], np.int64)
+_OPT_HI = np.array([len(o.choices) - 1 if o.type is str else 1 if o.type is bool else
+                    MAX_INT64 if o.hi is None else 0 if isinstance(o.hi, Bound) else o.hi for o in _OPTIONS], np.int64)
+_OPT_BOUND = np.array([o.hi.code if isinstance(o.hi, Bound) else BOUND_CONSTANT for o in _OPTIONS], np.int64)
+_OPT_HOLE = np.array([o.lo - 1 if o.hole is None else o.hole for o in _OPTIONS], np.int64)  # lo - 1: no hole
 
 
 # The checks of validate_state run in numba (a few microseconds: they guard every bot decision);
@@ -123,24 +135,27 @@ def _layout_message(s, check, x, y):
     return f"its length {x} is not HDR + P + H_CAP = {y}"
 
 
-_RANGE_FIELDS = (H_FLY, H_BAN, H_MIN, H_CHAIN_STOP, H_REP, H_FLYER_MOVES, H_MIN_CHECK, H_SQ_RETURN, H_FORMATIONS,
-                 H_BAN_AFTER, H_PHASE, H_SUB, H_TO_MOVE, H_FLY_NOW, H_BAN_NOW, H_TRUNC,
+# The game-status fields checked on their own, after the options.
+_RANGE_FIELDS = (H_PHASE, H_SUB, H_TO_MOVE, H_FLY_NOW, H_BAN_NOW, H_TRUNC,
                  H_CAPTURED, H_CHAIN, H_LIFT, H_ORIGIN, H_LAST_FROM, H_LAST_TO, H_LAST_ACTION, H_PLACED, H_CHAIN_LEN,
                  H_PENDING, H_TURNS, H_HLEN, H_HIRR, H_DECISIONS, H_REP_COUNT, H_WINNER, H_END_REASON)
 
 
 @njit(cache=True)
+def _option_range(s, i):
+    """Allowed (lo, hi) of the header field of option ``_OPTIONS[i]``, as Rules allows (its hole apart)."""
+    b = _OPT_BOUND[i]
+    if b == BOUND_POINTS:
+        return _OPT_LO[i], s[H_P]
+    if b == BOUND_KEPT_STONES:
+        return _OPT_LO[i], s[H_P] // 2 - 1  # rules.max_min_stones: more would decide the game at turn 0
+    return _OPT_LO[i], _OPT_HI[i]
+
+
+@njit(cache=True)
 def _field_range(s, f):
-    """Allowed (lo, hi) of header field ``f`` on its own; a hole at 1 for H_REP is checked apart."""
+    """Allowed (lo, hi) of game-status field ``f`` on its own."""
     p = s[H_P]
-    if f == H_FLY:
-        return 0, p
-    if f == H_BAN:
-        return 0, BAN_BOTH
-    if f == H_MIN:
-        return 0, p // 2 - 1  # as Rules allows (rules.max_min_stones): more would decide the game at turn 0
-    if f == H_REP:
-        return 0, MAX_INT64  # a threshold, never counted up to: any int >= 2 (or 0), as Rules allows
     if f == H_PHASE:
         return PH_PLACEMENT, PH_OVER
     if f == H_SUB:
@@ -161,9 +176,7 @@ def _field_range(s, f):
         return 0, DRAW
     if f == H_END_REASON:
         return 0, END_TURN_LIMIT
-    if f == H_CHAIN_STOP or f == H_FLY_NOW or f == H_BAN_NOW or f == H_TRUNC or f == H_CAPTURED:
-        return 0, 1
-    if f == H_FLYER_MOVES or f == H_MIN_CHECK or f == H_SQ_RETURN or f == H_FORMATIONS or f == H_BAN_AFTER:
+    if f == H_FLY_NOW or f == H_BAN_NOW or f == H_TRUNC or f == H_CAPTURED:
         return 0, 1
     return 0, MAX_COUNTER
 
@@ -175,9 +188,14 @@ def state_problem(s):
     if check != OK:
         return check, x, y
     p = s[H_P]
+    for i in range(_OPT_SLOT.size):
+        f = _OPT_SLOT[i]
+        lo, hi = _option_range(s, i)
+        if s[f] < lo or s[f] > hi or s[f] == _OPT_HOLE[i]:
+            return RANGE, f, s[f]
     for f in _RANGE_FIELDS:
         lo, hi = _field_range(s, f)
-        if s[f] < lo or s[f] > hi or (f == H_REP and s[f] == 1):
+        if s[f] < lo or s[f] > hi:
             return RANGE, f, s[f]
     if s[H_HIRR] > s[H_HLEN]:
         return HIRR, s[H_HIRR], s[H_HLEN]
@@ -458,10 +476,24 @@ def _field(f):
     return _FIELD_NAMES.get(f, f"header slot {f}")
 
 
+def _option_text(s, i, v, n):
+    """Why option ``_OPTIONS[i]``'s header field cannot hold ``v`` (its row: range, bound, choices, hole)."""
+    o = _OPTIONS[i]
+    name = f"{_field(o.slot)}={v} ({o.name}"
+    if v == o.hole:
+        return f"{name}) {o.hole_why}"
+    lo, hi = (int(x) for x in _option_range(s, i))
+    if isinstance(o.hi, Bound):
+        name += f": at most {o.hi.text} on the {n}x{n} board, as Rules allows"
+    if o.type is str:
+        return f"{name}) is not in {lo}..{hi}: {', '.join(f'{k} {c}' for k, c in enumerate(o.choices))}"
+    return f"{name}) is not " + (f">= {lo}" if hi == MAX_INT64 else f"in {lo}..{hi}")
+
+
 def _range_text(s, f, v, n, p):
     name = _field(f)
-    if f == H_BAN:
-        return f"{name}={v} is not a single-jump ban mode (0..{BAN_BOTH}: {', '.join(BAN_NAMES)})"
+    if f in _OPT_SLOT:
+        return _option_text(s, [int(x) for x in _OPT_SLOT].index(f), v, n)
     if f == H_PHASE:
         return f"{name}={v} is not a phase (0..2: {', '.join(PHASE_NAMES)})"
     if f == H_SUB:
@@ -476,11 +508,8 @@ def _range_text(s, f, v, n, p):
         return f"{name}={v} is not 0 (none), {WHITE} white, {BLACK} black or {DRAW} draw"
     if f == H_END_REASON:
         return f"{name}={v} is not an end reason (0..{END_TURN_LIMIT}: {', '.join(END_REASON_NAMES)})"
-    if f == H_REP:
-        return f"{name}={v} (repetition_draw) is not 0 (off) nor >= 2"
     lo, hi = _field_range(s, f)
-    what = {H_FLY: " (fly_threshold)", H_BAN_AFTER: " (ban_after_capture)", H_TURNS: f" (max_battle_turns={int(s[H_MAXT])})",
-            H_MIN: f" (min_stones: at most {n}*{n}//2 - 1, the stones a side keeps after placement, as Rules allows)",
+    what = {H_TURNS: f" (max_battle_turns={int(s[H_MAXT])})",
             H_PENDING: " (captures: 4 squares" + (", and 2 per full line with formations)" if s[H_FORMATIONS] else ")")}
     return f"{name}={v}{what.get(f, '')} is not in {lo}..{hi}"
 

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import inspect
 import numbers
-from typing import Any
+import warnings
+from typing import Any, Mapping
 
 import numpy as np
 from numba import njit
 
 from .checks import _ban_rule  # the single-jump ban modes, shared with the state checks
+from .options import RULE_OPTION, RULE_OPTIONS, defaults, header_values
 
 # The vocabulary, re-exported name by name (``kernel.H_N`` etc. are part of the public API; an explicit
 # list, not a star import, so type checkers and readers see every name; tests/test_vocab.py keeps it whole).
@@ -136,6 +138,7 @@ from .vocab import (
     PL_TURN_PROGRESS as PL_TURN_PROGRESS,
     POINT_FIELDS as POINT_FIELDS,
     RULE_FIELDS as RULE_FIELDS,
+    STATUS_FIELDS as STATUS_FIELDS,
     SUBPHASE_NAMES as SUBPHASE_NAMES,
     SUB_CAPTURE as SUB_CAPTURE,
     SUB_CHAIN as SUB_CHAIN,
@@ -167,46 +170,59 @@ ZOBRIST_SIDE = int(_rng.integers(1, 2**63 - 1, dtype=np.int64))
 del _rng
 
 # ----------------------------------------------------------------- creation
-@njit(cache=True)
-def new_state(n, fly_threshold, ban, min_stones, chain_may_stop, repetition_draw, max_battle_turns,
-              flyer_moves=FLYER_ALL, min_check=MIN_CHECK_DECISION, square_on_return=False, formations=False,
-              history_size=0, ban_after_capture=False):
-    """A state at the start of the placement phase, White to move.
+def new_state_from(header: Mapping[int, int]) -> np.ndarray:
+    """A state at the start of the placement phase, White to move, under the rules options ``header``.
 
-    ``history_size`` is the capacity of the turn-start hash ring; 0 picks
-    ``max_battle_turns + 1`` (every turn start of a game, so repetition is
-    exact) or, without a turn limit, ``DEFAULT_HISTORY``.
+    ``header`` is ``{header slot: value}`` for every row of :data:`jiu_env.options.RULE_OPTIONS`
+    (:meth:`jiu_env.Rules.header`, :func:`jiu_env.options.header_values`); the history
+    capacity ``header[H_CAP]`` and the board size size the array.  The values are not
+    checked here: :class:`jiu_env.Rules` validates the options, so build states with
+    :meth:`jiu_env.Rules.new_state`.
     """
-    p = n * n
-    if history_size > 0:
-        cap = history_size
-    else:
-        cap = max_battle_turns + 1 if max_battle_turns > 0 else DEFAULT_HISTORY
-    s = np.zeros(HDR + p + cap, dtype=np.int64)
-    s[H_N] = n
-    s[H_P] = p
-    s[H_FLY] = fly_threshold
-    s[H_BAN] = ban
-    s[H_MIN] = min_stones
-    s[H_CHAIN_STOP] = 1 if chain_may_stop else 0
-    s[H_REP] = repetition_draw
-    s[H_MAXT] = max_battle_turns
-    s[H_CAP] = cap
-    s[H_FLYER_MOVES] = flyer_moves
-    s[H_MIN_CHECK] = min_check
-    s[H_SQ_RETURN] = 1 if square_on_return else 0
-    s[H_FORMATIONS] = 1 if formations else 0
-    s[H_BAN_AFTER] = 1 if ban_after_capture else 0
+    want = {o.slot for o in RULE_OPTIONS}
+    if set(header) != want:
+        names = {o.slot: o.field for o in RULE_OPTIONS}
+        raise ValueError(f"a new state's header needs the slot of every rules option and no other: missing "
+                         f"{sorted(names[f] for f in want - set(header))}, unknown {sorted(set(header) - want)}")
+    n = int(header[H_N])
+    s = np.zeros(HDR + n * n + int(header[H_CAP]), dtype=np.int64)
+    for slot, v in header.items():
+        s[slot] = v
+    s[H_P] = n * n
     s[H_PHASE] = PH_PLACEMENT
     s[H_SUB] = SUB_MOVE
     s[H_TO_MOVE] = WHITE
-    s[H_CHAIN] = -1
-    s[H_LIFT] = -1
-    s[H_ORIGIN] = -1
-    s[H_LAST_ACTION] = -1
-    s[H_LAST_FROM] = -1
-    s[H_LAST_TO] = -1
+    for f in (H_CHAIN, H_LIFT, H_ORIGIN, H_LAST_ACTION, H_LAST_FROM, H_LAST_TO):
+        s[f] = -1
     return s
+
+
+#: The options that :func:`new_state`'s positional arguments set, in order (a later option takes its default).
+NEW_STATE_ARGS = ("board_size", "fly_threshold", "single_jump_ban", "min_stones", "chain_may_stop", "repetition_draw",
+                  "max_battle_turns", "flyer_moves", "min_stones_check", "square_on_return", "formations",
+                  "history_size", "ban_after_capture")
+
+
+def new_state(n, fly_threshold, ban, min_stones, chain_may_stop, repetition_draw, max_battle_turns,
+              flyer_moves=FLYER_ALL, min_check=MIN_CHECK_DECISION, square_on_return=False, formations=False,
+              history_size=0, ban_after_capture=False):
+    """Deprecated: use :meth:`jiu_env.Rules.new_state` (or :func:`new_state_from`).
+
+    The positional form of the first 13 options (:data:`NEW_STATE_ARGS`, choices as their
+    header index); an option added since takes its default.  ``history_size`` 0 picks
+    ``max_battle_turns + 1`` or, without a turn limit, ``DEFAULT_HISTORY``.  Unvalidated.
+    """
+    warnings.warn("jiu_env.kernel.new_state(n, fly_threshold, ...) is deprecated: use Rules.make(...).new_state(), "
+                  "which validates the options and sets every one of them (or kernel.new_state_from(rules.header()))",
+                  DeprecationWarning, stacklevel=2)
+    args = (n, fly_threshold, ban, min_stones, chain_may_stop, repetition_draw, max_battle_turns, flyer_moves,
+            min_check, square_on_return, formations, history_size, ban_after_capture)
+    values = dict(zip(NEW_STATE_ARGS, args))
+    header = header_values(defaults())
+    for name, v in values.items():
+        header[RULE_OPTION[name].slot] = int(v)
+    header[H_CAP] = RULE_OPTION["history_size"].header_value(values)
+    return new_state_from(header)
 
 
 @njit(cache=True)

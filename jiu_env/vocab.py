@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .options import DEFAULT_HISTORY as DEFAULT_HISTORY, RULE_OPTION, RULE_OPTIONS
+
 # ------------------------------------------------------------------ colours
 EMPTY, WHITE, BLACK = 0, 1, 2
 DRAW = 3  # value of H_WINNER for a drawn game
@@ -45,24 +47,28 @@ END_FEW_STONES, END_NO_MOVE, END_REPETITION, END_TURN_LIMIT = 1, 2, 3, 4
 #: Names of the values of ``H_END_REASON``; index 0 ("none") while the game is on.
 END_REASON_NAMES = ("none", "too_few_stones", "no_move", "repetition", "turn_limit")
 
-# ----------------------------------------------------- single-jump ban modes
-BAN_NONE, BAN_VS_FLYER, BAN_FLYER, BAN_BOTH = 0, 1, 2, 3
-BAN_NAMES = ("none", "vs_flyer", "flyer", "both")
-
-# ------------------------------------------- options of other engines (docs/rules.md §9)
+# ------------------------------------------------ values of the choice options
+# A str option is kept in the header as the index of its value in the option's ``choices``
+# (jiu_env/options.py); the kernel compares with these indices.
+#: single_jump_ban (docs/rules.md §4).
+BAN_NAMES = RULE_OPTION["single_jump_ban"].choices
+BAN_NONE, BAN_VS_FLYER, BAN_FLYER, BAN_BOTH = (BAN_NAMES.index(v) for v in ("none", "vs_flyer", "flyer", "both"))
 #: flyer_moves: a flying-eligible side keeps its steps and jumps, or may only fly.
-FLYER_ALL, FLYER_FLY_ONLY = 0, 1
-FLYER_MOVES_NAMES = ("all", "fly_only")
+FLYER_MOVES_NAMES = RULE_OPTION["flyer_moves"].choices
+FLYER_ALL, FLYER_FLY_ONLY = (FLYER_MOVES_NAMES.index(v) for v in ("all", "fly_only"))
 #: min_stones_check: too few stones after every decision, or only when a turn is complete.
-MIN_CHECK_DECISION, MIN_CHECK_TURN_END = 0, 1
-MIN_CHECK_NAMES = ("decision", "turn_end")
+MIN_CHECK_NAMES = RULE_OPTION["min_stones_check"].choices
+MIN_CHECK_DECISION, MIN_CHECK_TURN_END = (MIN_CHECK_NAMES.index(v) for v in ("decision", "turn_end"))
 #: formations: stones captured for each full board line (row or column) of the mover's
 #: colour through the moved stone's final point (the traditional 枪 "spear").
 LINE_CAPTURES = 2
 
 # --------------------------------------------------------------- board sizes
-MIN_N = 4
-MAX_N = 20
+#: The range of ``board_size`` (its row in jiu_env/options.py).
+_board_size = RULE_OPTION["board_size"]
+assert isinstance(_board_size.hi, int)
+MIN_N = _board_size.lo
+MAX_N = _board_size.hi
 MAX_P = MAX_N * MAX_N
 
 # --------------------------------------------------------------- directions
@@ -130,26 +136,31 @@ def is_jump_kind(kind):
 
 
 # ------------------------------------------------------------ header fields
-# Rules options, written once when a state is created.
-H_N = 0  # board size N
-H_P = 1  # number of points P = N * N
-H_FLY = 2  # fly_threshold (0 disables flying)
-H_BAN = 3  # single_jump_ban (BAN_*)
-H_MIN = 4  # min_stones (0 disables)
-H_CHAIN_STOP = 5  # chain_may_stop (0/1)
-H_REP = 6  # repetition_draw (0 disables)
-H_MAXT = 7  # max_battle_turns (0 disables)
-H_CAP = 8  # capacity of the hash history ring
+# Rules options, written once when a state is created: their slots are declared in the table of
+# jiu_env/options.py (RULE_OPTIONS), which says how each is kept.  Slots 0..8, 13 and 36..39.
+H_N = RULE_OPTION["board_size"].slot  # board size N
+H_FLY = RULE_OPTION["fly_threshold"].slot  # fly_threshold (0 disables flying)
+H_BAN = RULE_OPTION["single_jump_ban"].slot  # single_jump_ban (BAN_*)
+H_MIN = RULE_OPTION["min_stones"].slot  # min_stones (0 disables)
+H_CHAIN_STOP = RULE_OPTION["chain_may_stop"].slot  # chain_may_stop (0/1)
+H_REP = RULE_OPTION["repetition_draw"].slot  # repetition_draw (0 disables)
+H_MAXT = RULE_OPTION["max_battle_turns"].slot  # max_battle_turns (0 disables)
+H_CAP = RULE_OPTION["history_size"].slot  # capacity of the hash history ring (from history_size)
+H_FLYER_MOVES = RULE_OPTION["flyer_moves"].slot  # flyer_moves (FLYER_*)
+H_MIN_CHECK = RULE_OPTION["min_stones_check"].slot  # min_stones_check (MIN_CHECK_*)
+H_SQ_RETURN = RULE_OPTION["square_on_return"].slot  # square_on_return (0/1)
+H_FORMATIONS = RULE_OPTION["formations"].slot  # formations (0/1): full-line captures of the traditional rule text
+# ban_after_capture (0/1), docs/rules.md §10.6: slot 13 was the unused H_COUNT + EMPTY, so the layout
+# (HDR, the board's offset) is unchanged and states made before the option read it as off (0).
+# Never write s[H_COUNT + v] for an empty point v.
+H_BAN_AFTER = RULE_OPTION["ban_after_capture"].slot
 # Game status.
+H_P = 1  # number of points P = N * N
 H_PHASE = 9  # PH_*
 H_SUB = 10  # SUB_* (battle phase only)
 H_TO_MOVE = 11  # colour that must decide next
 H_PLACED = 12  # placements made so far
 H_COUNT = 13  # stone count of colour c is state[H_COUNT + c], c in (WHITE, BLACK); slot 13 (H_COUNT + EMPTY) is H_BAN_AFTER
-# ban_after_capture (0/1), a rules option (docs/rules.md §10.6): slot 13 was the unused H_COUNT + EMPTY, so the
-# layout (HDR, the board's offset) is unchanged and states made before the option read it as off (0).
-# Never write s[H_COUNT + v] for an empty point v.
-H_BAN_AFTER = 13
 H_CHAIN = 16  # point of the chaining stone in SUB_CHAIN, else -1
 H_CHAIN_LEN = 17  # jumps made by the chaining stone this turn
 H_LIFT = 18  # point of the lifted stone in SUB_DROP, else -1
@@ -170,18 +181,22 @@ H_REP_COUNT = 32  # occurrences of the current turn-start position
 H_LAST_FROM = 33  # origin of the last completed move, -1 if none
 H_LAST_TO = 34  # final point of the last completed move, -1 if none
 H_END_REASON = 35  # END_* once the game is over, else 0
-# Rules options of docs/rules.md §8-§9, written once when a state is created (0 = the default rule).
-H_FLYER_MOVES = 36  # flyer_moves (FLYER_*)
-H_MIN_CHECK = 37  # min_stones_check (MIN_CHECK_*)
-H_SQ_RETURN = 38  # square_on_return (0/1)
-H_FORMATIONS = 39  # formations (0/1): full-line captures of the traditional rule text
-HDR = 40  # header length (every slot is in use; a new field grows HDR)
 
-#: Header fields that hold the rules options (written once by ``new_state``): two states are
-#: under the same rules of play when these agree.  A learned network or a kept search tree
-#: belongs to one rule set, and checks a state against it with these.
-RULE_FIELDS = (H_N, H_FLY, H_BAN, H_MIN, H_CHAIN_STOP, H_REP, H_MAXT, H_FLYER_MOVES, H_MIN_CHECK, H_SQ_RETURN,
-               H_FORMATIONS, H_BAN_AFTER)
+#: The game-status fields (everything in the header but the rules options).
+STATUS_FIELDS = (H_P, H_PHASE, H_SUB, H_TO_MOVE, H_PLACED, H_COUNT + WHITE, H_COUNT + BLACK, H_CHAIN, H_CHAIN_LEN,
+                 H_LIFT, H_PENDING, H_ORIGIN, H_FLY_NOW, H_BAN_NOW, H_TURNS, H_WINNER, H_TRUNC, H_HASH, H_HLEN, H_HIRR,
+                 H_CAPTURED, H_LAST_ACTION, H_DECISIONS, H_REP_COUNT, H_LAST_FROM, H_LAST_TO, H_END_REASON)
+_taken = sorted(set(STATUS_FIELDS) & {o.slot for o in RULE_OPTIONS})
+if _taken:  # pragma: no cover - a bad row in the table
+    raise ValueError(f"rules options in jiu_env/options.py use header slots of the game status: {_taken}")
+#: Header length: every slot 0..39 is in use; an option added to the table takes slot 40 and grows it.
+HDR = 1 + max(STATUS_FIELDS + tuple(o.slot for o in RULE_OPTIONS))
+
+#: Header fields that hold the rules options of play (written once by ``new_state``): two states
+#: are under the same rules of play when these agree.  A learned network or a kept search tree
+#: belongs to one rule set, and checks a state against it with these.  Every option but
+#: ``history_size``, which sets how much of the game is remembered (H_CAP), not how it is played.
+RULE_FIELDS = tuple(o.slot for o in RULE_OPTIONS if o.name != "history_size")
 
 #: Header fields that hold a point (or -1): what a board symmetry must map.
 POINT_FIELDS = (H_CHAIN, H_LIFT, H_ORIGIN, H_LAST_FROM, H_LAST_TO)
@@ -214,7 +229,8 @@ NUM_PLANES = len(PLANE_NAMES)
 #: The sub-phase planes start here: plane ``PL_MOVE + SUB_*`` is on in that sub-phase.
 assert (PL_MOVE, PL_CHAIN, PL_DROP, PL_CAPTURE) == tuple(PL_MOVE + x for x in range(4))
 
-DEFAULT_HISTORY = 2048  # hash ring size when max_battle_turns is 0 and no history_size is given
+#: DEFAULT_HISTORY (from jiu_env/options.py): the hash ring size when max_battle_turns is 0 and no
+#: history_size is given.
 
 
 def colour_name(c: int) -> str:
@@ -232,5 +248,6 @@ def colour_of(name: str) -> int:
         raise ValueError(f"not a colour name: {name!r} (expected 'white' or 'black')") from None
 
 
-__all__ = [k for k in list(globals()) if k.isupper() or k.startswith(("encode_", "action_", "is_", "colour_"))] + [
-    "num_actions", "stop_action"]
+# (RULE_OPTION, RULE_OPTIONS: the table's names, imported from jiu_env.options to derive the constants above.)
+__all__ = [k for k in list(globals()) if (k.isupper() or k.startswith(("encode_", "action_", "is_", "colour_")))
+           and k not in ("RULE_OPTION", "RULE_OPTIONS")] + ["num_actions", "stop_action"]

@@ -12,6 +12,7 @@ from numba import njit
 import jiu_env
 from jiu_env import kernel as K
 from jiu_env.notation import action_to_str, str_to_action
+from jiu_env.options import RULE_OPTIONS
 
 EMPTY, WHITE, BLACK = K.EMPTY, K.WHITE, K.BLACK
 _CHARS = {".": EMPTY, "o": WHITE, "x": BLACK}
@@ -120,13 +121,27 @@ def check_bookkeeping(state):
 # --------------------------------------------------------- reference model
 _DR = (-1, 0, 1, 0)
 _DC = (0, 1, 0, -1)
-_BANS = ("none", "vs_flyer", "flyer", "both")
 
 
 class RefGame:
-    """docs/rules.md §2-§5 written out directly in Python (slow, exact history, no hashing)."""
+    """docs/rules.md §2-§5 written out directly in Python (slow, exact history, no hashing).
+
+    The rules options come by name from the table of jiu_env/options.py: each is
+    modelled below (:attr:`MODELLED`) or, if the table has an option the model does
+    not know, it must be at its default, else the model refuses the rules rather
+    than play a different game than the kernel.
+    """
+
+    #: The options the model implements (history_size only sizes the kernel's history: the model keeps all).
+    MODELLED = frozenset({"board_size", "fly_threshold", "single_jump_ban", "min_stones", "chain_may_stop",
+                          "repetition_draw", "max_battle_turns", "flyer_moves", "min_stones_check",
+                          "square_on_return", "formations", "history_size", "ban_after_capture"})
 
     def __init__(self, rules):
+        for o in RULE_OPTIONS:
+            if o.name not in self.MODELLED and getattr(rules, o.name) != o.default:
+                raise NotImplementedError(f"the reference model (tests/conftest.py) does not model the rules "
+                                          f"option {o.name}={getattr(rules, o.name)!r}: add it to RefGame")
         self.n = rules.board_size
         self.np = self.n * self.n
         self.fly = rules.fly_threshold
@@ -406,13 +421,8 @@ def ref_from_state(state):
     if not K.MIN_N <= n <= K.MAX_N or s[K.H_P] != n * n or state.size < K.HDR + n * n:
         raise ValueError("board size")
     try:
-        rules = jiu_env.Rules(
-            board_size=n, fly_threshold=s[K.H_FLY], single_jump_ban=dict(enumerate(_BANS)).get(s[K.H_BAN], "?"),
-            min_stones=s[K.H_MIN], chain_may_stop=_flag(s[K.H_CHAIN_STOP]), repetition_draw=s[K.H_REP],
-            max_battle_turns=s[K.H_MAXT], flyer_moves={0: "all", 1: "fly_only"}.get(s[K.H_FLYER_MOVES], "?"),
-            min_stones_check={0: "decision", 1: "turn_end"}.get(s[K.H_MIN_CHECK], "?"),
-            square_on_return=_flag(s[K.H_SQ_RETURN]), formations=_flag(s[K.H_FORMATIONS]),
-            ban_after_capture=_flag(s[K.H_BAN_AFTER]))
+        rules = jiu_env.Rules(**{o.name: _option_value(o, s[o.slot]) for o in RULE_OPTIONS
+                                 if o.slot not in REF_UNMODELLED})
     except (TypeError, ValueError) as e:
         raise ValueError(f"rules: {e}") from None
     g = RefGame(rules)
@@ -514,8 +524,13 @@ def ref_from_state(state):
     return g
 
 
-def _flag(v):
-    return v == 1 if v in (0, 1) else "?"
+def _option_value(option, v):
+    """A rules option's value from its header field, by the row's type ("?", which Rules refuses, if none fits)."""
+    if option.type is bool:
+        return v == 1 if v in (0, 1) else "?"
+    if option.type is str:
+        return option.choices[v] if 0 <= v < len(option.choices) else "?"
+    return v
 
 
 def compare_with_reference(state, ref):

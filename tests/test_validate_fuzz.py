@@ -327,7 +327,7 @@ def _set(**fields):
 
 
 CROSS_FIELD = [
-    ("min_stones", "move", _set(H_MIN=18), "H_MIN=18 (min_stones: at most 6*6//2 - 1"),
+    ("min_stones", "move", _set(H_MIN=18), "H_MIN=18 (min_stones: at most N²//2 − 1 on the 6x6 board"),
     ("placement_counts", "placement", _swap_white_black, "H_COUNT+WHITE="),
     ("placement_ends", "placement", _move_end_stone, "the diagonal ends of the centre square (points 14 and 21)"),
     ("placement_rep", "placement", _set(H_REP_COUNT=1), "H_REP_COUNT=1 must be 0 in the placement phase"),
