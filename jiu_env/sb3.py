@@ -194,12 +194,14 @@ def model_phase(model: Any) -> str | None:
     return None if phase is None else check_model_phase(phase, "the model's declared phase")
 
 
-# Header fields of a kernel state that decide the play of a position.  The turn limit and the size of the
-# repetition history are left out: they end or bound a game, they do not change its moves.
-_RULE_FIELDS = ("H_N", "H_FLY", "H_BAN", "H_MIN", "H_CHAIN_STOP", "H_REP", "H_FLYER_MOVES", "H_MIN_CHECK",
-                "H_SQ_RETURN", "H_FORMATIONS", "H_BAN_AFTER")
+# Header slots of a kernel state that decide the play of a position: the rule options of the table
+# (jiu_env/options.py) less the turn limit (the size of the repetition history is not in RULE_FIELDS):
+# those end or bound a game, they do not change its moves.
+_RULE_FIELDS = tuple(f for f in K.RULE_FIELDS if f != K.H_MAXT)
+
+
 def _rule_key(state: np.ndarray) -> tuple[int, ...]:
-    return tuple(int(state[getattr(K, f)]) for f in _RULE_FIELDS)
+    return tuple(int(state[f]) for f in _RULE_FIELDS)
 
 
 # ------------------------------------------------------------------ players
