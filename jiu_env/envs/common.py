@@ -31,7 +31,7 @@ from gymnasium import spaces
 
 from .. import kernel as K
 from ..observation import NUM_PLANES
-from ..render import PygameWindow, render_ansi, render_rgb
+from ..render import PygameWindow, check_render_options, render_ansi, render_rgb
 from ..rules import Rules
 from ..state import position_state, winner_name
 from ..validate import check_action_value, thaw_dict
@@ -161,6 +161,15 @@ def check_render_mode(render_mode: str | None, modes: Any) -> None:
         raise ValueError(f"unknown render_mode {render_mode!r}; choose one of {list(modes)} or None")
 
 
+def render_settings(render_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The checked ``render_options`` of an env (``cell``, ``coords``, ``status``; see
+    :func:`jiu_env.render.check_render_options`): they shape the ``"rgb_array"`` and ``"human"`` frames.
+
+    Checked at construction, so a typo fails where it is made rather than at the first ``render()``.
+    """
+    return check_render_options(render_options)
+
+
 def render_frame(env: Any, suffix: str = "") -> Any:
     """``env.render()`` by ``env.render_mode``: ANSI text (plus ``suffix``), an RGB array, or a frame in ``env._window``."""
     if env.render_mode is None:
@@ -170,7 +179,7 @@ def render_frame(env: Any, suffix: str = "") -> Any:
         return None
     if env.render_mode == "ansi":
         return render_ansi(env.state) + suffix
-    img = render_rgb(env.state)
+    img = render_rgb(env.state, **env.render_options)
     if env.render_mode == "rgb_array":
         return img
     if env._window is None:
@@ -194,6 +203,7 @@ class RenderedShell(Thawing):
     """
 
     _window: Any = None
+    render_options: dict[str, Any] = check_render_options()  # set by the env's constructor; this for old pickles
 
     def render(self) -> Any:
         """ANSI text, an RGB array, or a pygame window, by ``render_mode``."""
@@ -215,4 +225,4 @@ class RenderedShell(Thawing):
 
 __all__ = ["AGENTS", "RESET_OPTIONS", "UnknownResetOptionWarning", "check_action", "reset_options", "start_plan",
            "new_game", "planes_space", "mask_space", "winner_or_none", "outcome", "check_render_mode",
-           "render_frame", "RenderedShell", "Thawing"]
+           "render_settings", "render_frame", "RenderedShell", "Thawing"]

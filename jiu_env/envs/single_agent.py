@@ -30,7 +30,8 @@ from ..rules import Rules
 from ..state import COLOUR as COLOURS, end_reason_name, explain_illegal, winner_name
 from ..vocab import COLOUR_NAMES, PHASE_NAMES
 from .common import (RENDER_MODES, RESET_OPTIONS as _POSITION_OPTIONS, SEED_MAX as _SEED_MAX, RenderedShell,
-                     check_action, check_render_mode, new_game, outcome, planes_space, reset_options, start_plan)
+                     check_action, check_render_mode, new_game, outcome, planes_space, render_settings, reset_options,
+                     start_plan)
 
 RESET_OPTIONS: tuple[str, ...] = _POSITION_OPTIONS + ("learner",)
 
@@ -133,6 +134,13 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         losses in the battle) + adjudication``.
     render_mode:
         ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
+    render_options:
+        The image of ``"rgb_array"`` / ``"human"``: a dict of ``cell``
+        (pixels between lines, default 32), ``coords`` (the notation's
+        coordinates on the margins, default True) and ``status`` (a strip
+        with phase, side to move and stone counts, default True); see
+        :func:`jiu_env.render.check_render_options`.  Unknown keys and bad
+        values raise.
 
     Observation: the learner's egocentric planes
     (:mod:`jiu_env.observation`), ``Box(0, 1, (N, N, 21), float32)``.  Action:
@@ -156,7 +164,8 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
     def __init__(self, opponent: Any = "random", learner: str = "random",
                  rules: str | Rules | dict[str, Any] = "competitive", start: str = "placement",
                  placement: str = "random", illegal: str = "terminate", capture_reward: float = 0.0,
-                 render_mode: str | None = None, adjudicate: str = "none", **options: Any) -> None:
+                 render_mode: str | None = None, adjudicate: str = "none",
+                 render_options: dict[str, Any] | None = None, **options: Any) -> None:
         super().__init__()
         self.rules = Rules.make(rules, **options)
         if learner not in ("white", "black", "random"):
@@ -166,6 +175,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         if illegal not in ("terminate", "raise"):
             raise ValueError(f"illegal must be 'terminate' or 'raise', not {illegal!r}")
         check_render_mode(render_mode, self.metadata["render_modes"])
+        self.render_options = render_settings(render_options)
         capture_reward = _check_capture_reward(capture_reward)
         self._adjudicate = _check_adjudicate(adjudicate)
         self.learner = learner
