@@ -13,11 +13,12 @@ from pettingzoo.utils import wrappers
 from .. import kernel as K
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, observe_unchecked as _observe
+from ..render import check_render_options
 from ..rules import Rules
 from ..state import COLOUR, explain_illegal, game_info
 from ..vocab import COLOUR_NAMES, PHASE_NAMES, SUBPHASE_NAMES
 from .common import (AGENTS, RENDER_MODES, RESET_OPTIONS, RenderedShell, check_action, check_render_mode, mask_space,
-                     new_game, planes_space, render_settings, reset_options, start_plan, winner_or_none)
+                     new_game, planes_space, reset_options, start_plan, winner_or_none)
 
 
 def env(render_mode: str | None = None, rules: str | Rules | dict[str, Any] = "competitive",
@@ -84,7 +85,7 @@ class raw_env(RenderedShell, AECEnv):
                  render_options: dict[str, Any] | None = None, **options: Any) -> None:
         super().__init__()
         check_render_mode(render_mode, self.metadata["render_modes"])
-        self.render_options = render_settings(render_options)
+        self.render_options = check_render_options(render_options)  # checked here: a typo fails at once
         self.rules = Rules.make(rules, **options)
         self.render_mode = render_mode
         n = self.rules.board_size

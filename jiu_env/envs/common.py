@@ -161,17 +161,11 @@ def check_render_mode(render_mode: str | None, modes: Any) -> None:
         raise ValueError(f"unknown render_mode {render_mode!r}; choose one of {list(modes)} or None")
 
 
-def render_settings(render_options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The checked ``render_options`` of an env (``cell``, ``coords``, ``status``; see
-    :func:`jiu_env.render.check_render_options`): they shape the ``"rgb_array"`` and ``"human"`` frames.
-
-    Checked at construction, so a typo fails where it is made rather than at the first ``render()``.
-    """
-    return check_render_options(render_options)
-
-
 def render_frame(env: Any, suffix: str = "") -> Any:
-    """``env.render()`` by ``env.render_mode``: ANSI text (plus ``suffix``), an RGB array, or a frame in ``env._window``."""
+    """``env.render()`` by ``env.render_mode``: ANSI text (plus ``suffix``), an RGB array, or a frame in ``env._window``.
+
+    The image is drawn with the env's checked ``render_options`` (``cell``, ``coords``, ``status``).
+    """
     if env.render_mode is None:
         import gymnasium
 
@@ -225,4 +219,4 @@ class RenderedShell(Thawing):
 
 __all__ = ["AGENTS", "RESET_OPTIONS", "UnknownResetOptionWarning", "check_action", "reset_options", "start_plan",
            "new_game", "planes_space", "mask_space", "winner_or_none", "outcome", "check_render_mode",
-           "render_settings", "render_frame", "RenderedShell", "Thawing"]
+           "render_frame", "RenderedShell", "Thawing"]

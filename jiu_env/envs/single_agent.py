@@ -25,13 +25,12 @@ from .. import kernel as K
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, write_observation
 from ..players import CallablePlayer, make_player
-from ..render import render_ansi
+from ..render import check_render_options, render_ansi
 from ..rules import Rules
 from ..state import COLOUR as COLOURS, end_reason_name, explain_illegal, winner_name
 from ..vocab import COLOUR_NAMES, PHASE_NAMES
 from .common import (RENDER_MODES, RESET_OPTIONS as _POSITION_OPTIONS, SEED_MAX as _SEED_MAX, RenderedShell,
-                     check_action, check_render_mode, new_game, outcome, planes_space, render_settings, reset_options,
-                     start_plan)
+                     check_action, check_render_mode, new_game, outcome, planes_space, reset_options, start_plan)
 
 RESET_OPTIONS: tuple[str, ...] = _POSITION_OPTIONS + ("learner",)
 
@@ -175,7 +174,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         if illegal not in ("terminate", "raise"):
             raise ValueError(f"illegal must be 'terminate' or 'raise', not {illegal!r}")
         check_render_mode(render_mode, self.metadata["render_modes"])
-        self.render_options = render_settings(render_options)
+        self.render_options = check_render_options(render_options)  # checked here: a typo fails at once
         capture_reward = _check_capture_reward(capture_reward)
         self._adjudicate = _check_adjudicate(adjudicate)
         self.learner = learner
