@@ -160,7 +160,7 @@ def text_scale(cell: int) -> int:
     """How many pixels square each font pixel is drawn with ``cell``: 1 up to 35, then about ``cell / 24``.
 
     The labels grow with the board but always fit between the image edge and
-    the stones of the edge lines (checked by the tests for every cell).
+    the marker ring of an edge stone (tests/test_render.py checks every cell).
     """
     return max(1, (cell + 12) // 24)
 

@@ -112,6 +112,16 @@ def test_labels_are_the_notation_of_each_row_and_column(n, cell):
             assert np.array_equal(_ink_crop(region), _glyph(ch, sc)), (n, cell, i, ch)
 
 
+def test_corner_labels_stay_clear_of_the_ring_at_every_cell():
+    s = _state(4)
+    s[K.H_LAST_TO] = 0  # the ring round a0, next to the labels a and 0
+    for cell in range(COORDS_MIN_CELL, MAX_CELL + 1):
+        img = render_rgb(s, cell=cell, status=False)
+        band, lo, hi = cell - _reach(cell), cell // 2 + 1, cell + cell // 2
+        assert np.array_equal(_ink_crop(img[lo:hi, :band]), _glyph("a", text_scale(cell))), cell
+        assert np.array_equal(_ink_crop(img[:band, lo:hi]), _glyph("0", text_scale(cell))), cell
+
+
 def test_coords_need_room():
     s = _state(6)
     render_rgb(s, cell=COORDS_MIN_CELL)
