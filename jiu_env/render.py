@@ -1,5 +1,7 @@
 """Rendering of a kernel state: ANSI text, an RGB image (numpy only) and a pygame window."""
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from . import kernel as K
@@ -61,15 +63,267 @@ def render_ansi(s):
 
 _BG = np.array([222, 184, 135], np.uint8)
 _LINE = np.array([60, 40, 20], np.uint8)
+_STRIP = np.array([205, 164, 112], np.uint8)  # background of the status strip under the board
+_INK = np.array([40, 26, 12], np.uint8)  # labels and status text
+
+# A 5x7 bitmap font for the labels and the status strip, so that the core needs no imaging library:
+# each glyph is seven rows of five pixels ("1" ink).  Lower-case letters with descenders are squashed
+# into the seven rows, as on character LCDs.  It holds the letters of the notation's coordinates (rows
+# a..t, columns 0..9 and A..J), the rest of the alphabet, and the punctuation of the status strip.
+_FONT_ROWS = {
+    " ": "00000 00000 00000 00000 00000 00000 00000",
+    "0": "01110 10001 10011 10101 11001 10001 01110",
+    "1": "00100 01100 00100 00100 00100 00100 01110",
+    "2": "01110 10001 00001 00010 00100 01000 11111",
+    "3": "11111 00010 00100 00010 00001 10001 01110",
+    "4": "00010 00110 01010 10010 11111 00010 00010",
+    "5": "11111 10000 11110 00001 00001 10001 01110",
+    "6": "00110 01000 10000 11110 10001 10001 01110",
+    "7": "11111 00001 00010 00100 01000 01000 01000",
+    "8": "01110 10001 10001 01110 10001 10001 01110",
+    "9": "01110 10001 10001 01111 00001 00010 01100",
+    "A": "01110 10001 10001 10001 11111 10001 10001",
+    "B": "11110 10001 10001 11110 10001 10001 11110",
+    "C": "01110 10001 10000 10000 10000 10001 01110",
+    "D": "11100 10010 10001 10001 10001 10010 11100",
+    "E": "11111 10000 10000 11110 10000 10000 11111",
+    "F": "11111 10000 10000 11110 10000 10000 10000",
+    "G": "01110 10001 10000 10111 10001 10001 01111",
+    "H": "10001 10001 10001 11111 10001 10001 10001",
+    "I": "01110 00100 00100 00100 00100 00100 01110",
+    "J": "00111 00010 00010 00010 00010 10010 01100",
+    "K": "10001 10010 10100 11000 10100 10010 10001",
+    "L": "10000 10000 10000 10000 10000 10000 11111",
+    "M": "10001 11011 10101 10101 10001 10001 10001",
+    "N": "10001 10001 11001 10101 10011 10001 10001",
+    "O": "01110 10001 10001 10001 10001 10001 01110",
+    "P": "11110 10001 10001 11110 10000 10000 10000",
+    "Q": "01110 10001 10001 10001 10101 10010 01101",
+    "R": "11110 10001 10001 11110 10100 10010 10001",
+    "S": "01111 10000 10000 01110 00001 00001 11110",
+    "T": "11111 00100 00100 00100 00100 00100 00100",
+    "U": "10001 10001 10001 10001 10001 10001 01110",
+    "V": "10001 10001 10001 10001 10001 01010 00100",
+    "W": "10001 10001 10001 10101 10101 10101 01010",
+    "X": "10001 10001 01010 00100 01010 10001 10001",
+    "Y": "10001 10001 10001 01010 00100 00100 00100",
+    "Z": "11111 00001 00010 00100 01000 10000 11111",
+    "a": "00000 00000 01110 00001 01111 10001 01111",
+    "b": "10000 10000 10110 11001 10001 10001 11110",
+    "c": "00000 00000 01110 10000 10000 10001 01110",
+    "d": "00001 00001 01101 10011 10001 10001 01111",
+    "e": "00000 00000 01110 10001 11111 10000 01110",
+    "f": "00110 01001 01000 11100 01000 01000 01000",
+    "g": "00000 01111 10001 10001 01111 00001 01110",
+    "h": "10000 10000 10110 11001 10001 10001 10001",
+    "i": "00100 00000 01100 00100 00100 00100 01110",
+    "j": "00010 00000 00110 00010 00010 10010 01100",
+    "k": "10000 10000 10010 10100 11000 10100 10010",
+    "l": "01100 00100 00100 00100 00100 00100 01110",
+    "m": "00000 00000 11010 10101 10101 10001 10001",
+    "n": "00000 00000 10110 11001 10001 10001 10001",
+    "o": "00000 00000 01110 10001 10001 10001 01110",
+    "p": "00000 00000 11110 10001 11110 10000 10000",
+    "q": "00000 00000 01101 10011 01111 00001 00001",
+    "r": "00000 00000 10110 11001 10000 10000 10000",
+    "s": "00000 00000 01110 10000 01110 00001 11110",
+    "t": "01000 01000 11100 01000 01000 01001 00110",
+    "u": "00000 00000 10001 10001 10001 10011 01101",
+    "v": "00000 00000 10001 10001 10001 01010 00100",
+    "w": "00000 00000 10001 10001 10101 10101 01010",
+    "x": "00000 00000 10001 01010 00100 01010 10001",
+    "y": "00000 00000 10001 10001 01111 00001 01110",
+    "z": "00000 00000 11111 00010 00100 01000 11111",
+    ":": "00000 01100 01100 00000 01100 01100 00000",
+    "/": "00000 00001 00010 00100 01000 10000 00000",
+    ",": "00000 00000 00000 00000 01100 00100 01000",
+    ".": "00000 00000 00000 00000 00000 01100 01100",
+    "(": "00010 00100 01000 01000 01000 00100 00010",
+    ")": "01000 00100 00010 00010 00010 00100 01000",
+    "-": "00000 00000 00000 11111 00000 00000 00000",
+    "^": "00100 01010 10001 00000 00000 00000 00000",
+}
+GLYPH_W, GLYPH_H = 5, 7
+#: character -> (7, 5) bool array of its pixels
+FONT: dict[str, np.ndarray] = {
+    ch: np.array([[b == "1" for b in row] for row in rows.split()], bool) for ch, rows in _FONT_ROWS.items()
+}
+
+#: the size limits of :func:`render_rgb`'s ``cell`` (pixels between neighbouring lines); the coordinate
+#: labels need ``COORDS_MIN_CELL``: below it they would run into the stones of the edge lines.
+MIN_CELL, MAX_CELL, COORDS_MIN_CELL = 8, 256, 24
+#: what :func:`render_rgb` draws unless told otherwise (and what an env's ``render_options`` start from)
+RENDER_DEFAULTS: dict[str, object] = {"cell": 32, "coords": True, "status": True}
 
 
-def render_rgb(s, cell=32):
-    """An RGB image (H, W, 3) uint8 of the board, drawn with numpy alone."""
+def text_scale(cell: int) -> int:
+    """How many pixels square each font pixel is drawn with ``cell``: 1 up to 35, then about ``cell / 24``.
+
+    The labels grow with the board but always fit between the image edge and
+    the marker ring of an edge stone (tests/test_render.py checks every cell).
+    """
+    return max(1, (cell + 12) // 24)
+
+
+def text_width(text: str, scale: int = 1) -> int:
+    """Width in pixels of ``text`` drawn by :func:`draw_text` (one blank pixel column between glyphs)."""
+    return max(0, (len(text) * (GLYPH_W + 1) - 1) * scale)
+
+
+def draw_text(img: np.ndarray, x: int, y: int, text: str, scale: int = 1, colour=_INK) -> None:
+    """Draw ``text`` into ``img`` (H, W, 3) with its top-left corner at column ``x``, row ``y``.
+
+    Each font pixel becomes a ``scale`` x ``scale`` square.  What falls
+    outside ``img`` is clipped (pass a view to clip to a region).  A character
+    without a glyph in :data:`FONT` is a ValueError naming it, so a new word in
+    a status line cannot silently render as blanks.
+    """
+    missing = sorted(set(text) - set(FONT))
+    if missing:
+        raise ValueError(f"no glyph for {missing} in the render font; it has {''.join(sorted(FONT))!r}")
+    if isinstance(scale, bool) or not isinstance(scale, (int, np.integer)) or scale < 1:
+        raise ValueError(f"scale must be an int >= 1, not {scale!r}")
+    h, w = img.shape[:2]
+    step = (GLYPH_W + 1) * scale
+    for i, ch in enumerate(text):
+        if ch == " ":
+            continue
+        mask = np.kron(FONT[ch], np.ones((scale, scale), bool))
+        gx, gy = x + i * step, y
+        x0, y0 = max(gx, 0), max(gy, 0)
+        x1, y1 = min(gx + mask.shape[1], w), min(gy + mask.shape[0], h)
+        if x0 >= x1 or y0 >= y1:
+            continue
+        img[y0:y1, x0:x1][mask[y0 - gy:y1 - gy, x0 - gx:x1 - gx]] = colour
+
+
+def status_fields(s) -> tuple[str, str, str]:
+    """The facts of :func:`status_lines` that the image's status strip shows, as three short texts.
+
+    ``(phase, side, stones)``: the phase (``"placement 17/196"``, ``"battle
+    turn 12: move"``, ``"battle turn 12: capture 2"``, ``"game over: white
+    wins"``), the side to move (``"to move: black"``, with ``", flying"`` when
+    it flies) or, once the game is over, the reason (``"(repetition)"``), and
+    the stone counts (``"white 20  black 18"``).  Short, so that they fit
+    under a small board.
+    """
+    n = int(s[K.H_N])
+    ph = int(s[K.H_PHASE])
+    w, b = int(s[K.H_COUNT + K.WHITE]), int(s[K.H_COUNT + K.BLACK])
+    mover = COLOUR_NAMES[int(s[K.H_TO_MOVE])]
+    if ph == K.PH_PLACEMENT:
+        phase, side = f"placement {int(s[K.H_PLACED])}/{n * n}", f"to move: {mover}"
+    elif ph == K.PH_BATTLE:
+        phase = f"battle turn {int(s[K.H_TURNS]) + 1}: {SUBPHASE_NAMES[int(s[K.H_SUB])]}"
+        if s[K.H_SUB] == K.SUB_CAPTURE:
+            phase += f" {int(s[K.H_PENDING])}"
+        side = f"to move: {mover}" + (", flying" if s[K.H_FLY_NOW] else "")
+    else:
+        win = int(s[K.H_WINNER])
+        result = f"{COLOUR_NAMES[win]} wins" if win in (K.WHITE, K.BLACK) else "draw" if win == K.DRAW else "undecided"
+        phase = f"game over: {result}"
+        side = "(" + END_REASON_NAMES[int(s[K.H_END_REASON])].replace("_", " ") + ")"
+    return phase, side, f"white {w}  black {b}"
+
+
+def _field_budgets(n: int) -> tuple[int, int, int]:
+    """Characters reserved for each of :func:`status_fields` on an ``n`` x ``n`` board (battle turns up to 9999).
+
+    The strip's layout depends on these alone, not on the texts of the moment,
+    so every frame of a game has the same size and the fields do not jump.
+    """
+    p = n * n
+    most = (p + 1) // 2
+    phase = max(len(f"placement {p}/{p}"), len(f"battle turn 9999: capture {most}"), len("game over: white wins"))
+    side = max(len("to move: white, flying"), len("(too few stones)"))
+    return phase, side, len(f"white {most}  black {most}")
+
+
+def _status_layout(n: int, cell: int) -> tuple[int, list[tuple[int, int, int, int]]]:
+    """``(strip height, [(field, x, y, width in px), ...])`` of the status strip under an ``n`` x ``n`` board.
+
+    The fields are packed left to right into as few rows as the image width
+    allows (one row under a 14x14 board at the default cell, three under 6x6).
+    A text longer than its field is cut at the field's edge.
+    """
+    sc = text_scale(cell)
+    width = cell * (n + 1)
+    x0, gap, row_h = 4 * sc, 3 * (GLYPH_W + 1) * sc, (GLYPH_H + 4) * sc
+    rows: list[list[tuple[int, int]]] = [[]]
+    x = x0
+    for field, chars in enumerate(_field_budgets(n)):
+        px = chars * (GLYPH_W + 1) * sc
+        if rows[-1] and x + px > width - x0:
+            rows.append([])
+            x = x0
+        rows[-1].append((field, x))
+        x += px + gap
+    place = []
+    for i, row in enumerate(rows):
+        for j, (field, x) in enumerate(row):
+            end = row[j + 1][1] - gap if j + 1 < len(row) else width - x0
+            place.append((field, x, 4 * sc + i * row_h, end - x))
+    height = 4 * sc + len(rows) * row_h
+    return height + height % 2, place  # even: video encoders want even sizes
+
+
+def check_render_options(options=None, **more):
+    """The full, checked settings of :func:`render_rgb` from ``options`` (a dict or None) and keywords.
+
+    Keys: ``cell`` (int, pixels between lines, ``MIN_CELL``..``MAX_CELL``),
+    ``coords`` (bool: the notation's row letters and column digits on the
+    margins; needs ``cell >= COORDS_MIN_CELL``) and ``status`` (bool: the
+    status strip under the board).  Missing keys take
+    :data:`RENDER_DEFAULTS`.  An unknown key, a value of the wrong type or out
+    of range raises (TypeError / ValueError naming it), so that a typo does
+    not silently give the default picture.
+    """
+    if options is None:
+        options = {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"render options must be a dict, not {type(options).__name__}")
+    given = {**options, **more}
+    unknown = sorted(map(str, set(given) - set(RENDER_DEFAULTS)))
+    if unknown:
+        raise ValueError(f"unknown render option(s) {unknown}; valid: {list(RENDER_DEFAULTS)}")
+    out = {**RENDER_DEFAULTS, **given}
+    cell = out["cell"]
+    if isinstance(cell, (bool, np.bool_)) or not isinstance(cell, (int, np.integer)):
+        raise TypeError(f"render option 'cell' must be an int, not {type(cell).__name__}")
+    if not MIN_CELL <= cell <= MAX_CELL:
+        raise ValueError(f"render option 'cell' must be in {MIN_CELL}..{MAX_CELL} (pixels between lines), not {cell}")
+    for key in ("coords", "status"):
+        if not isinstance(out[key], (bool, np.bool_)):
+            raise TypeError(f"render option {key!r} must be True or False, not {out[key]!r}")
+        out[key] = bool(out[key])
+    if out["coords"] and cell < COORDS_MIN_CELL:
+        raise ValueError(f"coordinate labels need cell >= {COORDS_MIN_CELL} (room between the image edge and the "
+                         f"stones), not {cell}; pass a larger cell or coords=False")
+    out["cell"] = int(cell)
+    return out
+
+
+def render_rgb(s, cell=32, coords=True, status=True):
+    """An RGB image (H, W, 3) uint8 of the board, drawn with numpy alone.
+
+    ``cell`` is the distance between lines in pixels; the image is
+    ``W = cell * (N + 1)`` wide.  ``coords`` writes the notation's coordinates
+    on the four margins (rows ``a``.. down the sides, columns ``0``..``9``,
+    ``A``.. along the top and bottom), the names a player types.  ``status``
+    adds a strip under the board with the phase, the side to move and the
+    stone counts (:func:`status_fields`); its height depends on ``N`` and
+    ``cell`` only, so every frame of a game has the same shape.  Without it
+    the image is square.  Bad values raise (:func:`check_render_options`).
+    """
+    opts = check_render_options(cell=cell, coords=coords, status=status)
+    cell = opts["cell"]
     n = int(s[K.H_N])
     margin = cell
     size = margin * 2 + cell * (n - 1)
-    img = np.empty((size, size, 3), np.uint8)
-    img[:] = _BG
+    strip_h, fields = _status_layout(n, cell) if opts["status"] else (0, [])
+    img = np.empty((size + strip_h, size, 3), np.uint8)
+    img[:size] = _BG
+    img[size:] = _STRIP
     lo, hi = margin, margin + cell * (n - 1)
     for i in range(n):
         x = margin + i * cell
@@ -79,7 +333,22 @@ def render_rgb(s, cell=32):
     for t in range(cell + 1):  # the diagonal of the centre square
         y = margin + c0 * cell + t
         img[y, margin + c0 * cell + t] = _LINE
-    yy, xx = np.mgrid[-cell // 2:cell // 2 + 1, -cell // 2:cell // 2 + 1]
+    sc = text_scale(cell)
+    if opts["coords"]:
+        # centred in the free band between the image edge and the reach of an edge stone's marker ring
+        edge = (cell - int(cell * 0.42) - 4) // 2
+        gw, gh = GLYPH_W * sc, GLYPH_H * sc
+        for i in range(n):
+            mid = margin + i * cell
+            for x in (edge - gw // 2, size - 1 - edge - gw // 2):
+                draw_text(img, x, mid - gh // 2, ROWS[i], sc)
+            for y in (edge - gh // 2, size - 1 - edge - gh // 2):
+                draw_text(img, mid - gw // 2, y, COLS[i], sc)
+    texts = status_fields(s)
+    for field, x, y, width in fields:
+        draw_text(img[size:, x:x + width], 0, y, texts[field], sc)
+    h = cell // 2
+    yy, xx = np.mgrid[-h:h + 1, -h:h + 1]  # not -cell // 2, which is one more than h for an odd cell
     dist = np.sqrt(yy * yy + xx * xx)
     rad = cell * 0.42
     disc = dist <= rad
@@ -90,7 +359,6 @@ def render_rgb(s, cell=32):
     if s[K.H_PHASE] == K.PH_BATTLE:
         special = int(s[K.H_CHAIN]) if s[K.H_CHAIN] >= 0 else int(s[K.H_LIFT])
     last_to = int(s[K.H_LAST_TO])
-    h = cell // 2
     for p in range(n * n):
         r, c = divmod(p, n)
         y, x = margin + r * cell, margin + c * cell

@@ -13,6 +13,7 @@ from pettingzoo.utils import wrappers
 from .. import kernel as K
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, observe_unchecked as _observe
+from ..render import check_render_options
 from ..rules import Rules
 from ..outcome import Outcome, outcome_of
 from ..state import COLOUR, explain_illegal, game_info
@@ -22,14 +23,14 @@ from .common import (AGENTS, RENDER_MODES, RESET_OPTIONS, RenderedShell, check_a
 
 
 def env(render_mode: str | None = None, rules: str | Rules | dict[str, Any] = "competitive",
-        **options: Any) -> AECEnv:
+        render_options: dict[str, Any] | None = None, **options: Any) -> AECEnv:
     """The Jiu AEC env with PettingZoo's standard classic-game wrappers.
 
     An illegal (masked-out) action ends the game: the offender gets -1, the
     other agent 0 (``TerminateIllegalWrapper``); an action outside the action
     space fails an assertion (``AssertOutOfBoundsWrapper``).
     """
-    e = raw_env(render_mode=render_mode, rules=rules, **options)
+    e = raw_env(render_mode=render_mode, rules=rules, render_options=render_options, **options)
     e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
     e = ActionTypeWrapper(e)  # AssertOutOfBoundsWrapper, with a clear error for non-integer actions
     e = wrappers.OrderEnforcingWrapper(e)
@@ -69,6 +70,9 @@ class raw_env(RenderedShell, AECEnv):
     ``rules`` is a profile name (``"competitive"``, ``"traditional"``,
     ``"ludii8"``), a :class:`~jiu_env.rules.Rules` or a dict; keyword
     ``options`` override single rules (``board_size=8``...).
+    ``render_options`` shape the ``"rgb_array"`` / ``"human"`` image:
+    ``{"cell": 32, "coords": True, "status": True}`` (the defaults; see
+    :func:`jiu_env.render.check_render_options`).
     """
 
     metadata: dict[str, Any] = {
@@ -79,9 +83,10 @@ class raw_env(RenderedShell, AECEnv):
     }
 
     def __init__(self, render_mode: str | None = None, rules: str | Rules | dict[str, Any] = "competitive",
-                 **options: Any) -> None:
+                 render_options: dict[str, Any] | None = None, **options: Any) -> None:
         super().__init__()
         check_render_mode(render_mode, self.metadata["render_modes"])
+        self.render_options = check_render_options(render_options)  # checked here: a typo fails at once
         self.rules = Rules.make(rules, **options)
         self.render_mode = render_mode
         n = self.rules.board_size

@@ -32,7 +32,7 @@ from gymnasium import spaces
 from .. import kernel as K
 from ..observation import NUM_PLANES
 from ..outcome import outcome_of
-from ..render import PygameWindow, render_ansi, render_rgb
+from ..render import PygameWindow, check_render_options, render_ansi, render_rgb
 from ..rules import Rules
 from ..state import position_state, winner_name
 from ..validate import check_action_value, thaw_dict
@@ -170,7 +170,10 @@ def check_render_mode(render_mode: str | None, modes: Any) -> None:
 
 
 def render_frame(env: Any, suffix: str = "") -> Any:
-    """``env.render()`` by ``env.render_mode``: ANSI text (plus ``suffix``), an RGB array, or a frame in ``env._window``."""
+    """``env.render()`` by ``env.render_mode``: ANSI text (plus ``suffix``), an RGB array, or a frame in ``env._window``.
+
+    The image is drawn with the env's checked ``render_options`` (``cell``, ``coords``, ``status``).
+    """
     if env.render_mode is None:
         import gymnasium
 
@@ -178,7 +181,7 @@ def render_frame(env: Any, suffix: str = "") -> Any:
         return None
     if env.render_mode == "ansi":
         return render_ansi(env.state) + suffix
-    img = render_rgb(env.state)
+    img = render_rgb(env.state, **env.render_options)
     if env.render_mode == "rgb_array":
         return img
     if env._window is None:
@@ -202,6 +205,7 @@ class RenderedShell(Thawing):
     """
 
     _window: Any = None
+    render_options: dict[str, Any] = check_render_options()  # set by the env's constructor; this for old pickles
 
     def render(self) -> Any:
         """ANSI text, an RGB array, or a pygame window, by ``render_mode``."""

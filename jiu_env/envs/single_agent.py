@@ -25,7 +25,7 @@ from .. import kernel as K
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, write_observation
 from ..players import CallablePlayer, make_player
-from ..render import render_ansi
+from ..render import check_render_options, render_ansi
 from ..rules import Rules
 from ..outcome import FORFEIT, Outcome, outcome_of
 from ..state import COLOUR as COLOURS, explain_illegal
@@ -134,6 +134,13 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         losses in the battle) + adjudication``.
     render_mode:
         ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
+    render_options:
+        The image of ``"rgb_array"`` / ``"human"``: a dict of ``cell``
+        (pixels between lines, default 32), ``coords`` (the notation's
+        coordinates on the margins, default True) and ``status`` (a strip
+        with phase, side to move and stone counts, default True); see
+        :func:`jiu_env.render.check_render_options`.  Unknown keys and bad
+        values raise.
 
     Observation: the learner's egocentric planes
     (:mod:`jiu_env.observation`), ``Box(0, 1, (N, N, 21), float32)``.  Action:
@@ -160,7 +167,8 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
     def __init__(self, opponent: Any = "random", learner: str = "random",
                  rules: str | Rules | dict[str, Any] = "competitive", start: str = "placement",
                  placement: str = "random", illegal: str = "terminate", capture_reward: float = 0.0,
-                 render_mode: str | None = None, adjudicate: str = "none", **options: Any) -> None:
+                 render_mode: str | None = None, adjudicate: str = "none",
+                 render_options: dict[str, Any] | None = None, **options: Any) -> None:
         super().__init__()
         self.rules = Rules.make(rules, **options)
         if learner not in ("white", "black", "random"):
@@ -170,6 +178,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         if illegal not in ("terminate", "raise"):
             raise ValueError(f"illegal must be 'terminate' or 'raise', not {illegal!r}")
         check_render_mode(render_mode, self.metadata["render_modes"])
+        self.render_options = check_render_options(render_options)  # checked here: a typo fails at once
         capture_reward = _check_capture_reward(capture_reward)
         self._adjudicate = _check_adjudicate(adjudicate)
         self.learner = learner
