@@ -190,3 +190,198 @@ def test_rllib_player_kind_plays_legal_moves(quick_checkpoint):
     assert player.version_key() == make_player(f"rllib:{ckpt}").version_key()
     with pytest.raises(FileNotFoundError):
         make_player(f"rllib:{ckpt}/missing")
+
+
+# ------------------------------------------------ built-in opponents and training signal
+def _play_random(env, seed, **reset_kwargs):
+    """One game of uniformly random legal decisions; the summed rewards, the last step's dicts and the agents seen."""
+    obs, infos = env.reset(seed=seed, **reset_kwargs)
+    rng = np.random.default_rng(seed)
+    total, seen = {}, set()
+    while True:
+        (agent, o), = obs.items()
+        seen.add(agent)
+        obs, rewards, terms, truncs, infos = env.step({agent: int(rng.choice(np.flatnonzero(o["action_mask"])))})
+        for k, v in rewards.items():
+            total[k] = total.get(k, 0.0) + v
+        if terms["__all__"] or truncs["__all__"]:
+            return total, obs, terms, truncs, infos, seen
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_opponent_plays_inside_the_env_and_only_the_learner_is_an_agent(seed):
+    env = JiuMultiAgentEnv({"board_size": 6, "opponent": "greedy"})
+    total, obs, terms, truncs, infos, seen = _play_random(env, seed)
+    learner = infos[next(iter(infos))]["learner"]
+    assert seen == {learner} and set(obs) == set(total) == set(infos) == {learner}
+    assert infos[learner]["opponent"] == "greedy"
+    result = {learner: 1.0, "none": 0.0, "draw": 0.0}.get(infos[learner]["winner"], -1.0)
+    assert total[learner] == result  # no shaping by default: +1 / -1 / 0 at the end only
+    assert env.pop_results() == [("greedy", result)] and env.pop_results() == []
+    # the learner's colour is a fair coin per game: both colours come up over a few games
+    colours = {_play_random(env, s)[4].popitem()[1]["learner"] for s in range(8)}
+    assert colours == {"white", "black"}
+
+
+def test_capture_shaping_turn_limit_and_material_adjudication():
+    rules = jiu_env.Rules.make("competitive", board_size=6)
+    env = JiuMultiAgentEnv({"board_size": 6, "opponent": "mix:0.5:greedy", "capture_reward": 0.1, "turn_limit": 12,
+                            "adjudicate": "material"})
+    for seed in range(4):
+        total, obs, terms, truncs, infos, _ = _play_random(env, seed)
+        learner = next(iter(infos))
+        me, other = K.WHITE if learner == "white" else K.BLACK, K.BLACK if learner == "white" else K.WHITE
+        s = env.state
+        material = int(s[K.H_COUNT + me]) - int(s[K.H_COUNT + other])
+        base = 0 if rules.num_points % 2 == 0 else (1 if me == K.WHITE else -1)  # material when the battle began
+        if truncs["__all__"]:  # stopped by turn_limit (the rules' own limit stays 1000)
+            assert s[K.H_TURNS] == 12 and s[K.H_PHASE] == K.PH_BATTLE and infos[learner]["winner"] == "none"
+            expected = 0.1 * (material - base) + np.sign(material)
+            assert env.pop_results() == [("mix:0.5:greedy", float(np.sign(material)))]
+        else:
+            expected = 0.1 * (material - base) + (1.0 if infos[learner]["winner"] == learner else -1.0)
+            env.pop_results()
+        assert total[learner] == pytest.approx(expected)
+    assert env.rules.max_battle_turns == 1000  # the observation's turn-progress plane is that of the rules
+
+
+def test_self_play_share_and_opponent_weights():
+    env = JiuMultiAgentEnv({"board_size": 6, "opponent": ["random", "greedy"], "opponent_weights": [0, 1],
+                            "self_play": 0.5, "capture_reward": 0.05, "turn_limit": 20})
+    kinds = []
+    for seed in range(10):
+        total, obs, terms, truncs, infos, seen = _play_random(env, seed)
+        info = infos[next(iter(infos))]
+        kinds.append(info["opponent"])
+        if info["opponent"] == "self":  # both colours are agents, as without an opponent; shaping is zero-sum
+            assert seen == set(obs) == set(AGENTS) and info["learner"] == "both"
+            assert total["white"] == pytest.approx(-total["black"])
+    assert set(kinds) == {"self", "greedy"}  # weight 0: random never plays
+    assert [spec for spec, _ in env.pop_results()] == ["greedy"] * kinds.count("greedy")
+    env.set_opponent("random")
+    env.self_play = 0.0
+    assert _play_random(env, 0)[4].popitem()[1]["opponent"] == "random"
+    assert env.pop_results() == [("random", 0.0)]  # stopped by the turn limit, not adjudicated
+    env.set_opponent(None)  # both colours are agents again, and the infos are those of the AEC env
+    total, obs, *_ = _play_random(env, 0)
+    assert set(obs) == set(AGENTS) and env.pop_results() == []
+
+
+@pytest.mark.parametrize("config,match", [
+    ({"opponent": "nosuchbot"}, "nosuchbot"),
+    ({"opponent": []}, "empty"),
+    ({"opponent": ["random", "greedy"], "opponent_weights": [1]}, "opponent_weights"),
+    ({"opponent": "random", "opponent_weights": [0]}, "opponent_weights"),
+    ({"self_play": 1.5}, "self_play"),
+    ({"self_play": True}, "self_play"),
+    ({"turn_limit": -1}, "turn_limit"),
+    ({"turn_limit": 2.5}, "turn_limit"),
+    ({"capture_reward": float("nan")}, "capture_reward"),
+    ({"adjudicate": "stones"}, "adjudicate"),
+])
+def test_training_signal_options_are_checked(config, match):
+    with pytest.raises(ValueError, match=match):
+        JiuMultiAgentEnv(dict(board_size=6, **config))
+
+
+def test_curriculum_helpers_reach_every_env_of_every_runner():
+    from jiu_env.integrations.rllib import pop_results_everywhere, set_opponent_everywhere
+
+    class Vec:  # what RLlib's env runners hold: a vector env whose envs may be wrapped
+        def __init__(self, envs):
+            self.envs = envs
+
+    class Runner:
+        def __init__(self, envs):
+            self.env = Vec(envs) if envs is not None else None
+
+    envs = [JiuMultiAgentEnv({"board_size": 6, "opponent": "random", "turn_limit": 4}) for _ in range(3)]
+    runners = [Runner(None), Runner(envs[:1]), Runner(envs[1:])]  # a local runner that samples nothing has no env
+
+    class Group:
+        def foreach_env_runner(self, func):
+            return [func(r) for r in runners]
+
+    class Algo:
+        env_runner_group = Group()
+
+    assert set_opponent_everywhere(Algo(), ["random", "greedy"], [0, 1]) == 3
+    for i, env in enumerate(envs):
+        _play_random(env, i)
+    assert [spec for spec, _ in pop_results_everywhere(Algo())] == ["greedy"] * 3
+    assert pop_results_everywhere(Algo()) == []
+
+
+@pytest.fixture(scope="module")
+def quick_recipe(tmp_path_factory):
+    """examples/rllib_ppo.py --quick with a two-rung curriculum that promotes at once, then --resume for one more
+    iteration: the curriculum reaches the env runners, the curve, model and checkpoint are written and read back."""
+    work = tmp_path_factory.mktemp("rllib_ppo")
+    out = work / "run"
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    script = str(ROOT / "examples" / "rllib_ppo.py")
+    # one remote env runner: the curriculum reaches envs in another process
+    args = [sys.executable, script, "--quick", "--out", str(out), "--opponents", "random,mix:0.5:greedy",
+            "--promote-at", "0", "--promote-window", "1", "--env-runners", "1", "--num-cpus", "2"]
+    first = subprocess.run(args, capture_output=True, text=True, timeout=600, env=env, cwd=work)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    second = subprocess.run(args + ["--resume", "--iterations", "3"], capture_output=True, text=True, timeout=600,
+                            env=env, cwd=work)
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+    return out, first.stdout, second.stdout
+
+
+def test_rllib_ppo_recipe_quick(quick_recipe):
+    import csv
+    import json
+
+    out, first, second = quick_recipe
+    assert "iteration 2:" in first and "rung 1: mix:0.5:greedy" in first and "/s; sampling" in first
+    assert "resuming at iteration 2" in second and "iteration 3:" in second and "iteration 2:" not in second
+    for name in ("curve.csv", "curve.png", "iterations.csv", "state.json", "command.txt"):
+        assert (out / name).is_file(), name
+    rows = list(csv.DictReader(open(out / "curve.csv", newline="")))
+    assert [int(r["iteration"]) for r in rows] == [0, 1, 2, 3]
+    assert {"env_steps", "wall_s", "cpu_s", "rung", "score_random", "score_greedy"} <= set(rows[0])
+    steps = [int(r["env_steps"]) for r in rows]
+    assert steps[0] == 0 and steps == sorted(steps) and steps[-1] >= 3 * 256
+    assert float(rows[-1]["cpu_s"]) >= float(rows[1]["cpu_s"]) > 0
+    its = list(csv.DictReader(open(out / "iterations.csv", newline="")))
+    assert [int(r["iteration"]) for r in its] == [1, 2, 3] and all(float(r["sampling_s"]) > 0 for r in its)
+    state = json.loads((out / "state.json").read_text())
+    # the envs of the runners play the new rung: its games are counted after the promotion
+    assert state["rung"] == 1 and state["window"] and state["iteration"] == 3
+    assert "--quick" in (out / "command.txt").read_text()
+    # the saved module is an rllib: player
+    player = make_player(f"rllib:{out / 'model'}", seed=0)
+    game = jiu_env.play_game(jiu_env.Rules.make("competitive", board_size=6), player, "random", seed=1)
+    assert game.decisions > 0
+
+
+def test_module_player_plays_a_live_module():
+    from jiu_env.integrations.rllib import ModulePlayer
+
+    env = JiuMultiAgentEnv({"board_size": 6})
+    module = JiuMaskedModule(observation_space=env.observation_spaces["white"], action_space=env.action_spaces["white"],
+                             model_config={"channels": 8, "layers": 2})
+    player = ModulePlayer(module, seed=0, deterministic=False)
+    game = jiu_env.play_game(jiu_env.Rules.make("competitive", board_size=6, max_battle_turns=30), player, "random",
+                             seed=2)
+    assert game.decisions > 36
+    with pytest.raises(ValueError, match="6x6"):
+        player.step(jiu_env.Rules.make("competitive", board_size=8).new_state())
+
+
+def test_rllib_ppo_recipe_does_not_write_into_baselines_by_default():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("rllib_ppo_defaults", ROOT / "examples" / "rllib_ppo.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up
+    try:
+        spec.loader.exec_module(mod)
+        assert not mod.Args().out.startswith("baselines") and not mod.parse_args([]).out.startswith("baselines")
+        assert mod.parse_args(["--quick"]).board_size == 6  # --quick sets the flags left at their defaults
+        assert mod.parse_args(["--quick", "--board-size", "8"]).board_size == 8
+    finally:
+        del sys.modules[spec.name]

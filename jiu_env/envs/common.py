@@ -19,6 +19,7 @@ turn the warning into an error with
 
 from __future__ import annotations
 
+import numbers
 import os
 import sys
 import warnings
@@ -160,6 +161,41 @@ def outcome(s: np.ndarray, colour: int) -> float:
                   DeprecationWarning, stacklevel=2)
     o = outcome_of(s)
     return o.reward_for(colour) if o is not None else 0.0
+
+
+# ------------------------------------------------------- reward shaping options
+# (JiuVsBotEnv's and JiuMultiAgentEnv's: one check, one message)
+#: The largest ``capture_reward`` (in absolute value): a shaping reward is a fraction of the +-1
+#: result, and a bound keeps every reward a finite float.
+MAX_CAPTURE_REWARD: float = 1e6
+
+
+def _check_capture_reward(value):
+    """``value`` as a float: a finite number (not a bool) of absolute value at most MAX_CAPTURE_REWARD."""
+    _check_finite("capture_reward", value)
+    if abs(float(value)) > MAX_CAPTURE_REWARD:
+        raise ValueError(f"capture_reward must be between -{MAX_CAPTURE_REWARD:g} and {MAX_CAPTURE_REWARD:g} "
+                         f"(a shaping reward per stone, added to the +-1 result), not {value!r}")
+    return float(value)
+
+
+#: The values of ``adjudicate``: what a game stopped by the turn limit is worth to the learner.
+ADJUDICATE_MODES: tuple[str, ...] = ("none", "material")
+
+
+def _check_adjudicate(value):
+    if not isinstance(value, str) or value not in ADJUDICATE_MODES:
+        raise ValueError(f"adjudicate must be one of {', '.join(repr(m) for m in ADJUDICATE_MODES)} "
+                         f"(what a game stopped by the turn limit is worth), not {value!r}")
+    return value
+
+
+def _check_finite(name, value):
+    """TypeError unless ``value`` is a real number (not a bool); ValueError for nan and infinities."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, not {type(value).__name__} ({value!r})")
+    if not np.isfinite(float(value)):
+        raise ValueError(f"{name} must be a finite number, not {value!r}")
 
 
 # ------------------------------------------------------- render, close, pickle

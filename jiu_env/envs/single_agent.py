@@ -14,7 +14,6 @@ is imported only when such a model is given as an opponent.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import gymnasium
@@ -30,7 +29,8 @@ from ..rules import Rules
 from ..outcome import FORFEIT, Outcome, outcome_of
 from ..state import COLOUR as COLOURS, explain_illegal
 from ..vocab import COLOUR_NAMES, PHASE_NAMES
-from .common import (RENDER_MODES, RESET_OPTIONS as _POSITION_OPTIONS, SEED_MAX as _SEED_MAX, RenderedShell,
+from .common import (ADJUDICATE_MODES, MAX_CAPTURE_REWARD, RENDER_MODES, RESET_OPTIONS as _POSITION_OPTIONS,  # noqa: F401
+                     SEED_MAX as _SEED_MAX, RenderedShell, _check_adjudicate, _check_capture_reward, _check_finite,
                      check_action, check_render_mode, new_game, planes_space, reset_options, start_plan)
 
 RESET_OPTIONS: tuple[str, ...] = _POSITION_OPTIONS + ("learner",)
@@ -49,39 +49,6 @@ def as_opponent(opponent: Any, seed: int | None = None) -> Any:
     callable ``f(state) -> action``.
     """
     return make_player(opponent, seed=seed)
-
-
-#: The largest ``capture_reward`` (in absolute value): a shaping reward is a fraction of the +-1
-#: result, and a bound keeps every reward a finite float.
-MAX_CAPTURE_REWARD: float = 1e6
-
-
-def _check_capture_reward(value):
-    """``value`` as a float: a finite number (not a bool) of absolute value at most MAX_CAPTURE_REWARD."""
-    _check_finite("capture_reward", value)
-    if abs(float(value)) > MAX_CAPTURE_REWARD:
-        raise ValueError(f"capture_reward must be between -{MAX_CAPTURE_REWARD:g} and {MAX_CAPTURE_REWARD:g} "
-                         f"(a shaping reward per stone, added to the +-1 result), not {value!r}")
-    return float(value)
-
-
-#: The values of ``adjudicate``: what a game stopped by the turn limit is worth to the learner.
-ADJUDICATE_MODES: tuple[str, ...] = ("none", "material")
-
-
-def _check_adjudicate(value):
-    if not isinstance(value, str) or value not in ADJUDICATE_MODES:
-        raise ValueError(f"adjudicate must be one of {', '.join(repr(m) for m in ADJUDICATE_MODES)} "
-                         f"(what a game stopped by the turn limit is worth), not {value!r}")
-    return value
-
-
-def _check_finite(name, value):
-    """TypeError unless ``value`` is a real number (not a bool); ValueError for nan and infinities."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, not {type(value).__name__} ({value!r})")
-    if not np.isfinite(float(value)):
-        raise ValueError(f"{name} must be a finite number, not {value!r}")
 
 
 class JiuVsBotEnv(RenderedShell, gymnasium.Env):

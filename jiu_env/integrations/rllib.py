@@ -48,8 +48,8 @@ from ray.rllib.utils.typing import MultiAgentDict
 
 from .. import kernel as K
 from ..bots.base import Bot
-from ..envs.common import (AGENTS, RESET_OPTIONS, Thawing, check_action, mask_space, new_game, planes_space,
-                           reset_options, start_plan)
+from ..envs.common import (AGENTS, RESET_OPTIONS, SEED_MAX, Thawing, _check_adjudicate, _check_capture_reward,
+                           check_action, mask_space, new_game, planes_space, reset_options, start_plan)
 from ..nets import SpatialActionHead, ValueHead, conv_trunk, orthogonal_init
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, observe
@@ -59,7 +59,9 @@ from ..vocab import COLOUR_NAMES
 
 LEARNER = "learner"
 RANDOM = "random"
-ENV_OPTIONS = ("rules", "illegal")  # other env_config keys are single rules (board_size=8, ...)
+# env_config keys that are not rules; every other key is a single rule (board_size=8, ...)
+ENV_OPTIONS = ("rules", "illegal", "opponent", "opponent_weights", "self_play", "capture_reward", "adjudicate",
+               "turn_limit")
 
 
 # ---------------------------------------------------------------------- env
@@ -72,6 +74,37 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
     ``ValueError`` saying why; ``"lose"``: it ends the game, the offender gets
     -1 and the other agent 0) and single rules such as ``board_size=8`` or
     ``max_battle_turns=200``.
+
+    Training signal, all off by default (the env is then the plain game, both
+    colours agents, +1 / -1 / 0 at the end):
+
+    - ``opponent``: a player spec (``"greedy"``, ``"mix:0.5:greedy"``,
+      ``"random"``; anything :func:`jiu_env.players.make_player` takes) or a
+      list of them.  Each game the env draws the learner's colour (a fair
+      coin) and one opponent (``opponent_weights``, default uniform), and
+      plays the other colour itself inside ``reset``/``step``: only the
+      learner's colour is an agent, so a policy mapping that sends every agent
+      to one module trains it against the bot.  The bot is re-seeded from the
+      env's generator every game.  :meth:`set_opponent` changes it from the
+      next game on (a curriculum: see :func:`set_opponent_everywhere`).
+    - ``self_play``: with an ``opponent``, the share of games (0 to 1) in
+      which both colours are agents instead, as without one.
+    - ``capture_reward``: ``+c`` per enemy stone removed and ``-c`` per own
+      stone lost in the battle phase (the same shaping as
+      :class:`~jiu_env.JiuVsBotEnv`), in the reward of the agent whose
+      decision (with the bot's replies) made the change; in a two-agent game
+      the other agent gets the opposite amount.
+    - ``turn_limit``: stop (truncate) a game after this many battle turns
+      without changing the rules, so the observation's turn-progress plane
+      stays that of the rules the model is later evaluated on (0, the
+      default: the rules' own ``max_battle_turns``).
+    - ``adjudicate``: ``"material"`` adds +1 / -1 / 0 by stone count to the
+      last reward of a game stopped by either turn limit (``"none"``, the
+      default, adds nothing; the game stays undecided in the infos).
+
+    With an ``opponent`` the infos also say ``"learner"`` (the learner's
+    colour) and ``"opponent"`` (the bot's spec; ``"self"`` in a two-agent
+    game), and :meth:`pop_results` hands over the finished bot games.
 
     ``reset(seed=None, options=None)`` takes the AEC env's options:
     ``{"start": "battle"}`` (a random placement from the env's seeded
@@ -93,6 +126,15 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
         if illegal not in ("raise", "lose"):
             raise ValueError(f"illegal must be 'raise' or 'lose', not {illegal!r}")
         self.illegal = illegal
+        opponent, weights = config.pop("opponent", None), config.pop("opponent_weights", None)
+        self.self_play = _check_share("self_play", config.pop("self_play", 0.0))
+        self.capture_reward = _check_capture_reward(config.pop("capture_reward", 0.0))
+        self.adjudicate = _check_adjudicate(config.pop("adjudicate", "none"))
+        turn_limit = config.pop("turn_limit", 0)
+        if isinstance(turn_limit, bool) or not isinstance(turn_limit, (int, np.integer)) or turn_limit < 0:
+            raise ValueError(f"turn_limit must be a whole number of battle turns >= 0 (0: the rules' own), "
+                             f"not {turn_limit!r}")
+        self.turn_limit = int(turn_limit)
         self.rules = Rules.make(config.pop("rules", "competitive"), **config)
         n = self.rules.board_size
         self.board_size = n
@@ -104,6 +146,46 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
         self.state = self.rules.new_state()
         self._rng = np.random.default_rng()
         self._over = True
+        self.opponents: list[Any] = []
+        self.set_opponent(opponent, weights)
+        self._bot: Any = None  # the bot of the current game (None: both colours are agents)
+        self._bot_name = "self"
+        self._learner = K.WHITE
+        self.results: list[tuple[str, float]] = []
+
+    # ------------------------------------------------------------ opponents
+    def set_opponent(self, opponent: Any, weights: Iterable[float] | None = None) -> None:
+        """Play ``opponent`` (a spec, a list of specs, or None: both colours are agents) from the next game on.
+
+        ``weights`` (one per opponent, not all zero) draw the opponent of each
+        game; uniform by default.  Specs are checked here: an unknown one
+        raises ValueError naming it.
+        """
+        items = [] if opponent is None else list(opponent) if isinstance(opponent, (list, tuple)) else [opponent]
+        if opponent is not None and not items:
+            raise ValueError("opponent list is empty (None: both colours are agents)")
+        if weights is None:
+            w = np.ones(len(items))
+        else:
+            w = np.asarray(list(weights), dtype=float)
+            if len(w) != len(items) or not np.all(np.isfinite(w)) or np.any(w < 0) or (items and w.sum() <= 0):
+                raise ValueError(f"opponent_weights must be {len(items)} finite numbers >= 0, not all zero "
+                                 f"(one per opponent), not {list(weights)!r}")
+        from ..players import make_player
+
+        self.opponents = [(o if isinstance(o, str) else getattr(o, "name", type(o).__name__), make_player(o, seed=0))
+                          for o in items]
+        self.opponent_probs = w / w.sum() if items else w
+
+    def pop_results(self) -> list[tuple[str, float]]:
+        """The finished games against a bot since the last call: ``(spec, learner's result +1 / -1 / 0)``.
+
+        The result is the rules' one, or for a game stopped by a turn limit
+        with ``adjudicate="material"`` the adjudicated one (what the learner
+        was rewarded for); a curriculum promotes on these.
+        """
+        out, self.results = self.results, []
+        return out
 
     # RLlib's multi-agent API: reset and step return dicts keyed by agent, not gym.Env's single-agent tuples.
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None  # type: ignore[override]
@@ -111,12 +193,26 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         start, position = start_plan(self.rules, reset_options(options, RESET_OPTIONS))
-        self.state = position if position is not None else new_game(self.rules, start, self._rng)
-        if self.state[K.H_PHASE] == K.PH_OVER:
-            raise ValueError("the given position is already decided: there is no decision to make")
+        self._bot, self._bot_name = None, "self"
+        if self.opponents and not self._rng.random() < self.self_play:
+            k = int(self._rng.choice(len(self.opponents), p=self.opponent_probs)) if len(self.opponents) > 1 else 0
+            self._bot_name, self._bot = self.opponents[k]
+            self._bot.restart(seed=int(self._rng.integers(SEED_MAX)))
+            self._learner = int(K.WHITE if self._rng.random() < 0.5 else K.BLACK)
+        for _ in range(100):  # a random start that the bot ends before the learner moves is drawn again
+            self.state = position.copy() if position is not None else new_game(self.rules, start, self._rng)
+            if self.state[K.H_PHASE] == K.PH_OVER:
+                raise ValueError("the given position is already decided: there is no decision to make")
+            self._play_bot()
+            if self.state[K.H_PHASE] != K.PH_OVER:
+                break
+            if position is not None:
+                raise ValueError("the given position is decided by the opponent before the learner has a decision")
+        else:
+            raise RuntimeError("100 random starts in a row ended before the learner had a decision")
         self._over = False
         agent = self.to_move
-        return {agent: self._observe(agent)}, {agent: game_info(self.state)}
+        return {agent: self._observe(agent)}, {agent: self._info()}
 
     def step(self, action_dict: MultiAgentDict  # type: ignore[override]
              ) -> tuple[MultiAgentDict, MultiAgentDict, MultiAgentDict, MultiAgentDict, MultiAgentDict]:
@@ -137,14 +233,30 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
                     "Mask actions with obs['action_mask'] (JiuMaskedModule does); RLlib's env checker plays "
                     "unmasked samples, so build configs with config.environment(disable_env_checking=True)")
             return self._finish({agent: -1.0, _other(agent): 0.0}, truncated=False,
-                                extra={"illegal_action": agent})
-        K.apply_action_unchecked(s, a)  # is_legal above checked the state and the action
-        if s[K.H_PHASE] == K.PH_OVER:
-            w, b = K.returns(s)
-            return self._finish({"white": float(w), "black": float(b)}, truncated=bool(s[K.H_TRUNC]))
+                                extra={"illegal_action": agent}, result=-1.0 if COLOUR[agent] == self._learner else 1.0)
+        gain = self._apply(s, a)  # stones White gained on Black in the battle by this decision (and the bot's replies)
+        gain += self._play_bot()
+        shaped = self.capture_reward * gain
+        white_shaping = {"white": shaped, "black": -shaped}
+        if s[K.H_PHASE] == K.PH_OVER or (self.turn_limit and s[K.H_TURNS] >= self.turn_limit):
+            if s[K.H_PHASE] == K.PH_OVER:
+                w, b = K.returns(s)
+                truncated = bool(s[K.H_TRUNC])
+            else:
+                w, b, truncated = 0, 0, True
+            rewards = {"white": float(w) + white_shaping["white"], "black": float(b) + white_shaping["black"]}
+            if truncated and self.adjudicate == "material":
+                sign = float(np.sign(int(s[K.H_COUNT + K.WHITE]) - int(s[K.H_COUNT + K.BLACK])))
+                rewards["white"] += sign
+                rewards["black"] -= sign
+                w, b = sign, -sign  # the adjudicated result, for pop_results
+            return self._finish(rewards, truncated=truncated,
+                                result=float(w) if self._learner == K.WHITE else float(b))
         nxt = self.to_move
-        return ({nxt: self._observe(nxt)}, {agent: 0.0}, {"__all__": False}, {"__all__": False},
-                {nxt: game_info(s)})
+        step_rewards: MultiAgentDict = {agent: white_shaping[agent] if self.capture_reward else 0.0}
+        if self.capture_reward and self._bot is None:  # the other agent's stones changed too
+            step_rewards[_other(agent)] = white_shaping[_other(agent)]
+        return ({nxt: self._observe(nxt)}, step_rewards, {"__all__": False}, {"__all__": False}, {nxt: self._info()})
 
     def render(self) -> str:  # type: ignore[override]  # the ANSI text of the board, where RLlib's stub says None
         from ..render import render_ansi
@@ -156,6 +268,33 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
         """The agent that decides next (the last one to decide once the game is over)."""
         return COLOUR_NAMES[int(self.state[K.H_TO_MOVE])]
 
+    def _apply(self, s, a):
+        """Play ``a``; the stones White gained on Black by it when it was a battle decision (0 in placement)."""
+        battle = s[K.H_PHASE] == K.PH_BATTLE
+        before = int(s[K.H_COUNT + K.WHITE]) - int(s[K.H_COUNT + K.BLACK])
+        K.apply_action_unchecked(s, a)  # the caller checked the state and the action
+        return int(s[K.H_COUNT + K.WHITE]) - int(s[K.H_COUNT + K.BLACK]) - before if battle else 0
+
+    def _play_bot(self):
+        """The bot's decisions until the learner decides or the game ends; White's battle gain over them."""
+        s, gain = self.state, 0
+        while self._bot is not None and s[K.H_PHASE] != K.PH_OVER and s[K.H_TO_MOVE] != self._learner:
+            if self.turn_limit and s[K.H_TURNS] >= self.turn_limit:
+                break
+            a = self._bot.step(s.copy())
+            if not K.is_legal(s, a):
+                raise RuntimeError(f"the opponent {self._bot_name!r} chose the illegal action {a}: "
+                                   f"{explain_illegal(s, a)}")
+            gain += self._apply(s, a)
+        return gain
+
+    def _info(self):
+        info = game_info(self.state)
+        if self.opponents:
+            info.update(learner=COLOUR_NAMES[self._learner] if self._bot is not None else "both",
+                        opponent=self._bot_name)
+        return info
+
     def _observe(self, agent):
         n = self.board_size
         obs = np.empty((n, n, NUM_PLANES), np.float32)
@@ -163,16 +302,56 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
         observe(self.state, COLOUR[agent], agent == self.to_move and not self._over, obs, mask)
         return {"observations": obs, "action_mask": mask}
 
-    def _finish(self, rewards, truncated, extra=None):
+    def _finish(self, rewards, truncated, extra=None, result=0.0):
         self._over = True
-        info = game_info(self.state)
+        info = self._info()
         info.update(extra or {})
-        obs = {a: self._observe(a) for a in AGENTS}
-        done = {a: not truncated for a in AGENTS}
-        trunc = {a: truncated for a in AGENTS}
+        agents = AGENTS if self._bot is None else (COLOUR_NAMES[self._learner],)
+        if self._bot is not None:
+            self.results.append((self._bot_name, float(result)))
+        obs = {a: self._observe(a) for a in agents}
+        done = {a: not truncated for a in agents}
+        trunc = {a: truncated for a in agents}
         done["__all__"] = not truncated
         trunc["__all__"] = truncated
-        return obs, rewards, done, trunc, {a: dict(info) for a in AGENTS}
+        return obs, {a: rewards[a] for a in agents}, done, trunc, {a: dict(info) for a in agents}
+
+
+def _check_share(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) \
+            or not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"{name} must be a share of games between 0 and 1, not {value!r}")
+    return float(value)
+
+
+def set_opponent_everywhere(algorithm: Any, opponent: Any, weights: Iterable[float] | None = None) -> int:
+    """Call :meth:`JiuMultiAgentEnv.set_opponent` on every env of every env runner of ``algorithm``.
+
+    A curriculum step (RLlib's pattern for changing the task of running envs:
+    ``env_runner_group.foreach_env_runner``); the new opponent plays from each
+    env's next game on.  Returns the number of envs reached.
+    """
+    weights = None if weights is None else list(weights)
+
+    def apply(runner):
+        return sum(1 for e in _runner_envs(runner) if e.set_opponent(opponent, weights) is None)
+
+    return sum(algorithm.env_runner_group.foreach_env_runner(apply))
+
+
+def pop_results_everywhere(algorithm: Any) -> list[tuple[str, float]]:
+    """The finished bot games of every env of ``algorithm``'s env runners (:meth:`JiuMultiAgentEnv.pop_results`)."""
+    def apply(runner):
+        return [r for e in _runner_envs(runner) for r in e.pop_results()]
+
+    return [r for rs in algorithm.env_runner_group.foreach_env_runner(apply) for r in rs]
+
+
+def _runner_envs(runner):
+    """The JiuMultiAgentEnv instances of an env runner (none for a local runner that samples nothing)."""
+    env = getattr(runner, "env", None)
+    subs = getattr(env, "envs", None) or ([] if env is None else [env])
+    return [e.unwrapped for e in subs if isinstance(getattr(e, "unwrapped", None), JiuMultiAgentEnv)]
 
 
 def _other(agent):
@@ -491,40 +670,31 @@ def checkpoint_board_size(path: str | os.PathLike[str], module_id: str = LEARNER
     return module_board_size(load_module(path, module_id), os.fspath(path))
 
 
-class RLlibPlayer(Bot):
-    """An RLlib RLModule as a bot (``rllib:CHECKPOINT``; ``rllib:CHECKPOINT:module=ID`` picks a module).
+class ModulePlayer(Bot):
+    """A Jiu RLModule in memory as a bot: the masked argmax of its logits (or a sample of its masked softmax).
 
     The module sees the egocentric planes and action mask of the side to move,
     as in :class:`JiuMultiAgentEnv`; ``deterministic=True`` plays the masked
     argmax, otherwise it samples the masked softmax with the bot's seeded
-    generator.
+    generator.  Training code evaluates its live module this way, without a
+    checkpoint (``ModulePlayer(algo.get_module("learner"))``).
     """
 
-    name = "rllib"
-    PARAMS = {"path": "Algorithm or RLModule checkpoint directory", "module": "module id (default learner)",
-              "deterministic": "greedy actions (default true)"}
+    name = "rllib-module"
+    PARAMS: dict[str, str] = {}
 
-    def __init__(self, path: str | os.PathLike[str], seed: int | None = None, module: str = LEARNER,
-                 deterministic: bool | str = True) -> None:
-        self.path = os.fspath(path)
-        self.module_id = module
+    def __init__(self, module: Any, seed: int | None = None, deterministic: bool | str = True,
+                 source: str = "") -> None:
+        self.module = module
+        self.source = source
         self.deterministic = deterministic not in (False, "false", "False", "0", 0)
-        self.module = load_module(self.path, module)
-        self.board_size = module_board_size(self.module, self.path)
+        self.board_size = module_board_size(module, source)
         super().__init__(seed=seed)
-
-    def version_key(self) -> str:
-        """The hashes of the module's weight files."""
-        from ..players import file_hash as _file_hash
-
-        mdir = module_path(self.path, self.module_id)
-        files = sorted(f for f in _listdir(mdir) if f.startswith("module_state"))
-        return "+".join(_file_hash(os.path.join(mdir, f)) for f in files)
 
     def _choose(self, state):
         n = int(state[K.H_N])
         if n != self.board_size:
-            raise ValueError(f"rllib checkpoint {self.path!r}: the position has H_N={n} (module: {self.board_size}); "
+            raise ValueError(f"rllib module {self.source!r}: the position has H_N={n} (module: {self.board_size}); "
                              f"a module plays the {self.board_size}x{self.board_size} board it was built for")
         obs = np.empty((n, n, NUM_PLANES), np.float32)
         mask = np.empty(K.num_actions(n), np.int8)
@@ -540,6 +710,29 @@ class RLlibPlayer(Bot):
         return int(self.rng.choice(p.size, p=p / p.sum()))
 
 
+class RLlibPlayer(ModulePlayer):
+    """An RLlib RLModule from a checkpoint as a bot (``rllib:CHECKPOINT``; ``rllib:CHECKPOINT:module=ID`` picks a
+    module); it plays as :class:`ModulePlayer`."""
+
+    name = "rllib"
+    PARAMS = {"path": "Algorithm or RLModule checkpoint directory", "module": "module id (default learner)",
+              "deterministic": "greedy actions (default true)"}
+
+    def __init__(self, path: str | os.PathLike[str], seed: int | None = None, module: str = LEARNER,
+                 deterministic: bool | str = True) -> None:
+        self.path = os.fspath(path)
+        self.module_id = module
+        super().__init__(load_module(self.path, module), seed=seed, deterministic=deterministic, source=self.path)
+
+    def version_key(self) -> str:
+        """The hashes of the module's weight files."""
+        from ..players import file_hash as _file_hash
+
+        mdir = module_path(self.path, self.module_id)
+        files = sorted(f for f in _listdir(mdir) if f.startswith("module_state"))
+        return "+".join(_file_hash(os.path.join(mdir, f)) for f in files)
+
+
 def rllib_player(arg: str, seed: int | None) -> RLlibPlayer:
     """Factory of the ``rllib:`` player kind: ``PATH`` or ``PATH:module=ID,deterministic=false``."""
     path, _, params = arg.partition(":")
@@ -553,5 +746,5 @@ def rllib_player(arg: str, seed: int | None) -> RLlibPlayer:
 
 
 __all__ = ["JiuMultiAgentEnv", "JiuMaskedModule", "JiuRandomModule", "LeagueMapping", "SelfPlayLeagueCallback",
-           "ppo_self_play_config", "RLlibPlayer", "load_module", "module_path", "module_board_size",
-           "checkpoint_board_size", "rllib_player"]
+           "ppo_self_play_config", "set_opponent_everywhere", "pop_results_everywhere", "ModulePlayer", "RLlibPlayer",
+           "load_module", "module_path", "module_board_size", "checkpoint_board_size", "rllib_player"]
