@@ -94,7 +94,7 @@ class raw_env(RenderedShell, AECEnv):
         self.board_size = n
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
-        na = self.rules.num_actions
+        na = self._num_actions = self.rules.num_actions  # kept: the property costs about 0.3 us per read
         obs_space = spaces.Dict({"observation": planes_space(n), "action_mask": mask_space(na)})
         self.observation_spaces = {a: obs_space for a in AGENTS}
         self.action_spaces: dict[str, spaces.Space[Any]] = {a: spaces.Discrete(na) for a in AGENTS}
@@ -117,7 +117,7 @@ class raw_env(RenderedShell, AECEnv):
             s = self._readopt()
         n = self.board_size
         obs = np.empty((n, n, NUM_PLANES), np.float32)
-        mask = np.empty(self.rules.num_actions, np.int8)
+        mask = np.empty(self._num_actions, np.int8)
         _observe(s, COLOUR[agent], agent == self.agent_selection, obs, mask)
         return {"observation": obs, "action_mask": mask}
 
@@ -324,7 +324,7 @@ class raw_env(RenderedShell, AECEnv):
         agent = self.agent_selection
         if action is None:
             raise TypeError(f"action None given to {agent!r}, whose game is still on; None is only for a finished agent")
-        a = check_action(action, self.rules.num_actions, one_element=False)  # in range for the state's board too
+        a = check_action(action, self._num_actions, one_element=False)  # in range for the state's board too
         if not K.is_legal_unchecked(s, a):
             raise ValueError(f"illegal action {a} ({action_to_str(a, self.board_size)}) for {agent}: {explain_illegal(s, a)}")
         return a
@@ -342,6 +342,7 @@ class raw_env(RenderedShell, AECEnv):
         d = dict(d)
         state = d.pop("state")  # also where pickles made before the state was the env's own keep it
         super().__setstate__(d)
+        self._num_actions = self.rules.num_actions  # not in pickles made before it was kept
         self.state = state  # checked and copied: writable and the env's own, also from a read-only buffer
 
     def _reset_plan(self, options):
