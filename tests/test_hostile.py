@@ -417,7 +417,8 @@ def test_aec_env_unpickled_read_only_goes_on(make):
     _play_aec(e, 30)
     e.last()
     e2 = _ray_roundtrip(e)
-    assert e2.unwrapped.state.flags.writeable
+    assert e2.unwrapped._state.flags.writeable  # the array numba steps is writable and the env's own
+    assert not e2.unwrapped.state.flags.writeable and not np.shares_memory(e2.unwrapped.state, e.unwrapped.state)
     assert _play_aec(e2, 40) == _play_aec(e, 40)
     assert np.array_equal(e2.unwrapped.state, e.unwrapped.state)
 
@@ -583,14 +584,212 @@ def test_raw_env_step_after_the_end():
         e.observe("purple")
 
 
-def test_raw_env_refuses_a_state_changed_from_outside():
-    e = jiu_env.raw_env(board_size=8)
-    e.reset(seed=0)
-    e.state[K.H_TO_MOVE] = 5
-    before = e.state.copy()
-    with pytest.raises(InvalidStateError, match="H_TO_MOVE"):
-        e.step(27)
-    assert np.array_equal(e.state, before)
+def _aec_snapshot(e):
+    return (e.state.copy(), e.agent_selection, dict(e.rewards), dict(e._cumulative_rewards), dict(e.terminations),
+            dict(e.truncations), str(e.infos), list(e.agents))
+
+
+def _assert_aec_same(e, snap):
+    now = _aec_snapshot(e)
+    assert np.array_equal(now[0], snap[0]) and now[1:] == snap[1:]
+
+
+def _mid_game_aec(n=8, decisions=40, seed=0):
+    e = jiu_env.raw_env(board_size=n, render_mode="ansi")
+    e.reset(seed=seed, options={"start": "battle"})
+    _play_aec(e, decisions)
+    assert e.phase == "battle"
+    return e
+
+
+def _aec_goes_on(e):
+    """The env still plays: observe, last, render and a step of the side to move."""
+    obs, *_ = e.last()
+    e.observe("white"), e.observe("black"), e.render(), e.legal_actions()
+    e.step(int(np.flatnonzero(obs["action_mask"])[0]))
+
+
+def _public_writes(e):
+    """Every way found to write into the public state array without reaching for a private name."""
+    from numpy.lib.stride_tricks import as_strided
+
+    s = e.state
+    yield "item", lambda: s.__setitem__(K.H_TO_MOVE, 5)
+    yield "slice", lambda: s.__setitem__(slice(None), 0)
+    yield "in-place op", lambda: s.__iadd__(1)
+    yield "copyto", lambda: np.copyto(s, 0)
+    yield "ufunc out=", lambda: np.add(s, 1, out=s)
+    yield "fill", lambda: s.fill(0)
+    yield "put", lambda: s.put([K.H_TO_MOVE], [5])
+    yield "sort", lambda: s.sort()
+    yield "setflags", lambda: s.setflags(write=True)
+    yield "flags", lambda: setattr(s.flags, "writeable", True)
+    yield "view of the view", lambda: s.view().__setitem__(K.H_TO_MOVE, 5)
+    yield "reshape", lambda: s.reshape(1, -1).__setitem__((0, K.H_TO_MOVE), 5)
+    yield "as_strided writeable", lambda: as_strided(s, writeable=True).__setitem__(K.H_TO_MOVE, 5)
+    yield "frombuffer", lambda: np.frombuffer(s, np.int64).__setitem__(K.H_TO_MOVE, 5)
+    yield "memoryview", lambda: memoryview(s).__setitem__(K.H_TO_MOVE, 5)
+    yield "kernel apply_action", lambda: K.apply_action(s, int(e.legal_actions()[0]))
+    yield "kernel random_playout", lambda: K.random_playout(s, np.empty(e.rules.num_actions, np.int64))
+    yield "kernel pass_turn", lambda: K.pass_turn(s)
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["raw", "wrapped"])
+def test_aec_state_is_a_read_only_view_that_follows_the_game(wrapped):
+    """Writing into ``env.state`` raises, whichever public way is tried, and leaves the game as it was."""
+    e = _mid_game_aec()
+    env = e
+    if wrapped:
+        env = jiu_env.env(board_size=8, render_mode="ansi")
+        env.reset(seed=0, options={"start": "battle"})
+        _play_aec(env, 40)
+        e = env.unwrapped
+    view = e.state
+    snap = _aec_snapshot(e)
+    for name, write in _public_writes(e):
+        with pytest.raises((ValueError, TypeError)):  # numpy's "read-only" / the kernel's checks
+            write()
+        _assert_aec_same(e, snap)
+    a = int(e.legal_actions()[0])
+    env.step(a)  # the view follows the game, as the array did before it was the env's own
+    assert np.array_equal(view, e.state) and not np.array_equal(view, snap[0])
+    assert not view.flags.writeable and not e.state.flags.writeable
+
+
+def test_aec_state_assignment_is_checked_and_copied():
+    e = _mid_game_aec()
+    other = _mid_game_aec(seed=5, decisions=50)
+    s = other.state.copy()
+    e.state = s
+    assert np.array_equal(e.state, s) and not np.shares_memory(e.state, s)
+    s[K.H_TO_MOVE] = 7  # the caller's array is a copy: changing it later does not reach the env
+    assert e.state[K.H_TO_MOVE] in (K.WHITE, K.BLACK)
+    ro = other.state  # a read-only state (a view, or one from Ray's object store) is fine
+    e.state = ro
+    assert e._state.flags.writeable and not np.shares_memory(e.state, ro)
+    assert e.agent_selection == other.agent_selection and e.agents == ["white", "black"]  # as after a reset
+    _aec_goes_on(e)
+    over = _mid_game_aec()  # a finished game: both agents are done, as reset() from a decided position leaves them
+    while over.agents:
+        obs, _, t, tr, _ = over.last()
+        over.step(None if t or tr else int(np.flatnonzero(obs["action_mask"])[0]))
+    final = over._state.base.copy()
+    e.state = final
+    assert all(e.terminations.values()) or all(e.truncations.values())
+    assert e.rewards == {"white": K.returns(final)[0], "black": K.returns(final)[1]} and e.winner == over.winner
+    e.step(None), e.step(None)
+    assert not e.agents
+
+
+def _bad_states(e):
+    good = e.state.copy()
+    for name, changes, msg in MUTATIONS:
+        bad = good.copy()
+        if name == "cap":
+            continue  # written for another length
+        for i, v in changes.items():
+            bad[i] = v
+        yield name, bad, (InvalidStateError, ValueError), None
+    yield "6x6 state", Rules.make(board_size=6).new_state(), ValueError, "6x6 board.*for 8x8.*board_size=6"
+    yield "14x14 state", Rules.make().new_state(), ValueError, "14x14 board.*for 8x8"
+    yield "short", good[:K.HDR + 10], ValueError, "length"
+    yield "few", good[:5], ValueError, "fewer than"
+    yield "list", good.tolist(), TypeError, "list"
+    yield "float", good.astype(np.float64), TypeError, "float64"
+    yield "int32", good.astype(np.int32), TypeError, "int32"
+    yield "2-D", good[None, :], TypeError, "2-D"
+    yield "None", None, TypeError, "NoneType"
+
+
+def test_aec_assigning_a_bad_state_raises_and_leaves_the_env_untouched():
+    e = _mid_game_aec()
+    snap = _aec_snapshot(e)
+    for name, bad, exc, msg in _bad_states(e):
+        with pytest.raises(exc, match=msg) as info:
+            e.state = bad
+        assert str(info.value), name
+        _assert_aec_same(e, snap)
+    _aec_goes_on(e)
+
+
+def test_aec_guard_catches_a_state_changed_behind_the_envs_back():
+    """The owner array behind the public view (``env.state.base``) can be made writable again: every reader
+    notices, checks the state as an assignment, and refuses a bad one (InvalidStateError naming the field)."""
+    e = _mid_game_aec()
+    snap = _aec_snapshot(e)
+    owner = e.state.base
+    owner.flags.writeable = True
+    owner[K.H_SUB], owner[K.H_LIFT] = K.SUB_DROP, 10**9
+    readers = [("observe", lambda: e.observe("white")), ("last", lambda: e.last()), ("render", e.render),
+               ("step", lambda: e.step(0)), ("legal_actions", e.legal_actions), ("phase", lambda: e.phase),
+               ("board", lambda: e.board), ("outcome", lambda: e.outcome), ("to_move", lambda: e.to_move)]
+    for name, read in readers:
+        with pytest.raises(InvalidStateError, match="H_LIFT=1000000000"):
+            read()
+    assert owner[K.H_LIFT] == 10**9 and e.agent_selection == snap[1]  # refused, nothing stepped
+    owner[:] = snap[0]  # a valid state written the same way is adopted
+    _aec_goes_on(e)
+    assert not e.state.base.flags.writeable  # the env holds a checked copy of its own again
+    # the owner's memory replaced (ndarray.__setstate__): the env reads the new owner, never the freed memory
+    owner = e.state.base
+    owner.flags.writeable = True
+    owner.__setstate__(Rules.make().new_state().__reduce__()[2])  # a 14x14 state into the 8x8 env
+    for name, read in readers:
+        with pytest.raises(ValueError, match="14x14 board"):
+            read()
+    e.state = snap[0]  # assigning a good state (or reset()) ends it
+    _aec_goes_on(e)
+    e.state.base.flags.writeable = True
+    e.state.base[K.H_TO_MOVE] = 0
+    with pytest.raises(InvalidStateError, match="H_TO_MOVE=0"):
+        e.last()
+    e.reset(seed=1)
+    _aec_goes_on(e)
+
+
+def test_aec_readers_after_hostile_writes_in_a_subprocess():
+    """observe, last, render and step after every write attempt found: exceptions, never a crash."""
+    rc, out = _run("""
+        import numpy as np, jiu_env
+        from jiu_env import kernel as K, Rules
+        e = jiu_env.raw_env(board_size=8, render_mode="ansi"); e.reset(seed=0, options={"start": "battle"})
+        def play(k):
+            for _ in range(k):
+                if not e.agents:
+                    e.reset(seed=1, options={"start": "battle"})
+                obs, r, t, tr, _ = e.last()
+                e.step(None if t or tr else int(np.flatnonzero(obs["action_mask"])[0]))
+        play(20)
+        good = e.state.copy()
+        def attempt(write):
+            try:
+                write()
+            except (ValueError, TypeError):
+                pass
+            for read in (lambda: e.observe("white"), e.last, e.render, lambda: e.step(0), e.legal_actions):
+                try:
+                    read()
+                except (ValueError, TypeError):
+                    pass
+            e.state = good
+        s = e.state
+        attempt(lambda: s.__setitem__(K.H_N, 10**6))
+        attempt(lambda: s.setflags(write=True))
+        def via_owner(changes):
+            o = e.state.base; o.flags.writeable = True
+            for i, v in changes.items():
+                o[i] = v
+        for changes in ({K.H_N: 10**6}, {K.H_P: 10**6}, {K.H_CAP: 10**7}, {K.H_SUB: K.SUB_DROP, K.H_LIFT: 10**9},
+                        {K.H_CHAIN: -10**9, K.H_SUB: K.SUB_CHAIN}, {K.H_TO_MOVE: 7}, {K.HDR + 3: 9}):
+            attempt(lambda: via_owner(changes))
+        def replace(state):
+            o = e.state.base; o.flags.writeable = True; o.__setstate__(state.__reduce__()[2])
+        for state in (Rules.make().new_state(), Rules.make(board_size=8).new_state()[:K.HDR], np.zeros(3, np.int64)):
+            attempt(lambda: replace(state))
+        play(30)
+        print("DONE")
+    """)
+    assert rc == 0 and "DONE" in out, out
 
 
 # ------------------------------------------------------------- batched runner

@@ -17,6 +17,7 @@ from ..render import check_render_options
 from ..rules import Rules
 from ..outcome import Outcome, outcome_of
 from ..state import COLOUR, explain_illegal, game_info
+from ..validate import check_layout, validate_state
 from ..vocab import COLOUR_NAMES, PHASE_NAMES, SUBPHASE_NAMES
 from .common import (AGENTS, RENDER_MODES, RESET_OPTIONS, RenderedShell, check_action, check_render_mode, mask_space,
                      new_game, planes_space, reset_options, start_plan)
@@ -93,12 +94,12 @@ class raw_env(RenderedShell, AECEnv):
         self.board_size = n
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
-        na = self.rules.num_actions
+        na = self._num_actions = self.rules.num_actions  # kept: the property costs about 0.3 us per read
         obs_space = spaces.Dict({"observation": planes_space(n), "action_mask": mask_space(na)})
         self.observation_spaces = {a: obs_space for a in AGENTS}
         self.action_spaces: dict[str, spaces.Space[Any]] = {a: spaces.Discrete(na) for a in AGENTS}
         self._np_random: np.random.Generator | None = None  # set by reset()
-        self.state = self.rules.new_state()
+        self._own(self.rules.new_state())
         self._reset_bookkeeping()
 
     # ----------------------------------------------------------- PettingZoo
@@ -111,10 +112,13 @@ class raw_env(RenderedShell, AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         if agent not in COLOUR:
             raise ValueError(f"unknown agent {agent!r}; the agents are 'white' and 'black'")
+        s = self._state
+        if self._owner.flags.writeable:  # the guard (see "the state" below): written from outside
+            s = self._readopt()
         n = self.board_size
         obs = np.empty((n, n, NUM_PLANES), np.float32)
-        mask = np.empty(self.rules.num_actions, np.int8)
-        _observe(self.state, COLOUR[agent], agent == self.agent_selection, obs, mask)
+        mask = np.empty(self._num_actions, np.int8)
+        _observe(s, COLOUR[agent], agent == self.agent_selection, obs, mask)
         return {"observation": obs, "action_mask": mask}
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -135,14 +139,8 @@ class raw_env(RenderedShell, AECEnv):
         plan = self._reset_plan(options)  # checked before anything changes (the generator included)
         if seed is not None or self._np_random is None:
             self._np_random, self._np_random_seed = seeding.np_random(seed)
-        state = self._initial_state(plan)
-        self.state = state
-        self.agents = list(AGENTS)
-        self._reset_bookkeeping()
-        self._sync_after_action()
-        self._accumulate_rewards()  # non-zero only for a position that is already decided
-        if self.render_mode == "human":
-            self.render()
+        self._own(self._initial_state(plan))  # built and checked here: trusted without a second check
+        self._start_from_state()
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
@@ -150,52 +148,114 @@ class raw_env(RenderedShell, AECEnv):
             raise RuntimeError("the game is over and every agent has stepped out (step(None) each); call reset()")
         if self.terminations[agent] or self.truncations[agent]:
             return self._was_dead_step(action)
-        a = self._check_action(action)
+        s = self._state
+        if self._owner.flags.writeable:  # the guard (see "the state" below): written from outside
+            s = self._readopt()
+        a = self._check_action(action, s)
         self._cumulative_rewards[agent] = 0
-        K.apply_action_unchecked(self.state, a)  # _check_action checked the state and the action
+        K.apply_action_unchecked(s, a)  # the state is the env's own and checked on entry; the action checked
         self._sync_after_action()
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
+
+    # ------------------------------------------------------------- the state
+    # The state numba reads and writes is the env's own array, checked where it enters from outside (an
+    # assignment, a reset option, an unpickled env) instead of on every step: a state of another board size
+    # would let numba write past the observation buffers, and a corrupt one past the state itself.  Users see
+    # it through read-only views.  The array the env steps (``_state``) is a writable view of an owner array
+    # (``_owner``, the base of every public view) that is kept read-only: a public view cannot be made
+    # writable again, and writing into that memory through any numpy path needs the owner made writable first
+    # (``env.state.base.flags.writeable = True``).  That flag is the guard every reader looks at (one
+    # attribute read, well under a microsecond): once set, the owner's content is checked as an assignment
+    # would be, adopted when valid and refused (InvalidStateError, ValueError) while not.  Out of the
+    # guard's reach: raw pointers (ctypes) and a write hidden by making the owner read-only again.
+    @property
+    def state(self) -> np.ndarray:
+        """The game's kernel state: a read-only view that follows the game.
+
+        To set a position, assign a new array (``env.state = s``): it is
+        checked (a 1-D ``np.int64`` kernel state of this env's board size,
+        :func:`~jiu_env.validate.validate_state`) and copied, and a bad one is
+        refused with the env untouched.  The env then goes on from it as
+        :meth:`reset` does from a position: both agents in, ``agent_selection``
+        the side to move, rewards, terminations and infos from the state; the
+        seeded generator is kept.  ``env.state.copy()`` is a writable copy.
+        """
+        v = self._owner.view()  # the owner's view: what a write behind the env's back shows, too
+        v.flags.writeable = False
+        return v
+
+    @state.setter
+    def state(self, value: np.ndarray) -> None:
+        self._own(self._checked_state(value).copy())
+        self._start_from_state()
+
+    def _checked_state(self, value: Any) -> np.ndarray:
+        """``value`` if it is a state this env can step (TypeError / ValueError naming the problem otherwise)."""
+        n, _ = check_layout(value)  # the type and the size fields, before the board size is read
+        if n != self.board_size:
+            raise ValueError(f"the state is of a {n}x{n} board and this env's observation and action spaces are "
+                             f"for {self.board_size}x{self.board_size}: make an env with board_size={n}")
+        return validate_state(value)
+
+    def _own(self, s: np.ndarray) -> None:
+        """Make ``s`` (a checked, writable, C-contiguous state that no one else holds) the env's state."""
+        w = s.view()  # stays writable when its owner is made read-only
+        s.flags.writeable = False
+        self._state = w
+        self._owner = s  # w.base
+
+    def _readopt(self) -> np.ndarray:
+        """The guard has found the state written from outside: check it as an assignment; return the env's state."""
+        self._own(self._checked_state(self._owner).copy())  # the owner, never the old view of it
+        return self._state
+
+    def _live_state(self) -> np.ndarray:
+        """The env's state, checked first if the guard finds it written from outside."""
+        return self._readopt() if self._owner.flags.writeable else self._state
 
     # --------------------------------------------------------- game access
     @property
     def board(self) -> np.ndarray:
         """The board as an N x N int8 array (0 empty, 1 white, 2 black); a copy."""
         n = self.board_size
-        return self.state[K.HDR:K.HDR + n * n].reshape(n, n).astype(np.int8)
+        return self._live_state()[K.HDR:K.HDR + n * n].reshape(n, n).astype(np.int8)
 
     @property
     def phase(self) -> str:
         """``"placement"``, ``"battle"`` or ``"over"``."""
-        return PHASE_NAMES[int(self.state[K.H_PHASE])]
+        return PHASE_NAMES[int(self._live_state()[K.H_PHASE])]
 
     @property
     def subphase(self) -> str | None:
         """Battle sub-phase ``"move"``, ``"chain"``, ``"drop"``, ``"capture"``; ``None`` otherwise."""
-        if self.state[K.H_PHASE] != K.PH_BATTLE:
+        s = self._live_state()
+        if s[K.H_PHASE] != K.PH_BATTLE:
             return None
-        return SUBPHASE_NAMES[int(self.state[K.H_SUB])]
+        return SUBPHASE_NAMES[int(s[K.H_SUB])]
 
     @property
     def pending_captures(self) -> int:
-        return int(self.state[K.H_PENDING])
+        return int(self._live_state()[K.H_PENDING])
 
     @property
     def stone_counts(self) -> dict[str, int]:
-        return {"white": int(self.state[K.H_COUNT + K.WHITE]), "black": int(self.state[K.H_COUNT + K.BLACK])}
+        s = self._live_state()
+        return {"white": int(s[K.H_COUNT + K.WHITE]), "black": int(s[K.H_COUNT + K.BLACK])}
 
     @property
     def battle_turns(self) -> int:
         """Battle turns completed so far."""
-        return int(self.state[K.H_TURNS])
+        return int(self._live_state()[K.H_TURNS])
 
     @property
     def to_move(self) -> str | None:
         """Colour name of the side that decides next (``None`` once the game is over)."""
-        if self.state[K.H_PHASE] == K.PH_OVER:
+        s = self._live_state()
+        if s[K.H_PHASE] == K.PH_OVER:
             return None
-        return COLOUR_NAMES[int(self.state[K.H_TO_MOVE])]
+        return COLOUR_NAMES[int(s[K.H_TO_MOVE])]
 
     @property
     def winner(self) -> str | None:
@@ -211,33 +271,42 @@ class raw_env(RenderedShell, AECEnv):
     def outcome(self) -> Outcome | None:
         """The game's :class:`~jiu_env.outcome.Outcome` (``None`` while it is on); the infos' ``winner`` and
         ``end_reason`` are its string spellings."""
-        return outcome_of(self.state)
+        return outcome_of(self._live_state())
 
     @property
     def last_action(self) -> int | None:
-        a = int(self.state[K.H_LAST_ACTION])
+        a = int(self._live_state()[K.H_LAST_ACTION])
         return None if a < 0 else a
 
     def legal_actions(self) -> np.ndarray:
         """Sorted array of the legal actions of the side to move (empty once the game is over)."""
         buf = np.empty(self.rules.num_actions, np.int64)
-        k = K.legal_actions(self.state, buf)
+        k = K.legal_actions_unchecked(self._live_state(), buf)  # the env's own state, checked on entry
         return np.sort(buf[:k])
 
     def action_to_str(self, action: int) -> str:
         return action_to_str(action, self.board_size)
 
     # ------------------------------------------------------------ internals
+    def _start_from_state(self):
+        """Both agents in and the bookkeeping from the env's (new) state, as after a reset."""
+        self.agents = list(AGENTS)
+        self._reset_bookkeeping()
+        self._sync_after_action()
+        self._accumulate_rewards()  # non-zero only for a position that is already decided
+        if self.render_mode == "human":
+            self.render()
+
     def _reset_bookkeeping(self):
         self.rewards = {a: 0.0 for a in AGENTS}
         self._cumulative_rewards = _Rewards({a: 0.0 for a in AGENTS})
         self.terminations = {a: False for a in AGENTS}
         self.truncations = {a: False for a in AGENTS}
         self.infos = {a: {} for a in AGENTS}
-        self.agent_selection = COLOUR_NAMES[int(self.state[K.H_TO_MOVE])]
+        self.agent_selection = COLOUR_NAMES[int(self._state[K.H_TO_MOVE])]
 
     def _sync_after_action(self):
-        s = self.state
+        s = self._state
         self.agent_selection = COLOUR_NAMES[int(s[K.H_TO_MOVE])]
         if s[K.H_PHASE] == K.PH_OVER:
             w, b = K.returns(s)
@@ -251,14 +320,30 @@ class raw_env(RenderedShell, AECEnv):
         info = game_info(s)
         self.infos = {a: dict(info) for a in self.agents}
 
-    def _check_action(self, action):
+    def _check_action(self, action, s):
         agent = self.agent_selection
         if action is None:
             raise TypeError(f"action None given to {agent!r}, whose game is still on; None is only for a finished agent")
-        a = check_action(action, self.rules.num_actions, one_element=False)
-        if not K.is_legal(self.state, a):
-            raise ValueError(f"illegal action {a} ({action_to_str(a, self.board_size)}) for {agent}: {explain_illegal(self.state, a)}")
+        a = check_action(action, self._num_actions, one_element=False)  # in range for the state's board too
+        if not K.is_legal_unchecked(s, a):
+            raise ValueError(f"illegal action {a} ({action_to_str(a, self.board_size)}) for {agent}: {explain_illegal(s, a)}")
         return a
+
+    def _render_state(self):
+        return self._live_state()  # the env's own state, checked on entry (and by the guard)
+
+    def __getstate__(self) -> dict[str, Any]:
+        d = super().__getstate__()
+        del d["_state"]
+        d["state"] = d.pop("_owner")  # the state as a plain array, under its public name
+        return d
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        d = dict(d)
+        state = d.pop("state")  # also where pickles made before the state was the env's own keep it
+        super().__setstate__(d)
+        self._num_actions = self.rules.num_actions  # not in pickles made before it was kept
+        self.state = state  # checked and copied: writable and the env's own, also from a read-only buffer
 
     def _reset_plan(self, options):
         """The checked reset options: ``(start, position)`` with the position's state built (or None)."""

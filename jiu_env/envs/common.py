@@ -36,7 +36,7 @@ from ..outcome import outcome_of
 from ..render import PygameWindow, check_render_options, render_ansi, render_rgb
 from ..rules import Rules
 from ..state import position_state, winner_name
-from ..validate import check_action_value, thaw_dict
+from ..validate import check_action_value, thaw_dict, validate_state
 
 AGENTS: tuple[str, ...] = ("white", "black")
 RENDER_MODES: tuple[str, ...] = ("human", "ansi", "rgb_array")
@@ -205,19 +205,23 @@ def check_render_mode(render_mode: str | None, modes: Any) -> None:
         raise ValueError(f"unknown render_mode {render_mode!r}; choose one of {list(modes)} or None")
 
 
-def render_frame(env: Any, suffix: str = "") -> Any:
+def render_frame(env: Any, suffix: str = "", state: np.ndarray | None = None) -> Any:
     """``env.render()`` by ``env.render_mode``: ANSI text (plus ``suffix``), an RGB array, or a frame in ``env._window``.
 
-    The image is drawn with the env's checked ``render_options`` (``cell``, ``coords``, ``status``).
+    The image is drawn from ``state`` (default ``env.state``, checked here: a public
+    attribute may have been changed from outside) with the env's checked
+    ``render_options`` (``cell``, ``coords``, ``status``).
     """
     if env.render_mode is None:
         import gymnasium
 
         gymnasium.logger.warn("render() called without a render_mode; pass render_mode= to the env")
         return None
+    if state is None:
+        state = validate_state(env.state)
     if env.render_mode == "ansi":
-        return render_ansi(env.state) + suffix
-    img = render_rgb(env.state, **env.render_options)
+        return render_ansi(state) + suffix
+    img = render_rgb(state, **env.render_options)
     if env.render_mode == "rgb_array":
         return img
     if env._window is None:
@@ -245,10 +249,14 @@ class RenderedShell(Thawing):
 
     def render(self) -> Any:
         """ANSI text, an RGB array, or a pygame window, by ``render_mode``."""
-        return render_frame(self, self._render_suffix())
+        return render_frame(self, self._render_suffix(), self._render_state())
 
     def _render_suffix(self) -> str:
         return ""
+
+    def _render_state(self) -> np.ndarray | None:
+        """The state to draw, or ``None`` for ``self.state`` checked by :func:`render_frame`."""
+        return None
 
     def close(self) -> None:
         if self._window is not None:
