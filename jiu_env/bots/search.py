@@ -62,6 +62,7 @@ import numpy as np
 from numba import njit
 
 from .. import kernel as K
+from ..checks import thaw_dict
 from .evaluation_fn import action_gain
 from .leaves import LOCATION_WEIGHT, location_score, node_value, rollout
 from .search_tree import (PLACEMENT_FLAG, RULE_PUCT, RULE_UCB1, T_ACTION, T_FIRST, T_MOVER, T_NCHILD, T_PRIOR,
@@ -385,6 +386,11 @@ class Search:
         self._root_states = [None] * g  # the root each tree holds (tree reuse)
         self._scratch = None
         self.reused = [(0, 0)] * g  # per tree of the last run: (nodes kept, their root's visits)
+
+    def __setstate__(self, d):
+        # Unpickled from a read-only buffer (Ray's object store), the trees and buffers come back read-only,
+        # and numba refuses to write into them: take writable copies (as Bot.__setstate__ does for the bot).
+        self.__dict__.update(thaw_dict(d))
 
     # -------------------------------------------------------------- tree reuse
     def tree(self, g=0):
