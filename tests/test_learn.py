@@ -286,9 +286,10 @@ def test_alphazero_plays_a_policy_value_checkpoint_with_sims_or_time(trained6):
     for _ in range(2):  # the two centre ends; then a free placement, with many choices
         K.apply_action(s, int(np.flatnonzero(_mask(s))[0]))
     searcher = timed._searcher(s)
-    rounds = []
-    real = searcher._round
-    searcher._round = lambda active: (rounds.append(1), real(active))
+    rounds = []  # one network evaluation (a batch of leaves) per round of the search
+    evaluator = searcher.searcher.evaluator
+    real = evaluator.evaluate
+    evaluator.evaluate = lambda states: (rounds.append(1), real(states))[1]
     assert K.is_legal(s, timed.step(s))
     assert 1 <= len(rounds) < 4000  # stopped by the deadline, not by the simulation cap
     with pytest.raises(ValueError, match="time"):

@@ -71,7 +71,7 @@ def test_jiu_env_caches_under_a_folder_named_by_its_source_hash():
     from jiu_env.bots import greedy
     assert os.path.commonpath([greedy.greedy_action._cache.cache_path, root]) == root
     keyed = nc.numba_sources()
-    for f in ("kernel.py", "observation.py", "vocab.py", "bots/alphabeta.py", "bots/mcts.py", "bots/greedy.py"):
+    for f in ("kernel.py", "observation.py", "vocab.py", "bots/alphabeta.py", "bots/search.py", "bots/leaves.py", "bots/greedy.py"):
         assert f in keyed
     for f in ("cli.py", "players.py", "warmup.py", "__init__.py"):
         assert f not in keyed
