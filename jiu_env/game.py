@@ -25,6 +25,7 @@ import numpy as np
 
 from . import kernel as K
 from .outcome import FORFEIT as FORFEIT, STOPPED as STOPPED, Outcome, outcome_of
+from .players import make_player
 from .rules import Rules
 from .vocab import COLOUR_NAMES
 
@@ -179,8 +180,6 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
     Each player gets a copy of the state, so a misbehaving player cannot
     change the game.
     """
-    from .players import make_player
-
     if on_illegal not in ("raise", "forfeit"):
         raise ValueError(f"on_illegal must be 'raise' or 'forfeit', not {on_illegal!r}")
     if max_decisions is not None and max_decisions < 0:

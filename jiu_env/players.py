@@ -30,7 +30,17 @@ with a ``seed`` keyword, ``step(state)`` returns a legal action for the side
 to move of a kernel state (never modifying it) and ``restart(seed=None)``
 forgets the previous game.  New kinds of players are added with
 :func:`register_player_kind`; a new built-in bot is one module plus one line
-in :data:`jiu_env.bots.REGISTRY`.
+in :data:`REGISTRY` (also :data:`jiu_env.bots.REGISTRY`).
+
+Specs are parsed by :mod:`jiu_env.specs` (:func:`player_spec`), the one
+parser that the warm-up and the tournament backends use too.  This module
+imports no player's code: the built-in bots are named by module in
+:data:`REGISTRY`, and the player kinds built by other modules (``mix:`` and
+``phases:`` by :mod:`jiu_env.bots.composite`, ``sb3:`` by :mod:`jiu_env.sb3`,
+``rllib:`` by :mod:`jiu_env.integrations.rllib`) in :data:`PLUGIN_MODULES`;
+each is imported by name when it is first used.  So the registry sits below
+everything that builds or uses players (docs/architecture.md, the layers), and
+``import jiu_env`` loads neither torch nor Ray.
 """
 
 from __future__ import annotations
@@ -44,10 +54,54 @@ import os
 import sys
 import threading
 import warnings
+from types import ModuleType
 from typing import Any, Callable, Iterator
 
-from .bots import REGISTRY, bot_class, parse_spec
 from .names import did_you_mean
+from .specs import PlayerSpec, parse_player_spec, split_params
+
+# name -> (module, class) of the built-in bots; modules are imported on first use.
+REGISTRY: dict[str, tuple[str, str]] = {
+    "random": ("jiu_env.bots.random_bot", "RandomBot"),
+    "greedy": ("jiu_env.bots.greedy", "GreedyBot"),
+    "pattern": ("jiu_env.bots.pattern", "PatternBot"),
+    "alphabeta": ("jiu_env.bots.alphabeta", "AlphaBetaBot"),
+    "mcts": ("jiu_env.bots.mcts", "MCTSBot"),
+    "alphazero": ("jiu_env.bots.alphazero", "AlphaZeroBot"),
+    "policy": ("jiu_env.bots.policy", "PolicyBot"),
+}
+
+#: The built-in bots that also take a checkpoint file as ``NAME:PATH``.
+NETWORK_BOTS: tuple[str, ...] = ("alphazero", "policy")
+
+#: The plugin table: kind -> the module that builds players of that kind, imported by name (:func:`plugin_module`)
+#: when such a player is first built.  These modules use the registry (a mix: player builds its inner player with
+#: make_player), so the registry may not import them; the layer contract (pyproject.toml) documents this table.
+PLUGIN_MODULES: dict[str, str] = {
+    "mix": "jiu_env.bots.composite",
+    "phases": "jiu_env.bots.composite",
+    "sb3": "jiu_env.sb3",
+    "rllib": "jiu_env.integrations.rllib",
+}
+
+
+def bot_class(name: str) -> type:
+    """The class registered under ``name``."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown bot {name!r}{did_you_mean(name, REGISTRY)}; available: {', '.join(sorted(REGISTRY))}")
+    mod, cls = REGISTRY[name]
+    return getattr(importlib.import_module(mod), cls)
+
+
+def plugin_module(kind: str) -> ModuleType:
+    """The module of :data:`PLUGIN_MODULES` that builds the players of ``kind`` (imported now if it was not);
+    ImportError when it needs an optional package that is missing."""
+    return importlib.import_module(PLUGIN_MODULES[kind])
+
+
+def player_spec(spec: str) -> PlayerSpec:
+    """``spec`` parsed (:func:`jiu_env.specs.parse_player_spec`) with this registry's bots and player kinds."""
+    return parse_player_spec(spec, REGISTRY, PLAYER_KINDS)
 
 #: prefix -> (factory(argument, seed) -> player, one-line description)
 PLAYER_KINDS: dict[str, tuple[Callable[[str, int | None], Any], str]] = {}
@@ -97,27 +151,30 @@ def make_player(spec: Any, seed: int | None = None, **overrides: Any) -> Any:
 
 def _make_player_from_spec(spec: str, seed: int | None, overrides: dict[str, Any]) -> Any:
     """:func:`make_player` for a stripped, non-empty spec string."""
-    prefix, sep, rest = spec.partition(":")
-    if prefix in REGISTRY:
-        if prefix in ("alphazero", "policy") and rest.strip() and "=" not in rest:
-            return _network_file(prefix, rest.strip(), seed, **overrides)
-        return _builtin(spec, seed, overrides)
+    parsed = player_spec(spec)
+    prefix = parsed.name
+    if parsed.form == "bot":
+        if prefix in NETWORK_BOTS and parsed.path is not None:
+            return _network_file(prefix, parsed.path, seed, **overrides)
+        return _builtin(parsed, seed, overrides)
     if overrides:
         raise TypeError(f"parameters {sorted(overrides)} can only be given with a built-in bot, not {spec!r}")
     if prefix in PLAYER_KINDS:
-        if not rest.strip():
+        if not parsed.argument:
             raise ValueError(f"player spec {spec!r}: {prefix}: needs an argument ({PLAYER_KINDS[prefix][1]})")
-        return PLAYER_KINDS[prefix][0](rest.strip(), seed)
-    if sep and rest and "=" not in rest.split(":")[0]:
-        return _user_class(prefix, rest, seed)
+        return PLAYER_KINDS[prefix][0](parsed.argument, seed)
+    if parsed.form == "module":
+        return _user_class(parsed, seed)
     kinds = ", ".join(sorted(REGISTRY)) + "; " + ", ".join(f"{k}:ARG" for k in sorted(PLAYER_KINDS))
     hint = did_you_mean(prefix, [*REGISTRY, *PLAYER_KINDS])
     raise ValueError(f"unknown player {spec!r}{hint} (unknown bot or player kind): use a built-in bot ({kinds}) "
                      "or module:Class")
 
 
-def _builtin(spec: str, seed: int | None, overrides: dict) -> Any:
-    name, params = parse_spec(spec)
+def _builtin(spec: str | PlayerSpec, seed: int | None, overrides: dict) -> Any:
+    if isinstance(spec, str):
+        spec = player_spec(spec)
+    name, params = spec.name.strip(), spec.params()
     cls = bot_class(name)
     params.update(overrides)
     allowed = getattr(cls, "PARAMS", {})
@@ -155,13 +212,10 @@ class CallablePlayer:
 
 def _from_object(obj: Any, seed: int | None) -> Any:
     if hasattr(obj, "predict") and hasattr(obj, "policy"):
-        from .sb3 import ModelPlayer, model_phase
-
-        player = ModelPlayer(obj, deterministic=False, seed=seed)
-        if not _phases_given() and model_phase(obj) == "battle":  # as for an sb3:PATH spec
-            from .bots.composite import PhasePlayer
-
-            return PhasePlayer(BATTLE_ONLY_PLACEMENT, player, seed=seed)
+        sb3 = plugin_module("sb3")
+        player = sb3.ModelPlayer(obj, deterministic=False, seed=seed)
+        if not _phases_given() and sb3.model_phase(obj) == "battle":  # as for an sb3:PATH spec
+            return plugin_module("phases").PhasePlayer(BATTLE_ONLY_PLACEMENT, player, seed=seed)
         return player
     if callable(getattr(obj, "step", None)) and callable(getattr(obj, "restart", None)):
         return obj
@@ -229,13 +283,13 @@ def _import_module(name: str) -> Any:
                          "is it on PYTHONPATH, or give a path ending in .py") from None
 
 
-def _user_class(module: str, rest: str, seed: int | None) -> Any:
-    cls_name, _, params_text = rest.partition(":")
+def _user_class(spec: PlayerSpec, seed: int | None) -> Any:
+    module, cls_name = spec.name, spec.cls
     mod = _import_module(module)
     cls = getattr(mod, cls_name, None)
     if cls is None or not callable(cls):
         raise ValueError(f"{module!r} has no class {cls_name!r}")
-    params = parse_spec("x:" + params_text)[1] if params_text.strip() else {}
+    params = spec.params()
     try:
         player = cls(seed=seed, **params)
     except TypeError as e:
@@ -290,11 +344,12 @@ def sb3_spec_rules(specs: list[str], rules: Any = None) -> Any:
     """
     found = None
     for spec in specs:
-        kind, sep, arg = spec.strip().partition(":")
-        if kind == "rllib" and sep and rules is not None:
-            _check_rllib_board(spec.strip(), arg, rules)
+        parsed = player_spec(spec)
+        kind, arg = parsed.name, parsed.arg
+        if kind == "rllib" and parsed.has_arg and rules is not None:
+            _check_rllib_board(parsed, rules)
             continue
-        if kind != "sb3" or not sep:
+        if kind != "sb3" or not parsed.has_arg:
             continue
         path = arg if arg.endswith(".zip") or os.path.isfile(arg) else arg + ".zip"
         if not os.path.isfile(path):
@@ -317,21 +372,21 @@ def sb3_spec_rules(specs: list[str], rules: Any = None) -> Any:
     return None if found is None else found[1]
 
 
-def _check_rllib_board(spec: str, arg: str, rules: Any) -> None:
+def _check_rllib_board(parsed: PlayerSpec, rules: Any) -> None:
     """Raise ValueError when the checkpoint of ``rllib:ARG`` cannot load or plays another board size than ``rules``;
     without Ray or with a missing checkpoint, nothing (the player factory says so)."""
     from .rules import Rules
 
-    path, _, params = arg.partition(":")
-    module = next((v.strip() for k, _, v in (item.partition("=") for item in params.split(","))
-                   if k.strip() == "module"), None)
+    spec = parsed.text
+    path, _, params = parsed.arg.partition(":")
+    module = next((p.value for p in split_params(params) if p.key.strip() == "module" and p.value is not None), None)
     if not os.path.exists(path):
         return
     try:
-        from .integrations.rllib import LEARNER, checkpoint_board_size
+        rllib = plugin_module("rllib")
     except ImportError:
         return
-    n = checkpoint_board_size(path, module or LEARNER)
+    n = rllib.checkpoint_board_size(path, module or rllib.LEARNER)
     size = Rules.make(rules).board_size
     if n != size:
         raise ValueError(f"{spec}: the RLlib checkpoint {path!r} was built for board_size={n}; this game's rules "
@@ -412,19 +467,20 @@ def whole_game_spec(spec: str) -> str:
     """The spec a player plays whole games with: ``spec`` itself, except that an ``sb3:PATH`` model that declares
     it learned the battle only (:func:`sb3_file_phase`) gets random placement, ``phases:random+sb3:PATH``, also
     inside ``mix:P:``.  A ``phases:`` spec is used as given; a missing file is left to the player's own error."""
-    s = spec.strip()
-    kind, sep, arg = s.partition(":")
-    if kind == "mix" and sep:
-        prob, sep2, inner = arg.partition(":")
-        played = whole_game_spec(inner) if sep2 and inner.strip() else inner
-        return spec if played == inner else f"mix:{prob}:{played.strip()}"
-    if kind != "sb3" or not sep or not arg.strip():
+    parsed = player_spec(spec)
+    if parsed.name == "mix" and parsed.has_arg:
+        parts = parsed.parts
+        if not parts or not parts[0].text:
+            return spec
+        played = whole_game_spec(parts[0].text)
+        return spec if played == parts[0].text else f"mix:{parsed.probability}:{played.strip()}"
+    if parsed.name != "sb3" or not parsed.argument:
         return spec
     try:
-        phase = sb3_file_phase(arg.strip())
+        phase = sb3_file_phase(parsed.argument)
     except FileNotFoundError:
         return spec
-    return f"phases:{BATTLE_ONLY_PLACEMENT}+{s}" if phase == "battle" else spec
+    return f"phases:{BATTLE_ONLY_PLACEMENT}+{parsed.text}" if phase == "battle" else spec
 
 
 @contextlib.contextmanager
@@ -448,9 +504,8 @@ def _sb3_factory(arg: str, seed: int | None) -> Any:
     if not os.path.isfile(path):
         raise FileNotFoundError(f"sb3 model file {arg!r} not found")
     try:
-        import sb3_contrib  # noqa: F401  (a clear error before torch is loaded)
-
-        from .sb3 import ModelPlayer
+        importlib.import_module("sb3_contrib")  # a clear error before torch is loaded
+        sb3 = plugin_module("sb3")
     except ImportError as e:
         raise ImportError(f"sb3:{arg} needs sb3-contrib and torch ({e}); install the 'train' extra: "
                           "pip install torch, then pip install -e '.[train]' (in a checkout of the repository)") from None
@@ -458,30 +513,28 @@ def _sb3_factory(arg: str, seed: int | None) -> Any:
     if not _phases_given() and sb3_file_phase(path) == "battle":
         # the model learned battles from random placements: it plays whole games the same way
         return make_player(f"phases:{BATTLE_ONLY_PLACEMENT}+sb3:{arg}", seed=seed)
-    return ModelPlayer.load(arg, seed=seed)
+    return sb3.ModelPlayer.load(arg, seed=seed)
 
 
 def _phases_factory(arg: str, seed: int | None) -> Any:
-    from .bots.composite import PhasePlayer
-
-    placement, sep, battle = arg.partition("+")
-    if not sep or not placement.strip() or not battle.strip():
+    parts = player_spec("phases:" + arg).parts
+    if not parts or not parts[0].text or not parts[1].text:
         raise ValueError(f"phases:{arg}: expected phases:PLACEMENT_SPEC+BATTLE_SPEC, e.g. phases:random+sb3:model.zip")
+    PhasePlayer = plugin_module("phases").PhasePlayer
     with phases_given():  # phases:X+sb3:PATH is played as it says, whatever the model declares
-        return PhasePlayer(placement.strip(), battle.strip(), seed=seed)
+        return PhasePlayer(parts[0].text, parts[1].text, seed=seed)
 
 
 def _mix_factory(arg: str, seed: int | None) -> Any:
-    from .bots.composite import MixPlayer
-
-    p, sep, spec = arg.partition(":")
-    if not sep or not spec.strip():
+    parsed = player_spec("mix:" + arg)
+    p, parts = parsed.probability, parsed.parts
+    if not parts or not parts[0].text:
         raise ValueError(f"mix:{arg}: expected mix:P:SPEC, e.g. mix:0.5:greedy")
     try:
         prob = float(p)
     except ValueError:
         raise ValueError(f"mix:{arg}: {p!r} is not a probability") from None
-    return MixPlayer(prob, spec.strip(), seed=seed)
+    return plugin_module("mix").MixPlayer(prob, parts[0].text, seed=seed)
 
 
 register_player_kind("mix", _mix_factory, "a handicapped player, e.g. mix:0.5:greedy (half its decisions random)")
@@ -493,15 +546,15 @@ register_player_kind("az", _az_factory, "deprecated spelling of alphazero:PATH")
 
 def _rllib_factory(arg: str, seed: int | None) -> Any:
     try:
-        from .integrations.rllib import rllib_player
+        rllib = plugin_module("rllib")
     except ImportError as e:
         raise ImportError(f"rllib:{arg} needs ray[rllib] and torch ({e}); install the 'rllib' extra: "
                           "pip install torch, then pip install -e '.[rllib]' (in a checkout of the repository)") from None
-    return rllib_player(arg, seed)
+    return rllib.rllib_player(arg, seed)
 
 
 register_player_kind("rllib", _rllib_factory, "an RLlib checkpoint (Algorithm or RLModule), e.g. rllib:checkpoints/jiu")
 
-__all__ = ["make_player", "sb3_file_rules", "sb3_file_phase", "whole_game_spec", "phases_given", "MODEL_PHASES",
+__all__ = ["make_player", "REGISTRY", "bot_class", "NETWORK_BOTS", "PLUGIN_MODULES", "plugin_module", "player_spec", "sb3_file_rules", "sb3_file_phase", "whole_game_spec", "phases_given", "MODEL_PHASES",
            "check_model_phase", "BATTLE_ONLY_PLACEMENT", "sb3_spec_rules", "rules_mismatch", "RULES_IGNORED", "register_player_kind", "check_player", "player_version", "file_hash", "PLAYER_KINDS",
            "CallablePlayer", "MAX_SPEC_DEPTH"]

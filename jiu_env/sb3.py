@@ -42,9 +42,10 @@ from torch import nn
 
 from . import kernel as K
 from .bots.base import Bot
+from .game import play_game
 from .nets import SpatialActionHead, ValueHead, conv_trunk
 from .observation import write_observation
-from .players import rules_mismatch, sb3_file_rules
+from .players import check_model_phase, file_hash, make_player, rules_mismatch, sb3_file_phase, sb3_file_rules
 
 if TYPE_CHECKING:
     from .rules import Rules
@@ -178,16 +179,12 @@ def set_model_phase(model: Any, phase: str) -> str:
     ``"game"``: whole games, placement included; it plays as it is.  A model that declares nothing
     plays as it is too.
     """
-    from .players import check_model_phase
-
     setattr(model, PHASE_ATTR, check_model_phase(phase, "set_model_phase"))
     return phase
 
 
 def model_phase(model: Any) -> str | None:
     """The phase declared on ``model`` (a model, or a model file path) by :func:`set_model_phase`, or None."""
-    from .players import check_model_phase, sb3_file_phase
-
     if isinstance(model, (str, os.PathLike)):
         return sb3_file_phase(model)
     phase = getattr(model, PHASE_ATTR, None)
@@ -270,8 +267,6 @@ class ModelPlayer(Bot):
 
     def version_key(self) -> str:
         """The model file's hash (a new model is a new player); the class source for an in-memory model."""
-        from .players import file_hash
-
         if self.path is None:
             return file_hash(__file__)
         return file_hash(self.path if os.path.isfile(self.path) else self.path + ".zip")
@@ -422,9 +417,7 @@ def evaluate(model: Any, opponent: Any, n_games: int = 20, seed: int = 0, determ
     and ``outcomes``: each game's :class:`~jiu_env.outcome.Outcome` (the
     model played White in game ``i`` when ``i`` is even), the counts' source.
     """
-    from .game import play_game
     from .outcome import FORFEIT
-    from .players import make_player
     from .rules import Rules
     from .vocab import COLOUR_NAMES
 

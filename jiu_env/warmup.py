@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable
 
+from .players import make_player, player_spec
+
 if TYPE_CHECKING:
     from .rules import Rules
 
@@ -104,19 +106,14 @@ def _counts(functions):
 
 
 def builtin_specs(spec: str) -> list[str]:
-    """The built-in bot specs a player spec plays with (``mix:0.5:greedy`` -> ``["greedy"]``)."""
-    from .bots import REGISTRY
+    """The built-in bot specs a player spec plays with (``mix:0.5:greedy`` -> ``["greedy"]``), found by the one spec
+    parser (:func:`jiu_env.players.player_spec`) in ``mix:`` and ``phases:`` specs."""
+    def walk(parsed):
+        if parsed.form == "bot":
+            return [parsed.text]
+        return [b for part in parsed.parts for b in walk(part)]
 
-    spec = spec.strip()
-    prefix, _, rest = spec.partition(":")
-    if prefix in REGISTRY:
-        return [spec]
-    if prefix == "mix":
-        return builtin_specs(rest.partition(":")[2])
-    if prefix == "phases":
-        a, _, b = rest.partition("+")
-        return builtin_specs(a) + builtin_specs(b)
-    return []
+    return walk(player_spec(spec))
 
 
 def _rules_for(rules, n):
@@ -168,7 +165,6 @@ def warm_up(bots: Iterable[str] | None = None, board_sizes: Iterable[int | None]
     planes, legal masks, the batched runner); a tournament, which plays bots
     only, warms with ``envs=False``.
     """
-    from .players import make_player
     from .evaluation.tournament import run_game
 
     bots = list(DEFAULT_BOTS if bots is None else bots)

@@ -24,11 +24,6 @@ PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 #: The import cycles (strongly connected components of the module graph) that are still open.
 KNOWN_CYCLES: set[frozenset[str]] = {
-    # The player registry and what it builds: bots/__init__ and players import each other (make_bot /
-    # make_player), composite bots are players of players, the game loop takes player specs, and the
-    # sb3: / rllib: player kinds come from the integrations, which use the game loop and the registry.
-    frozenset({"jiu_env.bots", "jiu_env.bots.composite", "jiu_env.game", "jiu_env.integrations.rllib",
-               "jiu_env.players", "jiu_env.sb3"}),
     # Tournaments and their backends and reports, and the numba warm-up that the workers run.
     frozenset({"jiu_env.evaluation.backends", "jiu_env.evaluation.report", "jiu_env.evaluation.tournament",
                "jiu_env.warmup"}),

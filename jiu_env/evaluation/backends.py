@@ -40,6 +40,9 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
+from ..players import player_spec
+from ..specs import PlayerSpec
+
 if TYPE_CHECKING:
     from .tournament import GameTask
 
@@ -181,34 +184,30 @@ def rewrite_spec(spec: str, fn: Callable[[str], str], dir_fn: Callable[[str], st
     (the checkpoint of ``rllib:PATH[:PARAMS]``, without its parameters) go to
     ``dir_fn`` instead when it is given.
     """
-    from ..bots import REGISTRY
-    from ..players import PLAYER_KINDS
+    return _rewrite(player_spec(spec), fn, dir_fn)
 
-    spec = spec.strip()
-    prefix, sep, rest = spec.partition(":")
-    if prefix == "mix":
-        p, sep2, inner = rest.partition(":")
-        return f"mix:{p}:{rewrite_spec(inner, fn, dir_fn)}" if sep2 else spec
-    if prefix == "phases":
-        a, sep2, b = rest.partition("+")
-        return f"phases:{rewrite_spec(a, fn, dir_fn)}+{rewrite_spec(b, fn, dir_fn)}" if sep2 else spec
-    if prefix in DIRECTORY_KINDS and prefix in PLAYER_KINDS:
-        path, sep2, params = rest.strip().partition(":")
-        return f"{prefix}:{(dir_fn or fn)(path)}{sep2}{params}" if path else spec
-    if prefix in PLAYER_KINDS:
-        return f"{prefix}:{fn(rest.strip())}" if rest.strip() else spec
-    if prefix in REGISTRY:
-        if not rest.strip():
+
+def _rewrite(parsed: PlayerSpec, fn: Callable[[str], str], dir_fn: Callable[[str], str] | None) -> str:
+    """:func:`rewrite_spec` on a parsed spec."""
+    spec, prefix = parsed.text, parsed.name
+    if parsed.form in ("mix", "phases"):
+        parts = [_rewrite(p, fn, dir_fn) for p in parsed.parts]
+        if not parts:
             return spec
-        if "=" not in rest:  # alphazero:PATH, the short spelling
-            return f"{prefix}:{fn(rest.strip())}"
-        items = []
-        for item in rest.split(","):
-            key, eq, val = item.partition("=")
-            items.append(f"{key}={fn(val.strip())}" if eq else item)
-        return f"{prefix}:{','.join(items)}"
-    if prefix.endswith(".py") and sep:
-        return f"{fn(prefix)}:{rest}"
+        return f"mix:{parsed.probability}:{parts[0]}" if parsed.form == "mix" else f"phases:{parts[0]}+{parts[1]}"
+    if parsed.form == "kind" and prefix in DIRECTORY_KINDS:
+        path, sep2, params = parsed.path_params()
+        return f"{prefix}:{(dir_fn or fn)(path)}{sep2}{params}" if path else spec
+    if parsed.form == "kind":
+        return f"{prefix}:{fn(parsed.argument)}" if parsed.argument else spec
+    if parsed.form == "bot":
+        if parsed.path is not None:  # alphazero:PATH, the short spelling
+            return f"{prefix}:{fn(parsed.path)}"
+        if not parsed.items:
+            return spec
+        return f"{prefix}:{','.join(p.text if p.value is None else f'{p.key}={fn(p.value)}' for p in parsed.items)}"
+    if prefix.endswith(".py") and parsed.has_arg:
+        return f"{fn(prefix)}:{parsed.arg}"
     return spec
 
 

@@ -53,6 +53,7 @@ from ..envs.common import (AGENTS, RESET_OPTIONS, SEED_MAX, Thawing, _check_adju
 from ..nets import SpatialActionHead, ValueHead, conv_trunk, orthogonal_init
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, observe
+from ..players import file_hash as _file_hash, make_player
 from ..rules import Rules
 from ..state import COLOUR, explain_illegal, game_info
 from ..vocab import COLOUR_NAMES
@@ -171,8 +172,6 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
             if len(w) != len(items) or not np.all(np.isfinite(w)) or np.any(w < 0) or (items and w.sum() <= 0):
                 raise ValueError(f"opponent_weights must be {len(items)} finite numbers >= 0, not all zero "
                                  f"(one per opponent), not {list(weights)!r}")
-        from ..players import make_player
-
         self.opponents = [(o if isinstance(o, str) else getattr(o, "name", type(o).__name__), make_player(o, seed=0))
                           for o in items]
         self.opponent_probs = w / w.sum() if items else w
@@ -726,8 +725,6 @@ class RLlibPlayer(ModulePlayer):
 
     def version_key(self) -> str:
         """The hashes of the module's weight files."""
-        from ..players import file_hash as _file_hash
-
         mdir = module_path(self.path, self.module_id)
         files = sorted(f for f in _listdir(mdir) if f.startswith("module_state"))
         return "+".join(_file_hash(os.path.join(mdir, f)) for f in files)
