@@ -537,10 +537,13 @@ def bench_search(t: Table, cfg: dict[str, Any]) -> None:
         if nodes:
             # The default's nodes/s moves with its settings (a quiescence node costs a move generation
             # where a plain leaf costs one evaluation); the first release's engine, measured in the same
-            # run, is the peer that tells a slower search from a different one.
+            # run, is the peer that tells a slower search from a different one.  The ratio is of the
+            # per-CPU-second rates: both are one thread, and on a loaded machine the wall-clock rate of
+            # a pass of a fraction of a second follows the scheduler more than the code.
             _, frate = _best_search(first, positions, lambda info: info.get("nodes", 0), cfg["repeats"])
+            ratio = rate.cpu / frate.cpu if frate.cpu else None
             t.add("search", "alpha-beta search", rate, "nodes/s",
-                  rate / frate if frate else None, "first release's engine" if frate else None,
+                  ratio, "first release's engine, per CPU-s" if ratio else None,
                   note=f"make_bot('alphabeta:depth={depth}'), the current defaults; {where}")
             t.add("search", "alpha-beta search, first release's engine", frate, "nodes/s",
                   note=f"make_bot('alphabeta:depth={depth},{FIRST_RELEASE_AB}'); {where}")
