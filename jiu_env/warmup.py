@@ -169,7 +169,7 @@ def warm_up(bots: Iterable[str] | None = None, board_sizes: Iterable[int | None]
     only, warms with ``envs=False``.
     """
     from .players import make_player
-    from .evaluation.tournament import run_game
+    from .evaluation.play import run_game
 
     bots = list(DEFAULT_BOTS if bots is None else bots)
     if board_sizes is None or isinstance(board_sizes, int):

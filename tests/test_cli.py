@@ -88,7 +88,7 @@ def test_eval_config_file_and_progress_lines(tmp_path, capsys):
 def test_eval_config_by_name_and_optional_players(tmp_path, capsys, monkeypatch):
     """--config NAME reads a config shipped with the package; an optional player that cannot be built is
     left out with one note line naming it and why."""
-    import jiu_env.evaluation.tournament as T
+    import jiu_env.evaluation.config as C
 
     assert "--config ladder" in COMMANDS["eval"][1]  # the --help example
     rc, _, err = run(["eval", "--config", "no_such_ladder"], capsys)
@@ -100,7 +100,7 @@ def test_eval_config_by_name_and_optional_players(tmp_path, capsys, monkeypatch)
                                       '[[players]]\nname = "r1"\nspec = "random"\n'
                                       '[[players]]\nname = "r2"\nspec = "random"\n'
                                       '[[players]]\nname = "m"\nspec = "sb3:baselines/m.zip"\n')
-    monkeypatch.setattr(T, "shipped_configs", lambda: {"mini": str(folder / "mini.toml")})
+    monkeypatch.setattr(C, "shipped_configs", lambda: {"mini": str(folder / "mini.toml")})  # load_config's lookup
     monkeypatch.chdir(tmp_path)
     rc, text, err = run(["eval", "--config", "mini", "--workers", "1", "--no-progress"], capsys)
     assert rc == 0, err

@@ -29,9 +29,6 @@ KNOWN_CYCLES: set[frozenset[str]] = {
     # sb3: / rllib: player kinds come from the integrations, which use the game loop and the registry.
     frozenset({"jiu_env.bots", "jiu_env.bots.composite", "jiu_env.game", "jiu_env.integrations.rllib",
                "jiu_env.players", "jiu_env.sb3"}),
-    # Tournaments and their backends and reports, and the numba warm-up that the workers run.
-    frozenset({"jiu_env.evaluation.backends", "jiu_env.evaluation.report", "jiu_env.evaluation.tournament",
-               "jiu_env.warmup"}),
 }
 
 
