@@ -43,6 +43,17 @@ def test_help_lists_every_command_with_an_example(capsys):
         assert "example" in sub and f"jiu {name}" in sub
 
 
+def test_every_command_names_itself_in_its_errors():
+    """A command's error ``NAME: MSG`` is printed ``jiu NAME: error: MSG``: the names that the error printer
+    knows (jiu_env.cli.common, below the commands' modules) are the commands of the parser."""
+    from jiu_env.cli.common import COMMAND_NAMES, _err_text
+
+    assert tuple(COMMANDS) == COMMAND_NAMES
+    for name in COMMANDS:
+        assert _err_text(f"{name}: bad input") == f"jiu {name}: error: bad input"
+    assert _err_text("nocommand: bad input") == "jiu: error: nocommand: bad input"
+
+
 def test_jiu_script_help_subprocess():
     exe = pathlib.Path(sys.executable).with_name("jiu")
     cmd = [str(exe), "--help"] if exe.exists() else [sys.executable, "-m", "jiu_env.cli", "--help"]
