@@ -165,7 +165,7 @@ def warm_up(bots: Iterable[str] | None = None, board_sizes: Iterable[int | None]
     planes, legal masks, the batched runner); a tournament, which plays bots
     only, warms with ``envs=False``.
     """
-    from .evaluation.tournament import run_game
+    from .evaluation.play import run_game
 
     bots = list(DEFAULT_BOTS if bots is None else bots)
     if board_sizes is None or isinstance(board_sizes, int):

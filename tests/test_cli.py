@@ -43,6 +43,17 @@ def test_help_lists_every_command_with_an_example(capsys):
         assert "example" in sub and f"jiu {name}" in sub
 
 
+def test_every_command_names_itself_in_its_errors():
+    """A command's error ``NAME: MSG`` is printed ``jiu NAME: error: MSG``: the names that the error printer
+    knows (jiu_env.cli.common, below the commands' modules) are the commands of the parser."""
+    from jiu_env.cli.common import COMMAND_NAMES, _err_text
+
+    assert tuple(COMMANDS) == COMMAND_NAMES
+    for name in COMMANDS:
+        assert _err_text(f"{name}: bad input") == f"jiu {name}: error: bad input"
+    assert _err_text("nocommand: bad input") == "jiu: error: nocommand: bad input"
+
+
 def test_jiu_script_help_subprocess():
     exe = pathlib.Path(sys.executable).with_name("jiu")
     cmd = [str(exe), "--help"] if exe.exists() else [sys.executable, "-m", "jiu_env.cli", "--help"]
@@ -88,7 +99,7 @@ def test_eval_config_file_and_progress_lines(tmp_path, capsys):
 def test_eval_config_by_name_and_optional_players(tmp_path, capsys, monkeypatch):
     """--config NAME reads a config shipped with the package; an optional player that cannot be built is
     left out with one note line naming it and why."""
-    import jiu_env.evaluation.tournament as T
+    import jiu_env.evaluation.config as C
 
     assert "--config ladder" in COMMANDS["eval"][1]  # the --help example
     rc, _, err = run(["eval", "--config", "no_such_ladder"], capsys)
@@ -100,7 +111,7 @@ def test_eval_config_by_name_and_optional_players(tmp_path, capsys, monkeypatch)
                                       '[[players]]\nname = "r1"\nspec = "random"\n'
                                       '[[players]]\nname = "r2"\nspec = "random"\n'
                                       '[[players]]\nname = "m"\nspec = "sb3:baselines/m.zip"\n')
-    monkeypatch.setattr(T, "shipped_configs", lambda: {"mini": str(folder / "mini.toml")})
+    monkeypatch.setattr(C, "shipped_configs", lambda: {"mini": str(folder / "mini.toml")})  # load_config's lookup
     monkeypatch.chdir(tmp_path)
     rc, text, err = run(["eval", "--config", "mini", "--workers", "1", "--no-progress"], capsys)
     assert rc == 0, err

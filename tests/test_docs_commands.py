@@ -239,7 +239,7 @@ def cli_example_commands() -> list[Command]:
     lines = []
     for name, (_, example, _, _) in CLI.items():
         lines += [(0, line, "text", True) for line in example.splitlines()]
-    return _commands_in("jiu_env/cli.py (COMMANDS examples)", lines)
+    return _commands_in("jiu_env/cli/__init__.py (COMMANDS examples)", lines)
 
 
 def collect() -> list[Command]:

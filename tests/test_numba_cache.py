@@ -73,7 +73,7 @@ def test_jiu_env_caches_under_a_folder_named_by_its_source_hash():
     keyed = nc.numba_sources()
     for f in ("kernel.py", "observation.py", "vocab.py", "bots/alphabeta.py", "bots/search.py", "bots/leaves.py", "bots/greedy.py"):
         assert f in keyed
-    for f in ("cli.py", "players.py", "warmup.py", "__init__.py"):
+    for f in ("cli/__init__.py", "cli/eval.py", "players.py", "warmup.py", "__init__.py"):
         assert f not in keyed
 
 
@@ -82,7 +82,7 @@ def test_the_hash_changes_with_a_numba_source_only(tmp_path):
     shutil.copytree(PKG, pkg, ignore=shutil.ignore_patterns("__pycache__", "data"))
     h0 = nc.source_hash(str(pkg))
     assert h0 == nc.source_hash(PKG)
-    with open(pkg / "cli.py", "a") as f:
+    with open(pkg / "cli" / "eval.py", "a") as f:
         f.write("\n# not numba code\n")
     assert nc.source_hash(str(pkg)) == h0
     with open(pkg / "kernel.py", "a") as f:

@@ -8,6 +8,7 @@ import pytest
 
 from jiu_env import kernel as K
 from jiu_env.cli import main
+from jiu_env.evaluation import play as P
 from jiu_env.evaluation import tournament as T
 from jiu_env.evaluation.openings import SHIPPED, IllegalOpening, SuiteError, load_suite, shipped_path
 from jiu_env.evaluation.tournament import (
@@ -289,7 +290,9 @@ def test_tc_reaches_every_time_taking_player(tmp_path, monkeypatch):
         built.append((spec, p))
         return p
 
+    # the players built to check their versions (tournament) and those that play (play, one game)
     monkeypatch.setattr(T, "make_player", spy)
+    monkeypatch.setattr(P, "make_player", spy)
     notes = []
     res = run_tournament(c, out_dir=str(tmp_path), workers=1, log=notes.append, warm=False)
 

@@ -44,7 +44,7 @@ from ..players import player_spec
 from ..specs import PlayerSpec
 
 if TYPE_CHECKING:
-    from .tournament import GameTask
+    from .schedule import GameTask
 
 BACKENDS = ("local", "ray")
 RAY_EXTRA = "pip install -e '.[ray]' (in a checkout of the repository)"
@@ -127,7 +127,8 @@ def _watch_parent(parent_pid):
 
 def execute_local(todo: Sequence[GameTask], workers: int | None = None) -> Iterator[dict[str, Any]]:
     """Yield result lines as games finish: in this process (one worker) or over a process pool."""
-    from .tournament import default_workers, play_task
+    from .config import default_workers
+    from .play import play_task
 
     if workers is None:
         workers = default_workers()
@@ -355,7 +356,7 @@ class GameWorker:
 
     def play(self, task: GameTask) -> dict[str, Any]:
         """Play one game; its result line."""
-        from .tournament import play_task
+        from .play import play_task
 
         build = {s: self.files.local_spec(s) for s in (task.white_spec, task.black_spec)}
         return play_task(task, build_specs=build)
@@ -715,7 +716,7 @@ def execute_ray(todo: Sequence[GameTask], workers: int | None = None, address: s
     ``log`` gets a note for each actor lost.
     """
     from ..warmup import builtin_specs
-    from .tournament import default_workers
+    from .config import default_workers
 
     ray = import_ray()
     log = log or (lambda msg: logging.getLogger(__name__).warning(msg))

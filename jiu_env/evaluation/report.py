@@ -24,7 +24,7 @@ import numpy as np
 from ..fileio import atomic_write_bytes, atomic_write_text
 
 if TYPE_CHECKING:
-    from .tournament import TournamentResult
+    from .summary import TournamentResult
 
 
 def _ratings_rows(summary):

@@ -1,0 +1,255 @@
+"""``jiu play``: play a bot in the terminal (moves in notation or by number; undo, hint, save)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Callable
+
+import numpy as np
+
+from .. import kernel as K
+from ..notation import action_to_str, str_to_action
+from ..render import render_ansi
+from ..state import explain_illegal
+from ..vocab import COLOUR_NAMES, SUBPHASE_NAMES
+from .common import _add_rules_args, _err, _rules_from_args, int_at_least, writable_file
+
+
+PLAY_HELP = """commands:
+  <move>        a move in notation: g6 (place / drop / capture), g6-g7 (step),
+                g6xg8 (jump), ^g6 (lift a stone to fly), stop (end a jump chain)
+  <number>      the legal move with that number (see 'moves')
+  moves         list the legal moves with their numbers
+  undo          take back your last decision (and the bot's replies)
+  hint          ask the hint bot for a move
+  save FILE     save the game (.json record, or competition notation for .txt/.jiu)
+  board         show the board again
+  quit          leave (also Ctrl-D)"""
+
+
+def _play_args(p):
+    p.add_argument("--bot", default="greedy", metavar="SPEC",
+                   help="the opponent: any player spec accepted by jiu eval (default greedy, or random if "
+                        "greedy is not available)")
+    p.add_argument("--colour", "--color", default="white", choices=["white", "black"],
+                   help="your colour (White places first; Black moves first in the battle)")
+    p.add_argument("--hint-bot", metavar="SPEC", help="bot asked by 'hint' (default: the opponent's spec)")
+    _add_rules_args(p)
+    p.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the bot and of --start battle")
+    p.add_argument("--start", default="placement", choices=["placement", "battle"],
+                   help="'battle' fills the board with random (seeded) placements first")
+    p.add_argument("--save", metavar="FILE", help="save the game to FILE when it ends or you quit")
+    p.add_argument("--gui", action="store_true", help="also show the board in a pygame window")
+
+
+def _default_bot(spec_given):
+    if spec_given != "greedy":
+        return spec_given
+    from ..bots import bot_class
+
+    try:
+        bot_class("greedy")
+        return "greedy"
+    except ImportError:
+        return "random"
+
+
+class _Game:
+    """A game with full history, so that any decision can be taken back."""
+
+    def __init__(self, rules):
+        self.rules = rules
+        self.state = rules.new_state()
+        self.history = []  # (state before, who decided: "you" / "bot" / "setup", action)
+
+    def apply(self, a, who):
+        self.history.append((self.state.copy(), who, int(a)))
+        K.apply_action(self.state, int(a))
+
+    def undo_to_last(self, who):
+        for i in range(len(self.history) - 1, -1, -1):
+            if self.history[i][1] == who:
+                self.state = self.history[i][0].copy()
+                taken = self.history[i][2]
+                del self.history[i:]
+                return taken
+        return None
+
+    def actions(self):
+        return [h[2] for h in self.history]
+
+    def legal(self):
+        buf = np.empty(self.rules.num_actions, np.int64)
+        k = K.legal_actions(self.state, buf)
+        return np.sort(buf[:k])
+
+
+def _moves_listing(legal, n):
+    items = [f"{i}:{action_to_str(a, n)}" for i, a in enumerate(legal, start=1)]
+    width = max(len(x) for x in items) + 2 if items else 0
+    per_line = max(1, 78 // max(width, 1))
+    return "\n".join("".join(x.ljust(width) for x in items[i:i + per_line]).rstrip()
+                     for i in range(0, len(items), per_line))
+
+
+def _save_game(game, path, players, seed):
+    from ..records import GameRecord
+
+    from ..records.export import today
+
+    rec = GameRecord.from_actions(game.rules, game.actions(), players=players, seed=seed,
+                                  meta={"source": "jiu play", "event": "jiu play", "date": today()})
+    rec.save(path)
+
+
+def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int:
+    from ..players import make_player
+
+    rules = _rules_from_args(args)
+    n = rules.board_size
+    spec = _default_bot(args.bot)
+    try:
+        bot = make_player(spec, seed=args.seed)
+        hint_bot = make_player(args.hint_bot or spec, seed=args.seed + 1)
+    except (ValueError, TypeError, ImportError, OSError) as e:
+        return _err(f"play: {e}")
+    why = args.save and writable_file(args.save, "--save")
+    if why:
+        return _err(f"play: {why}")
+    me = K.WHITE if args.colour == "white" else K.BLACK
+    players = {"white": "human", "black": spec} if me == K.WHITE else {"white": spec, "black": "human"}
+    game = _Game(rules)
+    if args.start == "battle":
+        rng = np.random.default_rng(args.seed)
+        buf = np.empty(rules.num_actions, np.int64)
+        while game.state[K.H_PHASE] == K.PH_PLACEMENT:
+            k = K.legal_actions(game.state, buf)
+            game.apply(int(buf[rng.integers(k)]), "setup")
+    window = None
+    if args.gui:
+        try:
+            from ..render import PygameWindow
+
+            window = PygameWindow("Jiu")
+        except Exception as e:  # no pygame / no display: the terminal still works
+            print(f"(no window: {e})")
+            window = None
+
+    def show():
+        print()
+        print(render_ansi(game.state))
+        if window is not None:
+            from ..render import render_rgb
+
+            try:
+                window.show(render_rgb(game.state), 30)
+            except Exception as e:
+                print(f"(window closed: {e})")
+
+    print(f"You play {args.colour} against {spec}. Type 'help' for the commands.")
+    show()
+    saved = None  # (path, actions) of the last `save FILE`: --save skips only that exact save
+    while True:
+        s = game.state
+        over = s[K.H_PHASE] == K.PH_OVER
+        if not over and s[K.H_TO_MOVE] != me:
+            made = []
+            while s[K.H_PHASE] != K.PH_OVER and s[K.H_TO_MOVE] != me:
+                a = int(bot.step(s.copy()))
+                if not K.is_legal(s, a):
+                    print(f"the bot chose an illegal action {a}; it forfeits")
+                    return 1
+                game.apply(a, "bot")
+                s = game.state
+                made.append(action_to_str(a, n))
+            print(f"\n{COLOUR_NAMES[3 - me]} ({spec}) plays: {', '.join(made)}")
+            show()
+            continue
+        legal = game.legal()
+        if over:
+            prompt = "game over - undo, save FILE or quit> "
+        else:
+            sub = "placement" if s[K.H_PHASE] == K.PH_PLACEMENT else SUBPHASE_NAMES[int(s[K.H_SUB])]
+            hint_list = f"{len(legal)} legal moves" + (": " + " ".join(action_to_str(a, n) for a in legal)
+                                                       if len(legal) <= 12 else ", 'moves' lists them")
+            print(f"{hint_list}")
+            prompt = f"{COLOUR_NAMES[me]} ({sub})> "
+        try:
+            line = inp(prompt)
+        except EOFError:
+            line = "quit"
+        text = line.strip()
+        if not text:
+            continue
+        word, _, rest = text.partition(" ")
+        word = word.lower()
+        if word in ("quit", "q", "exit"):
+            break
+        if word in ("help", "?", "h"):
+            print(PLAY_HELP)
+            continue
+        if word == "board":
+            show()
+            continue
+        if word == "moves":
+            print(_moves_listing(legal, n) if len(legal) else "no legal moves: the game is over")
+            continue
+        if word == "save":
+            path = rest.strip()
+            if not path:
+                print("save needs a file name: save FILE")
+                continue
+            try:
+                _save_game(game, path, players, args.seed)
+                saved = (os.path.realpath(path), list(game.actions()))
+                print(f"saved to {path}")
+            except (OSError, ValueError) as e:  # ValueError: text that cannot be encoded, a record not expressible
+                print(f"could not save (the file that was there is unchanged): {e}")
+            continue
+        if word == "undo":
+            taken = game.undo_to_last("you")
+            if taken is None:
+                print("nothing to undo")
+            else:
+                print(f"took back {action_to_str(taken, n)}")
+                show()
+            continue
+        if word == "hint":
+            if over:
+                print("the game is over")
+                continue
+            a = int(hint_bot.step(s.copy()))
+            print(f"hint: {action_to_str(a, n)}")
+            continue
+        if over:
+            print(f"{text!r}: the game is over; undo, save FILE or quit")
+            continue
+        if text.isdigit():
+            i = int(text)
+            if not 1 <= i <= len(legal):
+                print(f"{i} is not a move number: choose 1..{len(legal)} ('moves' lists them)")
+                continue
+            a = int(legal[i - 1])
+        else:
+            try:
+                a = str_to_action(text, n)
+            except ValueError as e:
+                print(f"not understood: {e}. Type 'help' for the commands.")
+                continue
+        if not K.is_legal(s, a):
+            print(f"illegal: {action_to_str(a, n)} - {explain_illegal(s, a)}. Try again ('moves' lists the legal ones).")
+            continue
+        game.apply(a, "you")
+        if game.state[K.H_PHASE] == K.PH_OVER or game.state[K.H_TO_MOVE] == me:
+            show()
+    if args.save and saved != (os.path.realpath(args.save), list(game.actions())):
+        try:
+            _save_game(game, args.save, players, args.seed)
+            print(f"saved to {args.save}")
+        except (OSError, ValueError) as e:
+            return _err(f"play: could not save (the file that was there is unchanged): {e}", 1)
+    if window is not None:
+        window.close()
+    print("bye")
+    return 0

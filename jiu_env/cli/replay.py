@@ -1,0 +1,81 @@
+"""``jiu replay``: step through a saved game in any record format the package reads."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Callable
+
+from ..notation import action_to_str
+from ..render import render_ansi
+from .common import _add_rules_args, _err, _rules_from_args
+
+
+def _replay_args(p):
+    p.add_argument("file", metavar="FILE",
+                   help="a game record: .json, a games.jsonl of jiu eval (with --game), competition notation or a"
+                        " jiuchess CSV file (the format is detected from the content)")
+    p.add_argument("--game", metavar="ID", help="in a .jsonl file: the game id (e.g. 'random|greedy|3') or line number;"
+                                                " in a jiuchess CSV file: the game's line number (from 0)")
+    p.add_argument("--all", action="store_true", help="print every position and exit (no prompts)")
+    p.add_argument("--lenient", action="store_true",
+                   help="competition / jiuchess notation: go on past irregularities instead of stopping at the first error")
+    _add_rules_args(p)
+
+
+def cmd_replay(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int:
+    from ..records import ChooseGame, RecordError, load_record, result_text
+
+    try:
+        rules = _rules_from_args(args)
+        rec = load_record(args.file, game=args.game, strict=not args.lenient, rules=rules)
+        states = rec.positions()  # header and board only: small even with a huge turn limit
+    except UnicodeDecodeError:
+        return _err(f"replay: {args.file} is not a text file (not UTF-8)")
+    except ChooseGame as e:
+        return _err(f"replay: {args.file} holds {e.count} games; choose one with --game ID (a game id or a "
+                    "0-based line number)")
+    except (RecordError, OSError, ValueError) as e:
+        return _err(f"replay: {e}")
+    n = rec.rules.board_size
+    players = rec.players or {}
+    print(f"{players.get('white') or '?'} (white) vs {players.get('black') or '?'} (black); "
+          f"{len(rec.actions)} decisions; result: {result_text(rec.result)}")
+    for issue in rec.issues:
+        print(f"irregularity: {issue}")
+
+    def show(i):
+        head = "start" if i == 0 else f"after {i}/{len(rec.actions)}: {action_to_str(rec.actions[i - 1], n)}"
+        print(f"\n[{head}]")
+        print(render_ansi(states[i]))
+
+    if args.all:
+        for i in range(len(states)):
+            show(i)
+        return 0
+    i = 0
+    show(i)
+    while True:
+        try:
+            cmd = inp("[Enter] next, b back, NUMBER go to, q quit> ").strip().lower()
+        except EOFError:
+            break
+        if cmd in ("q", "quit", "exit"):
+            break
+        if cmd == "":
+            if i + 1 < len(states):
+                i += 1
+                show(i)
+            else:
+                print("end of the game: " + result_text(rec.result))
+        elif cmd in ("b", "back"):
+            if i > 0:
+                i -= 1
+                show(i)
+            else:
+                print("already at the start")
+        elif cmd.isdigit() and int(cmd) < len(states):
+            i = int(cmd)
+            show(i)
+        else:
+            print(f"{cmd!r}: press Enter for the next position, b to go back, a number 0..{len(states) - 1}, q to quit")
+    return 0

@@ -1,0 +1,37 @@
+"""``jiu warm``: compile the bots' numba code into the on-disk cache (:mod:`jiu_env.warmup`)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..rules import Rules
+from .common import _err
+
+
+def _warm_args(p):
+    from ..warmup import DEFAULT_BOTS
+
+    p.add_argument("bots", nargs="*", metavar="BOT",
+                   help=f"player specs to warm (default: {' '.join(DEFAULT_BOTS)})")
+    p.add_argument("--board-size", type=int, action="append", metavar="N",
+                   help="board size of the warm-up games (repeatable; default 8: numba compiles per type, "
+                        "not per size, so a small board compiles everything)")
+    p.add_argument("--rules", default="competitive", metavar="PROFILE", help="rules profile (default competitive)")
+
+
+def cmd_warm(args: argparse.Namespace) -> int:
+    from ..warmup import warm_up
+
+    try:
+        rules = Rules.make(args.rules)
+    except (TypeError, ValueError) as e:
+        return _err(f"warm: {e}")
+    board_sizes = args.board_size or [8]
+    rep = warm_up(args.bots or None, board_sizes=board_sizes, rules=rules,
+                  note=lambda text: print(text, flush=True))
+    print(rep.text())
+    if rep.compiled:
+        print("compiled: " + ", ".join(rep.compiled))
+    if not rep.bots:
+        return _err("warm: none of the bots could be built here")
+    return 0
