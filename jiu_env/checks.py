@@ -646,6 +646,12 @@ def check_action_value(action: Any, num_actions: int | None = None, *, one_eleme
     one in any shape, as vectorised policies hand them over; bools, floats,
     strings and lists are a TypeError.  ``num_actions=None`` skips the range check.
     """
+    t = type(action)
+    if t is int or t is np.int64:  # the common cases (an env's own sampler, a policy's argmax), checked first
+        a = int(action)
+        if num_actions is not None and not 0 <= a < num_actions:
+            raise ValueError(f"action {a} is out of range 0..{num_actions - 1}")
+        return a
     if isinstance(action, np.ndarray) and np.issubdtype(action.dtype, np.integer) and (
             action.shape == () or (one_element and action.size == 1)):
         action = action.reshape(())[()]
