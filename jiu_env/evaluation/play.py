@@ -43,16 +43,21 @@ def run_game(rules: str | Rules | dict[str, Any], white: Any, black: Any, seed: 
         return _run_from_opening(rules, white, black, seed, players, opening)
     g = play_game(rules, white, black, seed=None, random_opening=random_opening, opening_seed=seed,
                   on_illegal="forfeit", players=players, meta={"random_opening": random_opening})
+    return _game_line(g, g.decisions, g.record)
+
+
+def _game_line(g, decisions, record):
+    """The dict :func:`run_game` returns for the played game ``g``."""
     return {
         "winner": g.winner,
         "score_white": g.score_white,
         "end_reason": g.end_reason,
         "truncated": g.truncated,
         "battle_turns": g.battle_turns,
-        "decisions": g.decisions,
+        "decisions": decisions,
         "time": g.time,
         "moves_by": g.moves_by,
-        "record": g.record,
+        "record": record,
         "outcome": g.outcome,
     }
 
@@ -74,18 +79,7 @@ def _run_from_opening(rules, white, black, seed, players, opening):
                         start=op.start if op.start is not None else {"from": "placement"},
                         players=dict(players or {}), seed=seed, result=result_of(g.state),
                         meta={**meta, **({"forfeit": g.forfeit} if g.forfeit is not None else {})})
-    return {
-        "winner": g.winner,
-        "score_white": g.score_white,
-        "end_reason": g.end_reason,
-        "truncated": g.truncated,
-        "battle_turns": g.battle_turns,
-        "decisions": len(op.actions) + g.decisions,
-        "time": g.time,
-        "moves_by": g.moves_by,
-        "record": record,
-        "outcome": g.outcome,
-    }
+    return _game_line(g, len(op.actions) + g.decisions, record)
 
 
 _WARMED: set[tuple[str, str]] = set()  # (spec, repr(rules)) of the bots warmed in this process
