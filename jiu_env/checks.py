@@ -31,7 +31,7 @@ from .vocab import (
     H_LAST_ACTION, H_LAST_FROM, H_LAST_TO, H_LIFT, H_MAXT, H_MIN, H_MIN_CHECK, H_N, H_ORIGIN, H_P, H_PENDING,
     H_PHASE, H_PLACED, H_REP, H_REP_COUNT, H_SQ_RETURN, H_SUB, H_TO_MOVE, H_TRUNC, H_TURNS, H_WINNER, HDR,
     LINE_CAPTURES, MAX_N, MIN_CHECK_TURN_END, MIN_N, PH_OVER, PH_PLACEMENT, PHASE_NAMES, SUB_CAPTURE, SUB_CHAIN,
-    SUB_DROP, SUB_MOVE, SUBPHASE_NAMES, WHITE,
+    SUB_DROP, SUB_MOVE, SUBPHASE_NAMES, WHITE, landing, opponent, point_col, point_row, square_corner,
 )
 from .options import BOUND_CONSTANT, BOUND_KEPT_STONES, BOUND_POINTS, RULE_OPTION, RULE_OPTIONS, Bound
 
@@ -360,17 +360,17 @@ def _captures_at(s, q, c):
     """Stones a move of colour ``c`` resting on ``q`` takes: its 2x2 squares, plus 2 per full line
     with formations (the kernel's captures_at; this module cannot import the kernel)."""
     n = s[H_N]
-    r = q // n
-    col = q % n
     k = 0
-    for r0 in range(r - 1, r + 1):
-        for c0 in range(col - 1, col + 1):
-            if r0 < 0 or c0 < 0 or r0 >= n - 1 or c0 >= n - 1:
-                continue
-            a = HDR + r0 * n + c0
-            if s[a] == c and s[a + 1] == c and s[a + n] == c and s[a + n + 1] == c:
-                k += 1
+    for w in range(4):
+        a = square_corner(q, w, n)
+        if a < 0:
+            continue
+        a += HDR
+        if s[a] == c and s[a + 1] == c and s[a + n] == c and s[a + n + 1] == c:
+            k += 1
     if s[H_FORMATIONS] == 1:
+        r = point_row(q, n)
+        col = point_col(q, n)
         row = True
         column = True
         for i in range(n):
@@ -432,10 +432,8 @@ def _turn_problem(s, own, enemy):
             return CHAIN_LAST, s[H_LAST_FROM], s[H_LAST_TO]
         has_jump = False
         for d in range(4):
-            r2 = q // n + 2 * DR[d]
-            c2 = q % n + 2 * DC[d]
-            if r2 >= 0 and r2 < n and c2 >= 0 and c2 < n and s[HDR + r2 * n + c2] == EMPTY \
-                    and s[HDR + (q // n + DR[d]) * n + q % n + DC[d]] == 3 - c:
+            t = landing(q, d, 2, n)
+            if t >= 0 and s[HDR + t] == EMPTY and s[HDR + landing(q, d, 1, n)] == opponent(c):
                 has_jump = True
         if not has_jump:
             return CHAIN_NO_JUMP, q, 0

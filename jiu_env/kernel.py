@@ -160,6 +160,18 @@ from .vocab import (
     is_step_kind as is_step_kind,
     num_actions as num_actions,
     stop_action as stop_action,
+    step_direction as step_direction,
+    jump_direction as jump_direction,
+    opponent as opponent,
+    opposite as opposite,
+    point_row as point_row,
+    point_col as point_col,
+    point_at as point_at,
+    landing as landing,
+    square_corner as square_corner,
+    Colour as Colour,
+    Point as Point,
+    Action as Action,
 )
 
 # Fixed Zobrist keys (deterministic so cached compiled code and hashes agree across runs).
@@ -269,7 +281,7 @@ def _is_flying(s, colour):
 @njit(cache=True)
 def ban_applies(s, mover):
     """Does the single-jump ban (docs/rules.md §4) bind ``mover`` with the current stone counts?"""
-    return _ban_rule(s[H_BAN], _is_flying(s, mover), _is_flying(s, 3 - mover))
+    return _ban_rule(s[H_BAN], _is_flying(s, mover), _is_flying(s, opponent(mover)))
 
 
 @njit(cache=True)
@@ -284,7 +296,7 @@ def single_jump_banned(s, mover):
     if s[H_BAN_AFTER] == 0:
         return False
     f = s[H_FLY]
-    return _ban_rule(s[H_BAN], _is_flying(s, mover), f > 0 and s[H_COUNT + 3 - mover] - 1 <= f)
+    return _ban_rule(s[H_BAN], _is_flying(s, mover), f > 0 and s[H_COUNT + opponent(mover)] - 1 <= f)
 
 
 @njit(cache=True, inline="always")
@@ -296,31 +308,23 @@ def _first_jump_banned(s, c):
     if s[H_BAN_AFTER] == 0:
         return False
     f = s[H_FLY]
-    return _ban_rule(s[H_BAN], s[H_FLY_NOW] == 1, f > 0 and s[H_COUNT + 3 - c] - 1 <= f)
+    return _ban_rule(s[H_BAN], s[H_FLY_NOW] == 1, f > 0 and s[H_COUNT + opponent(c)] - 1 <= f)
 
 
 @njit(cache=True, inline="always")
 def _neighbour(n, p, d):
     """Point next to p in direction d, or -1 off the board."""
-    r = p // n + DR[d]
-    c = p % n + DC[d]
-    if r < 0 or r >= n or c < 0 or c >= n:
-        return -1
-    return r * n + c
+    return landing(p, d, 1, n)
 
 
 @njit(cache=True, inline="always")
 def _jump_target(s, n, p, d, colour):
     """Landing point of a jump of ``colour`` from p in direction d, or -1."""
-    r = p // n + 2 * DR[d]
-    c = p % n + 2 * DC[d]
-    if r < 0 or r >= n or c < 0 or c >= n:
-        return -1
-    q = r * n + c
-    if s[HDR + q] != EMPTY:
+    q = landing(p, d, 2, n)
+    if q < 0 or s[HDR + q] != EMPTY:
         return -1
     m = p + (q - p) // 2
-    if s[HDR + m] != 3 - colour:
+    if s[HDR + m] != opponent(colour):
         return -1
     return q
 
@@ -344,15 +348,12 @@ def _first_jump_ok(s, n, p, q, colour):
     that is not m and an empty point behind it.
     """
     m = p + (q - p) // 2
-    r = q // n
-    c = q % n
     for d in range(4):
-        r2 = r + 2 * DR[d]
-        c2 = c + 2 * DC[d]
-        if r2 < 0 or r2 >= n or c2 < 0 or c2 >= n:
+        t = landing(q, d, 2, n)
+        if t < 0:
             continue
-        mid = (r + DR[d]) * n + c + DC[d]
-        if mid != m and s[HDR + mid] == 3 - colour and s[HDR + r2 * n + c2] == EMPTY:
+        mid = landing(q, d, 1, n)
+        if mid != m and s[HDR + mid] == opponent(colour) and s[HDR + t] == EMPTY:
             return True
     return False
 
@@ -361,18 +362,14 @@ def _first_jump_ok(s, n, p, q, colour):
 def squares_at(s, q, colour):
     """Number of 2x2 squares of four ``colour`` stones that contain point q."""
     n = s[H_N]
-    r = q // n
-    c = q % n
     k = 0
-    for dr in range(-1, 1):
-        for dc in range(-1, 1):
-            r0 = r + dr
-            c0 = c + dc
-            if r0 < 0 or c0 < 0 or r0 >= n - 1 or c0 >= n - 1:
-                continue
-            a = HDR + r0 * n + c0
-            if s[a] == colour and s[a + 1] == colour and s[a + n] == colour and s[a + n + 1] == colour:
-                k += 1
+    for w in range(4):
+        a = square_corner(q, w, n)
+        if a < 0:
+            continue
+        a += HDR
+        if s[a] == colour and s[a + 1] == colour and s[a + n] == colour and s[a + n + 1] == colour:
+            k += 1
     return k
 
 
@@ -457,7 +454,7 @@ def _has_any_move(s):
 def _begin_turn(s):
     """Start-of-turn bookkeeping and the end checks of docs/rules.md §5.2, in order."""
     c = s[H_TO_MOVE]
-    o = 3 - c
+    o = opponent(c)
     s[H_SUB] = SUB_MOVE
     s[H_CHAIN] = -1
     s[H_CHAIN_LEN] = 0
@@ -511,7 +508,7 @@ def _begin_turn(s):
 @njit(cache=True)
 def _end_turn(s):
     s[H_TURNS] += 1
-    s[H_TO_MOVE] = 3 - s[H_TO_MOVE]
+    s[H_TO_MOVE] = opponent(s[H_TO_MOVE])
     s[H_HASH] ^= ZOBRIST_SIDE
     _begin_turn(s)
 
@@ -520,7 +517,7 @@ def _end_turn(s):
 def _finish_move(s, q):
     """The moved stone rests on q: record the move, count squares, maybe capture."""
     c = s[H_TO_MOVE]
-    o = 3 - c
+    o = opponent(c)
     origin = s[H_ORIGIN]
     s[H_LAST_FROM] = origin
     s[H_LAST_TO] = q
@@ -559,7 +556,7 @@ def _start_battle(s):
 @njit(cache=True)
 def _capture_jumped(s, m, c):
     """Remove the enemy stone at m jumped by colour c; True if the game ended."""
-    o = 3 - c
+    o = opponent(c)
     _set_point(s, m, EMPTY)
     s[H_COUNT + o] -= 1
     s[H_CAPTURED] = 1
@@ -605,7 +602,7 @@ def apply_action_unchecked(s, a):
         if s[H_PLACED] == p_:
             _start_battle(s)
         else:
-            s[H_TO_MOVE] = 3 - c
+            s[H_TO_MOVE] = opponent(c)
             s[H_HASH] ^= ZOBRIST_SIDE
         return
     sub = s[H_SUB]
@@ -614,14 +611,14 @@ def apply_action_unchecked(s, a):
         kind = action_kind(a, p_)
         p = action_point(a, p_)
         if kind < A_JUMP:  # STEP
-            q = _neighbour(n, p, kind - A_STEP)
+            q = _neighbour(n, p, step_direction(kind))
             s[H_ORIGIN] = p
             _set_point(s, p, EMPTY)
             _set_point(s, q, c)
             _finish_move(s, q)
         elif kind < A_LIFT:  # JUMP
             s[H_ORIGIN] = p
-            _do_jump(s, p, kind - A_JUMP)
+            _do_jump(s, p, jump_direction(kind))
         else:  # LIFT
             s[H_ORIGIN] = p
             s[H_LIFT] = p
@@ -630,13 +627,13 @@ def apply_action_unchecked(s, a):
         if a == stop_action(p_):
             _finish_move(s, s[H_CHAIN])
         else:
-            _do_jump(s, action_point(a, p_), action_kind(a, p_) - A_JUMP)
+            _do_jump(s, action_point(a, p_), jump_direction(action_kind(a, p_)))
     elif sub == SUB_DROP:
         _set_point(s, s[H_LIFT], EMPTY)
         _set_point(s, a, c)
         _finish_move(s, a)
     else:  # SUB_CAPTURE
-        o = 3 - c
+        o = opponent(c)
         _set_point(s, a, EMPTY)
         s[H_COUNT + o] -= 1
         s[H_CAPTURED] = 1
@@ -662,7 +659,7 @@ def _move_actions(s, out):
     n = s[H_N]
     p_ = s[H_P]
     c = s[H_TO_MOVE]
-    o = 3 - c
+    o = opponent(c)
     ban = _first_jump_banned(s, c)
     own = s[H_COUNT + c]
     n_empty = p_ - own - s[H_COUNT + o]
@@ -673,24 +670,19 @@ def _move_actions(s, out):
         for e in range(p_):
             if s[HDR + e] != EMPTY:
                 continue
-            r = e // n
-            col = e % n
             for d in range(4):
-                r1 = r - DR[d]
-                c1 = col - DC[d]
-                if r1 < 0 or r1 >= n or c1 < 0 or c1 >= n:
+                # the stone that would arrive on e moving in direction d comes from the opposite side
+                m = landing(e, opposite(d), 1, n)
+                if m < 0:
                     continue
-                m = r1 * n + c1
                 v = s[HDR + m]
                 if v == c:
                     out[k] = encode_step(m, d, p_)
                     k += 1
                 elif v == o:
-                    r2 = r1 - DR[d]
-                    c2 = c1 - DC[d]
-                    if r2 < 0 or r2 >= n or c2 < 0 or c2 >= n:
+                    p = landing(e, opposite(d), 2, n)
+                    if p < 0:
                         continue
-                    p = r2 * n + c2
                     if s[HDR + p] == c and (not ban or _first_jump_ok(s, n, p, e, c)):
                         out[k] = encode_jump(p, d, p_)
                         k += 1
@@ -698,24 +690,18 @@ def _move_actions(s, out):
         for p in range(p_):
             if s[HDR + p] != c:
                 continue
-            r = p // n
-            col = p % n
             for d in range(4):
-                r1 = r + DR[d]
-                c1 = col + DC[d]
-                if r1 < 0 or r1 >= n or c1 < 0 or c1 >= n:
+                q = landing(p, d, 1, n)
+                if q < 0:
                     continue
-                q = r1 * n + c1
                 v = s[HDR + q]
                 if v == EMPTY:
                     out[k] = encode_step(p, d, p_)
                     k += 1
                 elif v == o:
-                    r2 = r1 + DR[d]
-                    c2 = c1 + DC[d]
-                    if r2 < 0 or r2 >= n or c2 < 0 or c2 >= n:
+                    t = landing(p, d, 2, n)
+                    if t < 0:
                         continue
-                    t = r2 * n + c2
                     if s[HDR + t] == EMPTY and (not ban or _first_jump_ok(s, n, p, t, c)):
                         out[k] = encode_jump(p, d, p_)
                         k += 1
@@ -773,7 +759,7 @@ def legal_actions_unchecked(s, out):
                 out[k] = p
                 k += 1
         return k
-    o = 3 - c  # SUB_CAPTURE
+    o = opponent(c)  # SUB_CAPTURE
     for p in range(p_):
         if s[HDR + p] == o:
             out[k] = p
@@ -814,13 +800,13 @@ def is_legal_unchecked(s, a):
     if sub == SUB_DROP:
         return a < p_ and s[HDR + a] == EMPTY
     if sub == SUB_CAPTURE:
-        return a < p_ and s[HDR + a] == 3 - c
+        return a < p_ and s[HDR + a] == opponent(c)
     if sub == SUB_CHAIN:
         if a == stop_action(p_):
             return _stop_allowed(s)
         kind = action_kind(a, p_)
         p = action_point(a, p_)
-        return A_JUMP <= kind < A_LIFT and p == s[H_CHAIN] and _jump_target(s, n, p, kind - A_JUMP, c) >= 0
+        return A_JUMP <= kind < A_LIFT and p == s[H_CHAIN] and _jump_target(s, n, p, jump_direction(kind), c) >= 0
     # SUB_MOVE
     if a == stop_action(p_):
         return False
@@ -831,10 +817,10 @@ def is_legal_unchecked(s, a):
     if kind < A_LIFT and s[H_FLY_NOW] == 1 and s[H_FLYER_MOVES] == FLYER_FLY_ONLY:
         return False  # a flying-eligible side may only fly
     if kind < A_JUMP:
-        q = _neighbour(n, p, kind - A_STEP)
+        q = _neighbour(n, p, step_direction(kind))
         return q >= 0 and s[HDR + q] == EMPTY
     if kind < A_LIFT:
-        t = _jump_target(s, n, p, kind - A_JUMP, c)
+        t = _jump_target(s, n, p, jump_direction(kind), c)
         if t < 0:
             return False
         return not _first_jump_banned(s, c) or _first_jump_ok(s, n, p, t, c)
@@ -862,6 +848,7 @@ def has_legal_action(s):
 # ------------------------------------------------------------------ results
 @njit(cache=True)
 def is_over(s):
+    """Is the game over (won, drawn or stopped by the turn limit)?  Unchecked: a bare header read."""
     return s[H_PHASE] == PH_OVER
 
 
@@ -980,7 +967,7 @@ def pass_turn_unchecked(s):
         s[H_PENDING] = 0
         _end_turn(s)
     else:
-        s[H_TO_MOVE] = 3 - s[H_TO_MOVE]
+        s[H_TO_MOVE] = opponent(s[H_TO_MOVE])
         s[H_HASH] ^= ZOBRIST_SIDE
         _begin_turn(s)
 

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .vocab import A_JUMP, A_LIFT, A_POINT, A_STEP, DC, DR, MAX_N, MIN_N, num_actions, stop_action
+from .vocab import (A_JUMP, A_LIFT, A_POINT, A_STEP, DC, DR, MAX_N, MIN_N, action_kind, action_point, is_step_kind,
+                    jump_direction, landing, num_actions, step_direction, stop_action)
 
 ROWS: str = "abcdefghijklmnopqrst"
 COLS: str = "0123456789ABCDEFGHIJ"
@@ -78,22 +79,21 @@ def action_to_str(action: int, board_size: int) -> str:
         raise ValueError(f"action {action!r} is out of range 0..{stop_action(p_)} for a {n}x{n} board")
     if a == stop_action(p_):
         return "stop"
-    kind, p = divmod(a, p_)
+    kind, p = action_kind(a, p_), action_point(a, p_)
     src = point_to_str(p, n)
     if kind == A_POINT:
         return src
     if kind == A_LIFT:
         return "^" + src
-    d = (kind - A_STEP) % 4
-    dist = 1 if kind < A_JUMP else 2
-    r = p // n + dist * DIRS[d][0]
-    c = p % n + dist * DIRS[d][1]
-    if not (0 <= r < n and 0 <= c < n):
+    d = step_direction(kind) if is_step_kind(kind) else jump_direction(kind)
+    dist = 1 if is_step_kind(kind) else 2
+    q = landing(p, d, dist, n)
+    if q < 0:
         # encodable but leads off the board: never legal, still printable
         kind_name = "step" if dist == 1 else "jump"
         return f"{kind_name}:{src}:{'urdl'[d]}"
     sep = "-" if dist == 1 else "x"
-    return src + sep + ROWS[r] + COLS[c]
+    return src + sep + point_to_str(q, n)
 
 
 def str_to_action(text: str, board_size: int) -> int:

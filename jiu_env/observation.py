@@ -43,6 +43,7 @@ import numpy as np
 from numba import njit
 
 from . import kernel as K
+from .vocab import opponent
 from .validate import check_buffer, validate_state
 
 from .vocab import (NUM_PLANES, PL_CENTRE_ENDS, PL_CHAINING_STONE, PL_EMPTY, PL_ENEMY, PL_ENEMY_FLYING,  # noqa: E402
@@ -57,7 +58,7 @@ def write_observation_unchecked(s, me, out):
     n = s[K.H_N]
     p_ = s[K.H_P]
     out[:] = 0.0
-    enemy = 3 - me
+    enemy = opponent(me)
     for p in range(p_):
         r = p // n
         c = p % n

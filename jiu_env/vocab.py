@@ -24,6 +24,8 @@ position hashes of ``state[H_CAP]`` entries.
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 import numpy as np
 from numba import njit
 
@@ -127,12 +129,98 @@ def action_point(a, p_):
 
 @njit(cache=True, inline="always")
 def is_step_kind(kind):
+    """Is ``kind`` (an :func:`action_kind`) one of the four STEP blocks?"""
     return A_STEP <= kind < A_JUMP
 
 
 @njit(cache=True, inline="always")
 def is_jump_kind(kind):
+    """Is ``kind`` (an :func:`action_kind`) one of the four JUMP blocks?"""
     return A_JUMP <= kind < A_LIFT
+
+
+@njit(cache=True, inline="always")
+def step_direction(kind):
+    """The direction (0 up .. 3 left) of a STEP action of block ``kind``."""
+    return kind - A_STEP
+
+
+@njit(cache=True, inline="always")
+def jump_direction(kind):
+    """The direction (0 up .. 3 left) of a JUMP action of block ``kind``."""
+    return kind - A_JUMP
+
+
+@njit(cache=True, inline="always")
+def opposite(d):
+    """The direction opposite ``d`` (up <-> down, right <-> left)."""
+    return (d + 2) % 4
+
+
+# ------------------------------------------------------- colours and points
+# The words the rules are written in.  Each is a one-line @njit helper inlined into the
+# numba code that calls it (no call cost in the kernel's loops) and an ordinary function
+# for Python callers, so that the arithmetic is written once: ``3 - c``, ``p // n``,
+# the bounds test of a landing point and the 2x2 windows were spelled out in a dozen places.
+
+#: A colour: WHITE (1) or BLACK (2); EMPTY (0) on a board point.  Plain ints, so that numba
+#: compiles them as such; the aliases say in signatures what an int means.
+Colour: TypeAlias = int
+#: A point of an N x N board: ``row * N + col``, 0 .. N * N - 1 (row 0 at the top); -1 for "none".
+Point: TypeAlias = int
+#: A flat action, 0 .. 10 * N * N (see the table at the top of this module).
+Action: TypeAlias = int
+
+
+@njit(cache=True, inline="always")
+def opponent(c):
+    """The other colour: BLACK for WHITE and WHITE for BLACK."""
+    return WHITE + BLACK - c
+
+
+@njit(cache=True, inline="always")
+def point_row(p, n):
+    """Row of point ``p`` on an ``n`` x ``n`` board (0 at the top)."""
+    return p // n
+
+
+@njit(cache=True, inline="always")
+def point_col(p, n):
+    """Column of point ``p`` on an ``n`` x ``n`` board (0 at the left)."""
+    return p % n
+
+
+@njit(cache=True, inline="always")
+def point_at(r, c, n):
+    """The point at row ``r``, column ``c``, or -1 where (r, c) is off the ``n`` x ``n`` board."""
+    if r < 0 or r >= n or c < 0 or c >= n:
+        return -1
+    return r * n + c
+
+
+@njit(cache=True, inline="always")
+def landing(p, d, dist, n):
+    """Where a stone on ``p`` lands going ``dist`` points in direction ``d``, or -1 off the board.
+
+    ``dist`` 1 is a step (the neighbour in direction d), 2 a jump's landing point
+    (the jumped point is ``landing(p, d, 1, n)``).
+    """
+    return point_at(p // n + dist * DR[d], p % n + dist * DC[d], n)
+
+
+@njit(cache=True, inline="always")
+def square_corner(p, k, n):
+    """Top-left point of the ``k``-th (0..3) 2x2 window of the board that contains ``p``, or -1.
+
+    The windows are the squares that a stone on ``p`` can complete: k = 0 has ``p`` as
+    its bottom-right corner, 1 bottom-left, 2 top-right, 3 top-left; a window that
+    would leave the board is -1.  The window's points are ``a, a + 1, a + n, a + n + 1``.
+    """
+    r = p // n + k // 2 - 1
+    c = p % n + k % 2 - 1
+    if r < 0 or c < 0 or r >= n - 1 or c >= n - 1:
+        return -1
+    return r * n + c
 
 
 # ------------------------------------------------------------ header fields
@@ -250,4 +338,7 @@ def colour_of(name: str) -> int:
 
 # (RULE_OPTION, RULE_OPTIONS: the table's names, imported from jiu_env.options to derive the constants above.)
 __all__ = [k for k in list(globals()) if (k.isupper() or k.startswith(("encode_", "action_", "is_", "colour_")))
-           and k not in ("RULE_OPTION", "RULE_OPTIONS")] + ["num_actions", "stop_action"]
+           and k not in ("RULE_OPTION", "RULE_OPTIONS")] + ["num_actions", "stop_action", "step_direction",
+                                                            "jump_direction", "opposite", "opponent", "point_row", "point_col",
+                                                            "point_at", "landing", "square_corner", "Colour",
+                                                            "Point", "Action"]

@@ -82,6 +82,7 @@ import numpy as np
 from numba import njit
 
 from .. import kernel as K
+from ..vocab import opponent
 from .base import MAX_SECONDS, Bot, check_param, legal_actions
 from .evaluation_fn import (BATTLE_TERMS, GAIN_SQUARE, HAND_WEIGHTS, NUM_TERMS, SPSA_WEIGHTS, TUNED_WEIGHTS,
                             action_gain, evaluate_with, stones_taken)
@@ -180,7 +181,7 @@ def _terminal_value(s, side, depth):
     w = s[K.H_WINNER]
     if w == side:
         return WIN + depth
-    if w == 3 - side:
+    if w == opponent(side):
         return -WIN - depth
     return 0
 
@@ -412,7 +413,7 @@ def _search(s, depth, alpha, beta, ply, ctx):
     moves = movebuf[ply]
     scores = scorebuf[ply]
     side = s[K.H_TO_MOVE]
-    opp = 3 - side
+    opp = opponent(side)
     # The table move, then (in the move sub-phase) the two killers, are tried before any
     # move is generated: a cut-off then saves generation and ordering.
     pre0 = ttmove if ttmove >= 0 and K.is_legal(s, ttmove) else -1
@@ -540,7 +541,7 @@ def search_root(s, root_moves, root_scores, nroot, depth, ctx):
     """
     movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing, weights, ecache = ctx
     side = s[K.H_TO_MOVE]
-    opp = 3 - side
+    opp = opponent(side)
     alpha = -INF
     beta = INF
     best = -INF

@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from .. import kernel as K
+from ..vocab import opponent
 from ..kernel import (H_COUNT, H_N, H_P, H_PHASE, H_SUB, H_TO_MOVE, HDR, PH_BATTLE, SUB_CAPTURE, apply_action,
                       legal_actions)
 
@@ -72,7 +73,7 @@ def walk_start(s):
     length = HDR + p_ + 1
     c = s[H_TO_MOVE]
     # a turn's move part is at most one action per jumped stone plus a STOP, or LIFT + drop
-    maxd = s[H_COUNT + 3 - c] + 4
+    maxd = s[H_COUNT + opponent(c)] + 4
     states = np.empty((maxd, length), np.int64)
     states[0, :] = scratch_state(s)
     cap = 11 * p_ + 5 * maxd + 16
@@ -125,22 +126,22 @@ def walk_next(states, stack_a, stack_d, path, buf, meta):
 
 
 @njit(cache=True)
-def block_tally(s, r0, c0, skip, c):
-    """(own, enemy, empty) among the points of the 2x2 block with top-left (r0, c0), point ``skip`` left out;
-    own = colour ``c``."""
+def block_tally(s, a, skip, c):
+    """(own, enemy, empty) among the points of the 2x2 block with top-left point ``a`` (a
+    :func:`~jiu_env.vocab.square_corner`), point ``skip`` left out; own = colour ``c``."""
     n = s[H_N]
     own = 0
     enemy = 0
     empty = 0
     for i in range(2):
         for j in range(2):
-            q = (r0 + i) * n + c0 + j
+            q = a + i * n + j
             if q == skip:
                 continue
             v = s[HDR + q]
             if v == c:
                 own += 1
-            elif v == 3 - c:
+            elif v == opponent(c):
                 enemy += 1
             else:
                 empty += 1

@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from .. import kernel as K
+from ..vocab import opponent
 
 HDR = K.HDR
 EMPTY, WHITE, BLACK = K.EMPTY, K.WHITE, K.BLACK
@@ -125,7 +126,7 @@ def _neighbour(s, n, r, c, i, qa, qb, dr, dc, pr, pc, acc):
     jump = False
     if _in(n, r + 2 * dr, c + 2 * dc):
         y = x + dr * n + dc
-        jump = s[y] == 3 - v
+        jump = s[y] == opponent(v)
         o = pr * n + pc
         full = ((_in(n, r + dr - pr, c + dc - pc) and _same3(s, y, x - o, y - o, v))
                 or (_in(n, r + dr + pr, c + dc + pc) and _same3(s, y, x + o, y + o, v)))
@@ -328,7 +329,7 @@ def placement_eval(s):
         v = s[HDR + p]
         if v != EMPTY:
             score[v] += P_CENTRE * (top - centre_ring(n, p))
-    op = 3 - me
+    op = opponent(me)
     return score[me] - score[op] + P_TEMPO * can_complete[me]
 
 
@@ -415,7 +416,7 @@ def stone_importance(s, p):
     """How much removing the stone at p hurts its owner (ordering of capture choices)."""
     n = s[K.H_N]
     o = s[HDR + p]  # owner of the stone
-    me = 3 - o
+    me = opponent(o)
     r = p // n
     c = p % n
     imp = 0
@@ -455,7 +456,7 @@ def stone_importance(s, p):
 def placement_gain(s, p, c):
     """Formation value a placement of colour c at p makes or blocks (ordering)."""
     n = s[K.H_N]
-    o = 3 - c
+    o = opponent(c)
     r = p // n
     col = p % n
     g = 0

@@ -45,6 +45,7 @@ import numpy as np
 from numba import njit
 
 from .. import kernel as K
+from ..vocab import opponent, square_corner
 from ..kernel import (DC, DR, EMPTY, H_COUNT, H_LAST_FROM, H_LAST_TO, H_N, H_P, H_PHASE,
                       H_PLACED, H_SUB, H_TO_MOVE, H_WINNER, HDR, PH_BATTLE, PH_OVER, PH_PLACEMENT,
                       SUB_CAPTURE, apply_action, legal_actions, squares_at)
@@ -71,7 +72,7 @@ def has_jump_from(s, q, colour):
 
 @njit(cache=True)
 def jump_threats(s, o, mark):
-    """Number of distinct stones of ``3 - o`` that side ``o`` could take with a jump now.
+    """Number of distinct stones of ``opponent(o)`` that side ``o`` could take with a jump now.
 
     Honours ``o``'s single-jump ban (a first jump must allow a second; with
     ``ban_after_capture`` also where the capture makes the ban bind), with the
@@ -80,7 +81,7 @@ def jump_threats(s, o, mark):
     """
     n = s[H_N]
     p_ = s[H_P]
-    c = 3 - o
+    c = opponent(o)
     if s[K.H_FLYER_MOVES] == K.FLYER_FLY_ONLY and K._is_flying(s, o):
         return 0
     ban = single_jump_banned(s, o)
@@ -116,7 +117,7 @@ def square_threats(s, o):
     """
     n = s[H_N]
     p_ = s[H_P]
-    c = 3 - o
+    c = opponent(o)
     fly = K._is_flying(s, o)
     total = 0
     for g in range(p_):
@@ -184,7 +185,7 @@ def greedy_score(t, c, base_o, mark):
     ``base_o`` is the opponent's stone count at the decision being made.
     ``t`` is restored before returning.
     """
-    o = 3 - c
+    o = opponent(c)
     if t[H_PHASE] == PH_OVER:
         w = t[H_WINNER]
         if w == c:
@@ -205,7 +206,7 @@ def greedy_score(t, c, base_o, mark):
 def _capture_scores(t, c, base_o, tmp, mark, scores):
     """Score each enemy stone of ``t`` (in SUB_CAPTURE) as the next victim; return the best score."""
     p_ = t[H_P]
-    o = 3 - c
+    o = opponent(c)
     best = -(2 ** 62)
     for e in range(p_):
         if t[HDR + e] != o:
@@ -253,16 +254,11 @@ def _pick_best(scores, ok, rng):
 @njit(cache=True)
 def _place_score(s, p, c):
     n = s[H_N]
-    r = p // n
-    col = p % n
     sc = 0
-    for dr in range(-1, 1):
-        for dc in range(-1, 1):
-            r0 = r + dr
-            c0 = col + dc
-            if r0 < 0 or c0 < 0 or r0 >= n - 1 or c0 >= n - 1:
-                continue
-            own, enemy, empty = block_tally(s, r0, c0, p, c)
+    for w in range(4):
+        a = square_corner(p, w, n)
+        if a >= 0:
+            own, enemy, empty = block_tally(s, a, p, c)
             if own == 3:
                 sc += 8
             elif enemy == 3:
@@ -304,7 +300,7 @@ def greedy_action(s, seed):
         return greedy_place(s, rng)
     p_ = s[H_P]
     c = s[H_TO_MOVE]
-    base_o = s[H_COUNT + 3 - c]
+    base_o = s[H_COUNT + opponent(c)]
     mark = np.empty(p_, np.int64)
     tmp = scratch_state(s)
     cap_scores = np.empty(p_, np.int64)
@@ -313,7 +309,7 @@ def greedy_action(s, seed):
         _capture_scores(t, c, base_o, tmp, mark, cap_scores)
         ok = np.zeros(p_, np.bool_)
         for e in range(p_):
-            ok[e] = t[HDR + e] == 3 - c
+            ok[e] = t[HDR + e] == opponent(c)
         return _pick_best(cap_scores, ok, rng)
     states, stack_a, stack_d, path, buf, meta = walk_start(s)
     best = -(2 ** 62)

@@ -52,6 +52,7 @@ jump), random among equals: squares and near-squares are broken first.
 import numpy as np
 from numba import njit
 
+from ..vocab import landing, opponent, opposite, square_corner
 from ..kernel import (EMPTY, H_COUNT, H_LAST_FROM, H_LAST_TO, H_N, H_P, H_PHASE, H_PLACED, H_SUB,
                       H_TO_MOVE, H_WINNER, HDR, PH_OVER, PH_PLACEMENT, SUB_CAPTURE, legal_actions,
                       squares_at)
@@ -84,7 +85,7 @@ def _at(s, n, r, c):
 def defence_scores(s, c, out):
     """Add to ``out[p]`` the defence score of each empty point p for side ``c`` (module doc)."""
     n = s[H_N]
-    o = 3 - c
+    o = opponent(c)
     # triangle: three enemy stones in a block, the gap empty
     for r0 in range(n - 1):
         for c0 in range(n - 1):
@@ -247,20 +248,16 @@ def pattern_place(s, rng, last_own):
 def _block_counts(t, q, c, kind):
     """Blocks through q whose other three points are: kind 0 all ``3-c``; kind 1 two ``c`` and one empty."""
     n = t[H_N]
-    r = q // n
-    col = q % n
     k = 0
-    for dr in range(-1, 1):
-        for dc in range(-1, 1):
-            r0 = r + dr
-            c0 = col + dc
-            if r0 < 0 or c0 < 0 or r0 >= n - 1 or c0 >= n - 1:
-                continue
-            own, en, emp = block_tally(t, r0, c0, q, c)
-            if kind == 0 and en == 3:
-                k += 1
-            elif kind == 1 and own == 2 and emp == 1:
-                k += 1
+    for w in range(4):
+        a = square_corner(q, w, n)
+        if a < 0:
+            continue
+        own, en, emp = block_tally(t, a, q, c)
+        if kind == 0 and en == 3:
+            k += 1
+        elif kind == 1 and own == 2 and emp == 1:
+            k += 1
     return k
 
 
@@ -268,10 +265,10 @@ def _block_counts(t, q, c, kind):
 def _jumpable(t, q, c):
     """Can an enemy stone jump the ``c`` stone on q (enemy beside it, empty point opposite)?"""
     n = t[H_N]
-    r = q // n
-    col = q % n
     for d in range(4):
-        if _at(t, n, r + DR[d], col + DC[d]) == 3 - c and _at(t, n, r - DR[d], col - DC[d]) == EMPTY:
+        a = landing(q, d, 1, n)
+        b = landing(q, opposite(d), 1, n)
+        if a >= 0 and b >= 0 and t[HDR + a] == opponent(c) and t[HDR + b] == EMPTY:
             return True
     return False
 
@@ -279,7 +276,7 @@ def _jumpable(t, q, c):
 @njit(cache=True)
 def pattern_eva(t, c, base_o):
     """``Eva = move + kill + triple + square`` of the position ``t`` reached in ``c``'s move (module doc)."""
-    o = 3 - c
+    o = opponent(c)
     if t[H_PHASE] == PH_OVER:
         w = t[H_WINNER]
         if w == c:
@@ -306,7 +303,7 @@ def capture_scores(s, c, out):
     """``out[e]`` = the capture priority of each enemy stone e (module doc), -1 elsewhere."""
     n = s[H_N]
     p_ = s[H_P]
-    o = 3 - c
+    o = opponent(c)
     for e in range(p_):
         if s[HDR + e] != o:
             out[e] = -1
@@ -349,7 +346,7 @@ def pattern_action(s, seed, last_own):
                 if rand_below(rng, ties) == 0:
                     pick = e
         return pick
-    base_o = s[H_COUNT + 3 - c]
+    base_o = s[H_COUNT + opponent(c)]
     states, stack_a, stack_d, path, buf, meta = walk_start(s)
     best = -(2 ** 62)
     ties = 0

@@ -9,6 +9,7 @@ from typing import Callable
 import numpy as np
 
 from .. import kernel as K
+from ..vocab import opponent
 from ..notation import action_to_str, str_to_action
 from ..render import render_ansi
 from ..state import explain_illegal
@@ -163,7 +164,7 @@ def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int
                 game.apply(a, "bot")
                 s = game.state
                 made.append(action_to_str(a, n))
-            print(f"\n{COLOUR_NAMES[3 - me]} ({spec}) plays: {', '.join(made)}")
+            print(f"\n{COLOUR_NAMES[opponent(me)]} ({spec}) plays: {', '.join(made)}")
             show()
             continue
         legal = game.legal()

@@ -21,6 +21,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .. import kernel as K
+from ..vocab import opponent
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, write_observation
 from ..players import CallablePlayer, make_player
@@ -247,7 +248,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
                 raise ValueError(f"illegal action {a} ({action_to_str(a, self.board_size)}) for the learner: "
                                  f"{explain_illegal(s, a)}")
             self._done = True
-            o = self._forfeit = Outcome(winner=3 - self.colour, end_reason=FORFEIT,
+            o = self._forfeit = Outcome(winner=opponent(self.colour), end_reason=FORFEIT,
                                         battle_turns=int(s[K.H_TURNS]), decisions=int(s[K.H_DECISIONS]))
             info = self._info()
             info.update(illegal_action=True, winner=o.winner_name, end_reason=o.end_reason,
@@ -391,7 +392,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
 
     def _material(self):
         s = self.state
-        return int(s[K.H_COUNT + self.colour]) - int(s[K.H_COUNT + 3 - self.colour])
+        return int(s[K.H_COUNT + self.colour]) - int(s[K.H_COUNT + opponent(self.colour)])
 
     def _set_base(self):
         """Material balance at the start of the battle phase (before any capture)."""
@@ -421,7 +422,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
             "learner": COLOUR_NAMES[self.colour],
             "phase": PHASE_NAMES[int(s[K.H_PHASE])],
             "battle_turn": int(s[K.H_TURNS]),
-            "stone_counts": {"own": int(s[K.H_COUNT + self.colour]), "enemy": int(s[K.H_COUNT + 3 - self.colour])},
+            "stone_counts": {"own": int(s[K.H_COUNT + self.colour]), "enemy": int(s[K.H_COUNT + opponent(self.colour)])},
             "illegal_action": False,
             "winner": "none",
             "end_reason": "none",

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import kernel as K
+from ..vocab import opponent
 from ..state import position_state
 from ..notation import COLS, ROWS
 from ..rules import Rules
@@ -238,9 +239,9 @@ def _parse_entry(rd, fields_, entry_no):
             p, c = _parse_pt(t, n)
         except ValueError as e:
             raise RecordError(f"captured stone {t!r}: {e}", entry=entry_no) from None
-        if c != 3 - colour:
-            rd.problem(f"captured stone {t} should be written as a {('', 'white', 'black')[3 - colour]} point"
-                       f" ({_pt_text(p, n, 3 - colour)})", entry_no)
+        if c != opponent(colour):
+            rd.problem(f"captured stone {t} should be written as a {('', 'white', 'black')[opponent(colour)]} point"
+                       f" ({_pt_text(p, n, opponent(colour))})", entry_no)
         caps.append(p)
     return Move(colour, path, caps, toks[0], fly=fly)
 

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from .. import kernel as K
+from ..vocab import opponent
 from ..state import position_state
 from ..rules import Rules
 from .errors import ChooseGame, Reader, RecordError, check_strict
@@ -172,9 +173,9 @@ def _parse_move(rd, tok, k):
             except ValueError as e:
                 rd.problem(f"{key.upper()} stone {pre}({letter},{row}): {e}; ignored", k)
                 continue
-            if pre != COLOUR_LETTER[3 - colour]:
+            if pre != COLOUR_LETTER[opponent(colour)]:
                 rd.problem(f"{key.upper()} stone {pre}({letter},{row}) should be written as"
-                           f" {point_text(p, n, 3 - colour)}", k)
+                           f" {point_text(p, n, opponent(colour))}", k)
             pts.append(p)
         lists.append(pts)
     tc, fc = lists

@@ -134,22 +134,21 @@ def turn_entries(record: RecordLike) -> tuple[list[tuple[int, int]], list[dict[s
             t = {"colour": c, "path": [], "jumped": [], "victims": [], "fly": False}
             cur[0] = t
             turns.append(t)
-            kind, p = divmod(a, p_)
-            if 1 <= kind <= 4:
-                t["path"] += [p, int(K.DR[kind - 1] * n + K.DC[kind - 1] + p)]
-            elif 5 <= kind <= 8:
-                d = kind - 5
-                t["path"] += [p, p + 2 * int(K.DR[d] * n + K.DC[d])]
-                t["jumped"].append(p + int(K.DR[d] * n + K.DC[d]))
+            kind, p = K.action_kind(a, p_), K.action_point(a, p_)
+            if K.is_step_kind(kind):
+                t["path"] += [p, int(K.landing(p, K.step_direction(kind), 1, n))]
+            elif K.is_jump_kind(kind):
+                d = K.jump_direction(kind)
+                t["path"] += [p, int(K.landing(p, d, 2, n))]
+                t["jumped"].append(int(K.landing(p, d, 1, n)))
             else:  # LIFT
                 t["path"].append(p)
                 t["fly"] = True
         elif sub == K.SUB_CHAIN:
             if a != K.stop_action(p_):
-                kind, p = divmod(a, p_)
-                d = kind - 5
-                cur[0]["path"].append(p + 2 * int(K.DR[d] * n + K.DC[d]))
-                cur[0]["jumped"].append(p + int(K.DR[d] * n + K.DC[d]))
+                p, d = K.action_point(a, p_), K.jump_direction(K.action_kind(a, p_))
+                cur[0]["path"].append(int(K.landing(p, d, 2, n)))
+                cur[0]["jumped"].append(int(K.landing(p, d, 1, n)))
         elif sub == K.SUB_DROP:
             cur[0]["path"].append(a)
         else:

@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import kernel as K
+from ..vocab import opponent
 from ..state import explain_illegal, position_state
 from ..notation import COLS, ROWS, action_to_str
 from .errors import Irregularity, Reader, RecordError
@@ -214,7 +215,7 @@ def _realise_move(rd, state, mv, entry_no, fmt):
     if len(path) == 2 and path[0] == path[1]:
         raise RecordError(f"path {mv.text!r}: a stone cannot move to its own point", entry=entry_no)
     if state[K.HDR + path[0]] != mover:
-        what = "an empty point" if state[K.HDR + path[0]] == K.EMPTY else f"a {COLOUR_NAMES[3 - mover]} stone"
+        what = "an empty point" if state[K.HDR + path[0]] == K.EMPTY else f"a {COLOUR_NAMES[opponent(mover)]} stone"
         raise RecordError(f"path {mv.text!r}: {fmt(path[0], mover)} is {what}, not a {COLOUR_NAMES[mover]} stone",
                           entry=entry_no)
     # candidate ways to make the move: step, jump chain, fly (in that order); a marked fly is only a fly
@@ -305,8 +306,8 @@ def _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok, exact=None):
     jumped = []
     for a in seq:
         if K.is_jump_kind(K.action_kind(a, p_)):
-            d, p = divmod(a - K.A_JUMP * p_, p_)
-            jumped.append(p + int(K.DR[d] * n + K.DC[d]))
+            p, d = K.action_point(a, p_), K.jump_direction(K.action_kind(a, p_))
+            jumped.append(int(K.landing(p, d, 1, n)))
     if s[K.H_PHASE] != K.PH_OVER and s[K.H_SUB] == K.SUB_CHAIN and int(s[K.H_TO_MOVE]) == mover:
         stop = K.stop_action(p_)
         if not K.is_legal(s, stop):
@@ -318,7 +319,7 @@ def _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok, exact=None):
         # the format lists the jump captures apart from the square captures
         listed, rest = caps[:mv.jumped_listed], caps[mv.jumped_listed:]
         if listed != jumped:
-            want = ",".join(fmt(p, 3 - mover) for p in jumped) or "nothing"
+            want = ",".join(fmt(p, opponent(mover)) for p in jumped) or "nothing"
             if exact:
                 fail(f"the jump captures listed are not the stones jumped ({want})", 1)
             notes.append(Irregularity(entry_no, f"the jump captures listed are not the stones jumped ({want});"
@@ -329,7 +330,7 @@ def _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok, exact=None):
             if rest[:len(jumped)] == jumped:
                 rest = rest[len(jumped):]
             elif exact:
-                want = ",".join(fmt(p, 3 - mover) for p in jumped)
+                want = ",".join(fmt(p, opponent(mover)) for p in jumped)
                 fail(f"the captured list must start with the jumped stones {want}", 1)
             else:
                 rest = [p for p in rest if p not in jumped]
@@ -340,7 +341,7 @@ def _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok, exact=None):
         if int(s[K.H_TO_MOVE]) != mover or s[K.H_SUB] != K.SUB_CAPTURE:
             fail(f"{len(rest) - j} captures listed but the move makes {j} square capture(s)", 1)
         if not K.is_legal(s, v):
-            fail(f"capture {fmt(v, 3 - mover)}: there is no {COLOUR_NAMES[3 - mover]} stone on that point", 1)
+            fail(f"capture {fmt(v, opponent(mover))}: there is no {COLOUR_NAMES[opponent(mover)]} stone on that point", 1)
         K.apply_action(s, v)
         acts.append(v)
     if s[K.H_PHASE] != K.PH_OVER and int(s[K.H_TO_MOVE]) == mover:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .. import kernel as K
+from ..vocab import opponent
 from ..notation import COLS, ROWS, action_to_str
 from .fields import COLOUR_NAMES, norm_start, result_of
 from .replay import RecordLike, inside_turn, turn_entries, walk
@@ -107,7 +108,7 @@ def to_competition(record: TextRecord, event: str | None = None, date: str | Non
             path = "-".join(_pt_text(p, n, c) for p in t["path"])
             if t["fly"] and near_fly(t["path"], n):
                 path = FLY_MARK + path  # a fly that the plain path would read as a step or a jump
-            caps = "".join("," + _pt_text(p, n, 3 - c) for p in t["jumped"] + t["victims"])
+            caps = "".join("," + _pt_text(p, n, opponent(c)) for p in t["jumped"] + t["victims"])
             lines.append(f"{i + 3},{path}{caps};")
     return "\n".join(lines)
 
@@ -136,12 +137,12 @@ def _flies_read_as_steps(record: TextRecord) -> list[tuple[int, int, int, int]]:
             return
         sub = int(s[K.H_SUB])
         if sub == K.SUB_MOVE and K.action_kind(a, p_) == K.A_LIFT:
-            p = a - K.A_LIFT * p_
+            p = K.action_point(a, p_)
             steps.clear()
             for d in range(4):
-                r, c = p // n + int(K.DR[d]), p % n + int(K.DC[d])
-                if 0 <= r < n and 0 <= c < n and K.is_legal(s, K.encode_step(p, d, p_)):
-                    steps.add(r * n + c)
+                q = int(K.landing(p, d, 1, n))
+                if q >= 0 and K.is_legal(s, K.encode_step(p, d, p_)):
+                    steps.add(q)
             out.append((i, int(s[K.H_TO_MOVE]), p, -1))
         elif sub == K.SUB_DROP:
             i0, c, p, _ = out.pop()
@@ -181,9 +182,9 @@ def to_jiuchess(record: TextRecord) -> str:
             c = t["colour"]
             text = point_text(t["path"][0], n, c) + "".join("-" + point_text(p, n) for p in t["path"][1:])
             if t["jumped"]:
-                text += ",TC:" + ",".join(point_text(p, n, 3 - c) for p in t["jumped"])
+                text += ",TC:" + ",".join(point_text(p, n, opponent(c)) for p in t["jumped"])
             if t["victims"]:
-                text += ",FC:" + ",".join(point_text(p, n, 3 - c) for p in t["victims"])
+                text += ",FC:" + ",".join(point_text(p, n, opponent(c)) for p in t["victims"])
             moves.append(text)
         out += ";Stage[2]:" + ";".join(moves)
     return out
