@@ -156,6 +156,7 @@ def kernel_games(seed: int = 0) -> Callable[[], int]:
 
 
 def bench_kernel(t: Table, cfg: dict[str, Any]) -> None:
+    """Section ``kernel``: random full games in the numba kernel on one core, the ceiling of every shell."""
     rate = best_rate(kernel_games(), cfg["time"], cfg["repeats"])
     t.add("kernel", "kernel random games, 1 core", rate, "decisions/s",
           note="K.random_games, 14x14 competitive, full games from placement")
@@ -209,6 +210,7 @@ def process_ceiling(processes: int, seconds: float) -> tuple[float, list[float]]
 
 
 def bench_batched(t: Table, cfg: dict[str, Any]) -> None:
+    """Section ``batched``: the batched runner on one thread and on all cores, against separate kernel processes."""
     import numba
 
     from jiu_env.batch import BatchRunner, derive_seeds, sample_masked
@@ -365,6 +367,7 @@ def floor_env(board_size: int = 14, planes: int | None = None, game_length: int 
 
 
 def bench_aec(t: Table, cfg: dict[str, Any]) -> None:
+    """Section ``aec``: the AEC env's full API, as a ratio to a do-nothing env with the same wrappers and to peers."""
     import warnings
 
     with warnings.catch_warnings():
@@ -419,6 +422,7 @@ def _bench_aec(t, cfg):
 
 # -- single-agent / vector envs
 def bench_vector(t: Table, cfg: dict[str, Any]) -> None:
+    """Section ``vector``: learner steps/s of the single-agent env and the vector env against random and greedy."""
     from jiu_env.batch import derive_seeds, sample_masked
     from jiu_env.envs.vector import JiuVectorEnv
 
@@ -522,6 +526,7 @@ def _best_search(bot: Any, positions: Sequence[np.ndarray], units: Callable[[dic
 
 
 def bench_search(t: Table, cfg: dict[str, Any]) -> None:
+    """Section ``search``: alpha-beta nodes/s (the first release's engine as a fixed peer) and MCTS simulations/s."""
     from jiu_env.bots import make_bot
 
     positions = midgame_positions()
@@ -589,6 +594,7 @@ def _probe(cache_dir=None):
 
 
 def bench_compile(t: Table, cfg: dict[str, Any]) -> None:
+    """Section ``compile``: import, first ``reset()`` and first ``step()`` in fresh interpreters, cold and warm."""
     if cfg["quick"]:
         # The package's own cache (warmed by this process) stands in for a warm cache.
         import jiu_env

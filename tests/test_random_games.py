@@ -1,7 +1,7 @@
 """Random full games with every invariant checked at every decision.
 
 Each game is played through the raw env with seeded random legal actions,
-alongside the plain-Python reference model of docs/rules.md (conftest.RefGame),
+alongside the plain-Python reference model of docs/rules.md (reference_model.RefGame),
 and at every step:
 
 - env mask == kernel legal list (as sets) == {a : is_legal(a)} == reference;
@@ -25,7 +25,8 @@ import pytest
 import jiu_env
 from jiu_env import kernel as K
 
-from conftest import BLACK, WHITE, RefGame, check_bookkeeping, compare_with_reference, is_legal_all, kernel_legal
+from conftest import BLACK, WHITE, check_bookkeeping, is_legal_all, kernel_legal
+from reference_model import RefGame, compare_with_reference
 
 BANS = ["none", "vs_flyer", "flyer", "both"]
 

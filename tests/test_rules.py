@@ -1438,7 +1438,7 @@ CHAIN_JUMP_BOARD = """
 
 
 def _ban_after_state(text, on):
-    from conftest import RefGame
+    from reference_model import RefGame
 
     r = Rules.make("competitive", board_size=6, ban_after_capture=on)
     s = jiu_env.position_state(r, board_from_text(text), "white")
@@ -1506,7 +1506,7 @@ def test_ban_after_capture_keeps_the_chain_going(on):
 
 
 def test_validate_state_takes_ban_after_capture_only_as_0_or_1():
-    from conftest import ref_from_state
+    from reference_model import ref_from_state
     from jiu_env.rules import rules_from_state
     from jiu_env.validate import InvalidStateError, validate_state
 

@@ -4,7 +4,7 @@ Reachable states come from seeded random games under every rules profile (and
 one game with every later option on), on 6x6, 8x8 and 14x14 boards.  Every one
 of them, its image under a random board symmetry, its search scratch copy and,
 now and then, the state after a passed turn must validate, and the plain-Python
-reference model (conftest.ref_from_state) must accept it too.
+reference model (reference_model.ref_from_state) must accept it too.
 
 Each fuzz case then changes one or two header slots or board points at random
 (seeded).  For every changed state that validate_state accepts:
@@ -15,12 +15,12 @@ Each fuzz case then changes one or two header slots or board points at random
 - the observation planes of both colours lie in their Box (finite, 0..1) and
   the mover's action mask is the legal set;
 - one random legal action, applied by the kernel and by the reference, leads
-  to the same game (conftest.compare_with_reference).
+  to the same game (reference_model.compare_with_reference).
 
 For every changed state that validate_state refuses while the reference model
 accepts it, the refusal names a field the reference does not model
-(conftest.REF_UNMODELLED: hashing, history and counters).  The default run is
-quick; the long one is marked slow.
+(reference_model.REF_UNMODELLED: hashing, history and counters).  The default
+run is quick; the long one is marked slow.
 
 Then one edit per cross-field check: each is refused with a message naming
 its fields, and the reference refuses it too where it models the fields.  A
@@ -41,7 +41,8 @@ from jiu_env.observation import NUM_PLANES, observe, write_observation
 from jiu_env.symmetry import symmetries_for, transform_state
 from jiu_env.validate import InvalidStateError, validate_state
 
-from conftest import REF_UNMODELLED, compare_with_reference, kernel_legal, ref_from_state
+from conftest import kernel_legal
+from reference_model import REF_UNMODELLED, compare_with_reference, ref_from_state
 
 CONFIGS = {
     "competitive6": dict(rules="competitive", board_size=6, max_battle_turns=150),

@@ -257,6 +257,7 @@ def scores_text(scores: dict[str, Any], width: int = 70) -> str:
 
 
 def eta_text(seconds: float | None) -> str:
+    """Seconds left as ``H:MM:SS`` (``M:SS`` under an hour) for the progress line; ``"?"`` while unknown."""
     if seconds is None or not math.isfinite(seconds):
         return "?"
     seconds = int(seconds)

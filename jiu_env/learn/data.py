@@ -143,6 +143,7 @@ def play_labelled_game(config: DataConfig, teacher: Any, gseed: int) -> dict[str
 
 
 def chunk_name(i: int) -> str:
+    """File name of chunk ``i`` in a data run; zero-padded so the chunks sort in play order."""
     return f"chunk-{i:05d}.npz"
 
 
@@ -206,6 +207,10 @@ def chunk_entry(path: pathlib.Path, cpu_seconds: float | None = None, wall_secon
 
 
 def read_manifest(out_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The manifest of the data run in ``out_dir``, or None if there is none yet (a new run).
+
+    A file of another format raises ValueError rather than being resumed as a data run.
+    """
     path = pathlib.Path(out_dir) / MANIFEST
     if not path.exists():
         return None
@@ -217,6 +222,7 @@ def read_manifest(out_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
 
 
 def write_manifest(out_dir: str | os.PathLike[str], data: dict[str, Any]) -> None:
+    """Replace the manifest in one step, so a run stopped mid-write still finds the previous one."""
     atomic_write_text(pathlib.Path(out_dir) / MANIFEST, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 

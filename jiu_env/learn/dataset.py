@@ -81,6 +81,7 @@ class Positions:
 
 
 def rules_of_run(data_dir: str | os.PathLike[str]) -> Rules:
+    """The rules a data run was played under, from its manifest: its positions replay only under them."""
     manifest = read_manifest(data_dir)
     if manifest is None:
         raise FileNotFoundError(f"no manifest in {data_dir}: not a training-data directory")

@@ -43,6 +43,7 @@ QUICK = dict(board_size=6, teacher="alphabeta:depth=1,tt_bits=14", games=8, chun
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the flags of ``jiu train`` to ``p`` (defined here, next to what reads them, not in the CLI)."""
     p.add_argument("out", metavar="DIR", help="run directory (created; an existing one is resumed)")
     p.add_argument("--quick", action="store_true",
                    help="a 6x6 run of the whole pipeline in well under a minute (overrides the sizes below)")

@@ -56,6 +56,7 @@ Q_CLIP = 0.999  # |q| is clipped below 1 before atanh
 
 
 def file_sha256(path: str | pathlib.Path) -> str:
+    """SHA-256 of a file's bytes: pins the checkpoint a self-play run uses, so a resumed run plays the same net."""
     return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
 
 

@@ -25,6 +25,7 @@ PointText = Callable[[int, int], str]  # (point, colour) -> the point as the for
 
 
 def over_text(state: np.ndarray) -> str:
+    """How a finished game ended, in record words, for the import errors that meet a game already over."""
     return result_text(result_of(state))
 
 
