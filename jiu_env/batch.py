@@ -48,6 +48,8 @@ import numpy as np
 from numba import njit, prange
 
 from . import kernel as K
+
+from . import vocab as V
 from .bots.greedy import greedy_action
 from .observation import NUM_PLANES, write_observation
 from .rules import Rules
@@ -61,8 +63,8 @@ OPPONENTS: dict[str | None, int] = {None: OPP_NONE, "random": OPP_RANDOM, "greed
 START_PLACEMENT, START_BATTLE = 0, 1
 STARTS: dict[str, int] = {"placement": START_PLACEMENT, "battle": START_BATTLE}
 
-LEARNER_RANDOM = 0  # learner colour drawn per game; otherwise K.WHITE / K.BLACK
-LEARNERS: dict[str, int] = {"white": K.WHITE, "black": K.BLACK, "random": LEARNER_RANDOM}
+LEARNER_RANDOM = 0  # learner colour drawn per game; otherwise V.WHITE / V.BLACK
+LEARNERS: dict[str, int] = {"white": V.WHITE, "black": V.BLACK, "random": LEARNER_RANDOM}
 
 # SplitMix64 constants.
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
@@ -135,7 +137,7 @@ def _opponent_action(kind, s, buf, rng, i):
 @njit(cache=True, inline="always")
 def _advance(s, me, opp, buf, rng, i):
     """Let the opponent decide until ``me`` must decide or the game is over."""
-    while s[K.H_PHASE] != K.PH_OVER and s[K.H_TO_MOVE] != me:
+    while s[V.H_PHASE] != V.PH_OVER and s[V.H_TO_MOVE] != me:
         K.apply_action(s, _opponent_action(opp, s, buf, rng, i))
 
 
@@ -149,7 +151,7 @@ def _new_game(s, template, start, learner_mode, learner, opp, buf, rng, i):
     while True:
         s[:] = template
         if start == START_BATTLE:
-            while s[K.H_PHASE] == K.PH_PLACEMENT:
+            while s[V.H_PHASE] == V.PH_PLACEMENT:
                 k = K.legal_actions(s, buf)
                 K.apply_action(s, buf[_randint(rng, i, k)])
         if learner_mode == LEARNER_RANDOM:
@@ -158,7 +160,7 @@ def _new_game(s, template, start, learner_mode, learner, opp, buf, rng, i):
             learner[i] = learner_mode
         if opp != OPP_NONE:
             _advance(s, learner[i], opp, buf, rng, i)
-        if s[K.H_PHASE] != K.PH_OVER:
+        if s[V.H_PHASE] != V.PH_OVER:
             return
 
 
@@ -173,7 +175,7 @@ def _observe(s, me, obs, mask, buf):
 
 @njit(cache=True, inline="always")
 def _pov(s, opp, learner, i):
-    return learner[i] if opp != OPP_NONE else s[K.H_TO_MOVE]
+    return learner[i] if opp != OPP_NONE else s[V.H_TO_MOVE]
 
 
 # --------------------------------------------------------------- batch
@@ -194,17 +196,17 @@ def _reset_one(s, template, cfg, learner, buf, rng, i, obs, mask):
 def _step_one(s, a, template, cfg, learner, buf, rng, i, obs, masks, rewards, terms, truncs,
               final_obs, final_pov, winners):
     opp = cfg[CFG_OPP]
-    actor = s[K.H_TO_MOVE]
+    actor = s[V.H_TO_MOVE]
     K.apply_action(s, a)
     if opp != OPP_NONE:
         _advance(s, actor, opp, buf, rng, i)
-    if s[K.H_PHASE] == K.PH_OVER:
+    if s[V.H_PHASE] == V.PH_OVER:
         w, b = K.returns(s)
-        rewards[i] = w if actor == K.WHITE else b
-        tr = s[K.H_TRUNC] == 1
+        rewards[i] = w if actor == V.WHITE else b
+        tr = s[V.H_TRUNC] == 1
         truncs[i] = tr
         terms[i] = not tr
-        winners[i] = s[K.H_WINNER]
+        winners[i] = s[V.H_WINNER]
         write_observation(s, actor, final_obs[i])
         final_pov[i] = actor
         _new_game(s, template, cfg[CFG_START], cfg[CFG_LEARNER], learner, opp, buf, rng, i)
@@ -222,15 +224,15 @@ def _play_one(s, template, cfg, learner, buf, rng, i, n_decisions, games_done):
     opp = cfg[CFG_OPP]
     dec = 0
     for _ in range(n_decisions):
-        actor = s[K.H_TO_MOVE]
+        actor = s[V.H_TO_MOVE]
         k = K.legal_actions(s, buf)
         K.apply_action(s, buf[_randint(rng, i, k)])
         dec += 1
         if opp != OPP_NONE:
-            d0 = s[K.H_DECISIONS]
+            d0 = s[V.H_DECISIONS]
             _advance(s, actor, opp, buf, rng, i)
-            dec += s[K.H_DECISIONS] - d0
-        if s[K.H_PHASE] == K.PH_OVER:
+            dec += s[V.H_DECISIONS] - d0
+        if s[V.H_PHASE] == V.PH_OVER:
             games_done[i] += 1
             _new_game(s, template, cfg[CFG_START], cfg[CFG_LEARNER], learner, opp, buf, rng, i)
     return dec
@@ -257,7 +259,7 @@ def first_invalid(states):
     """Index of the first row that is not a valid state of a game in progress (see validate_state), or -1."""
     for i in range(states.shape[0]):
         s = states[i]
-        if state_problem(s)[0] != 0 or s[K.H_PHASE] == K.PH_OVER or not K.has_legal_action(s):
+        if state_problem(s)[0] != 0 or s[V.H_PHASE] == V.PH_OVER or not K.has_legal_action(s):
             return i
     return -1
 
@@ -321,7 +323,7 @@ class BatchRunner:
         self._cfg = np.array([STARTS[start], LEARNERS[learner], OPPONENTS[opponent]], dtype=np.int64)
         self._template = self.rules.new_state()
         self.states = np.repeat(self._template[None, :], b, axis=0)
-        self._learner = np.full(b, K.WHITE, dtype=np.int64)
+        self._learner = np.full(b, V.WHITE, dtype=np.int64)
         self._rng = np.zeros(b, dtype=np.uint64)
         self._bufs = np.empty((b, self.num_actions), dtype=np.int64)
         self._final_obs = np.zeros((b,) + self.obs_shape, dtype=np.float32)

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 
 from . import kernel as K
+
+from . import vocab as V
 from .outcome import FORFEIT as FORFEIT, STOPPED as STOPPED, Outcome, outcome_of
 from .players import make_player
 from .rules import Rules
@@ -83,9 +85,9 @@ class GameResult:
 
     def __post_init__(self) -> None:
         if self.outcome is None:
-            self.outcome = Outcome(winner={"white": K.WHITE, "black": K.BLACK}.get(self.winner or ""),
+            self.outcome = Outcome(winner={"white": V.WHITE, "black": V.BLACK}.get(self.winner or ""),
                                    end_reason=self.end_reason, battle_turns=self.battle_turns,
-                                   decisions=int(self.state[K.H_DECISIONS]))
+                                   decisions=int(self.state[V.H_DECISIONS]))
 
     # The old dict keys of the match runner, kept readable (deprecated: see the class docstring).
     _ALIASES = {"reason": "end_reason", "time_white": ("time", "white"), "time_black": ("time", "black")}
@@ -196,9 +198,9 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
     from_placement = True
     if isinstance(start, np.ndarray):
         s = start.copy()
-        if s.dtype != np.int64 or s.ndim != 1 or s.size < K.HDR or s[K.H_N] != r.board_size:
+        if s.dtype != np.int64 or s.ndim != 1 or s.size < V.HDR or s[V.H_N] != r.board_size:
             raise ValueError(f"start state does not fit the rules (board size {r.board_size})")
-        from_placement = bool(s[K.H_DECISIONS] == 0)
+        from_placement = bool(s[V.H_DECISIONS] == 0)
     elif start == "placement":
         s = r.new_state()
     elif start == "battle":
@@ -209,21 +211,21 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
     else:
         raise ValueError(f"start must be 'placement', 'battle' or a kernel state, not {start!r}")
     opening_rng = np.random.default_rng(opening_seed if opening_seed is not None else seed)
-    by_colour = {K.WHITE: white, K.BLACK: black}
-    spent = {K.WHITE: 0.0, K.BLACK: 0.0}
-    made = {K.WHITE: 0, K.BLACK: 0}
+    by_colour = {V.WHITE: white, V.BLACK: black}
+    spent = {V.WHITE: 0.0, V.BLACK: 0.0}
+    made = {V.WHITE: 0, V.BLACK: 0}
     buf = np.empty(r.num_actions, np.int64)
     actions: list[int] | None = [] if record else None
     decisions = 0
     forfeit = None
     stopped = False
     a: int | None  # a player's choice may be no action at all (None): checked before it is applied
-    while s[K.H_PHASE] != K.PH_OVER:
+    while s[V.H_PHASE] != V.PH_OVER:
         if max_decisions is not None and decisions >= max_decisions:
             stopped = True
             break
-        side = int(s[K.H_TO_MOVE])
-        if s[K.H_PHASE] == K.PH_PLACEMENT and int(s[K.H_DECISIONS]) < random_opening:
+        side = int(s[V.H_TO_MOVE])
+        if s[V.H_PHASE] == V.PH_PLACEMENT and int(s[V.H_DECISIONS]) < random_opening:
             k = K.legal_actions(s, buf)
             a = int(buf[opening_rng.integers(k)])
         else:
@@ -247,20 +249,20 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
     outcome = _outcome(s, forfeit, stopped)
     return GameResult(
         winner=outcome.to_dict()["winner"],  # GameResult's spelling: "white", "black", "draw", None (no result)
-        end_reason=outcome.end_reason, result=int(outcome.reward_for(K.WHITE)), score_white=outcome.score_for(K.WHITE),
-        truncated=bool(s[K.H_TRUNC]), battle_turns=int(s[K.H_TURNS]), decisions=decisions, actions=actions,
-        stones={"white": int(s[K.H_COUNT + K.WHITE]), "black": int(s[K.H_COUNT + K.BLACK])},
-        time={"white": spent[K.WHITE], "black": spent[K.BLACK]},
-        moves_by={"white": made[K.WHITE], "black": made[K.BLACK]}, state=s, rules=r, forfeit=forfeit,
+        end_reason=outcome.end_reason, result=int(outcome.reward_for(V.WHITE)), score_white=outcome.score_for(V.WHITE),
+        truncated=bool(s[V.H_TRUNC]), battle_turns=int(s[V.H_TURNS]), decisions=decisions, actions=actions,
+        stones={"white": int(s[V.H_COUNT + V.WHITE]), "black": int(s[V.H_COUNT + V.BLACK])},
+        time={"white": spent[V.WHITE], "black": spent[V.BLACK]},
+        moves_by={"white": made[V.WHITE], "black": made[V.BLACK]}, state=s, rules=r, forfeit=forfeit,
         players=dict(players or {}), seed=opening_seed if opening_seed is not None else seed,
         meta=dict(meta or {}), from_placement=from_placement, outcome=outcome)
 
 
 def _outcome(s: np.ndarray, forfeit: dict | None, stopped: bool) -> Outcome:
     """The outcome of a game the loop ended: a forfeit or a stop (not in the state), else the state's."""
-    turns, decisions = int(s[K.H_TURNS]), int(s[K.H_DECISIONS])
+    turns, decisions = int(s[V.H_TURNS]), int(s[V.H_DECISIONS])
     if forfeit is not None:
-        return Outcome(winner=K.BLACK if forfeit["colour"] == "white" else K.WHITE, end_reason=FORFEIT,
+        return Outcome(winner=V.BLACK if forfeit["colour"] == "white" else V.WHITE, end_reason=FORFEIT,
                        battle_turns=turns, decisions=decisions)
     if stopped:
         return Outcome(winner=None, end_reason=STOPPED, battle_turns=turns, decisions=decisions)

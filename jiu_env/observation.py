@@ -43,71 +43,71 @@ import numpy as np
 from numba import njit
 
 from . import kernel as K
-from .vocab import opponent
+
+from . import vocab as V
+from .vocab import (NUM_PLANES, PLANE_NAMES, PL_CENTRE_ENDS, PL_CHAINING_STONE, PL_EMPTY, PL_ENEMY, PL_ENEMY_FLYING,
+                    PL_IS_WHITE, PL_JUMP_BAN, PL_LAST_FROM, PL_LAST_TO, PL_LIFTED_STONE, PL_MOVE, PL_OWN,
+                    PL_OWN_FLYING, PL_PENDING, PL_PLACEMENT, PL_REPETITION, PL_TO_MOVE, PL_TURN_PROGRESS, opponent)
 from .validate import check_buffer, validate_state
 
-from .vocab import (NUM_PLANES, PL_CENTRE_ENDS, PL_CHAINING_STONE, PL_EMPTY, PL_ENEMY, PL_ENEMY_FLYING,  # noqa: E402
-                    PL_IS_WHITE, PL_JUMP_BAN, PL_LAST_FROM, PL_LAST_TO, PL_LIFTED_STONE, PL_MOVE, PL_OWN,
-                    PL_OWN_FLYING, PL_PENDING, PL_PLACEMENT, PL_REPETITION, PL_TO_MOVE, PL_TURN_PROGRESS,
-                    PLANE_NAMES)
 
 
 @njit(cache=True)
 def write_observation_unchecked(s, me, out):
     """Fill ``out`` (float32, shape (N, N, NUM_PLANES)) with the planes of colour ``me``.  Unchecked."""
-    n = s[K.H_N]
-    p_ = s[K.H_P]
+    n = s[V.H_N]
+    p_ = s[V.H_P]
     out[:] = 0.0
     enemy = opponent(me)
     for p in range(p_):
         r = p // n
         c = p % n
-        v = s[K.HDR + p]
+        v = s[V.HDR + p]
         if v == me:
             out[r, c, PL_OWN] = 1.0
         elif v == enemy:
             out[r, c, PL_ENEMY] = 1.0
         else:
             out[r, c, PL_EMPTY] = 1.0
-    ph = s[K.H_PHASE]
+    ph = s[V.H_PHASE]
     const = np.zeros(NUM_PLANES, dtype=np.float32)
-    if ph == K.PH_PLACEMENT:
+    if ph == V.PH_PLACEMENT:
         const[PL_PLACEMENT] = 1.0
-    elif ph == K.PH_BATTLE:
-        const[PL_MOVE + s[K.H_SUB]] = 1.0
+    elif ph == V.PH_BATTLE:
+        const[PL_MOVE + s[V.H_SUB]] = 1.0
         # at most 4 square captures, or 8 with formations (lines too): the plane stays in [0, 1]
-        const[PL_PENDING] = s[K.H_PENDING] / (8.0 if s[K.H_FORMATIONS] else 4.0)
-        const[PL_JUMP_BAN] = s[K.H_BAN_NOW]
-    mover = s[K.H_TO_MOVE]
-    if ph == K.PH_BATTLE:
-        fly = s[K.H_FLY]
+        const[PL_PENDING] = s[V.H_PENDING] / (8.0 if s[V.H_FORMATIONS] else 4.0)
+        const[PL_JUMP_BAN] = s[V.H_BAN_NOW]
+    mover = s[V.H_TO_MOVE]
+    if ph == V.PH_BATTLE:
+        fly = s[V.H_FLY]
         if mover == me:
-            const[PL_OWN_FLYING] = s[K.H_FLY_NOW]
-            const[PL_ENEMY_FLYING] = 1.0 if fly > 0 and s[K.H_COUNT + enemy] <= fly else 0.0
+            const[PL_OWN_FLYING] = s[V.H_FLY_NOW]
+            const[PL_ENEMY_FLYING] = 1.0 if fly > 0 and s[V.H_COUNT + enemy] <= fly else 0.0
         else:
-            const[PL_OWN_FLYING] = 1.0 if fly > 0 and s[K.H_COUNT + me] <= fly else 0.0
-            const[PL_ENEMY_FLYING] = s[K.H_FLY_NOW]
-        mt = s[K.H_MAXT]
+            const[PL_OWN_FLYING] = 1.0 if fly > 0 and s[V.H_COUNT + me] <= fly else 0.0
+            const[PL_ENEMY_FLYING] = s[V.H_FLY_NOW]
+        mt = s[V.H_MAXT]
         if mt > 0:
-            const[PL_TURN_PROGRESS] = s[K.H_TURNS] / mt
-        rep = s[K.H_REP]
+            const[PL_TURN_PROGRESS] = s[V.H_TURNS] / mt
+        rep = s[V.H_REP]
         if rep > 0:
-            const[PL_REPETITION] = s[K.H_REP_COUNT] / rep
-    const[PL_IS_WHITE] = 1.0 if me == K.WHITE else 0.0
-    const[PL_TO_MOVE] = 1.0 if (mover == me and ph != K.PH_OVER) else 0.0
+            const[PL_REPETITION] = s[V.H_REP_COUNT] / rep
+    const[PL_IS_WHITE] = 1.0 if me == V.WHITE else 0.0
+    const[PL_TO_MOVE] = 1.0 if (mover == me and ph != V.PH_OVER) else 0.0
     for i in range(NUM_PLANES):
         if const[i] != 0.0:
             out[:, :, i] = const[i]
-    q = s[K.H_CHAIN]
-    if q >= 0 and ph == K.PH_BATTLE:
+    q = s[V.H_CHAIN]
+    if q >= 0 and ph == V.PH_BATTLE:
         out[q // n, q % n, PL_CHAINING_STONE] = 1.0
-    q = s[K.H_LIFT]
-    if q >= 0 and ph == K.PH_BATTLE:
+    q = s[V.H_LIFT]
+    if q >= 0 and ph == V.PH_BATTLE:
         out[q // n, q % n, PL_LIFTED_STONE] = 1.0
-    q = s[K.H_LAST_FROM]
+    q = s[V.H_LAST_FROM]
     if q >= 0:
         out[q // n, q % n, PL_LAST_FROM] = 1.0
-    q = s[K.H_LAST_TO]
+    q = s[V.H_LAST_TO]
     if q >= 0:
         out[q // n, q % n, PL_LAST_TO] = 1.0
     a, b = K.diagonal_ends(n)
@@ -119,7 +119,7 @@ def write_observation_unchecked(s, me, out):
 def observe_unchecked(s, me, selected, obs, mask):
     """Planes of ``me`` into ``obs`` and, when ``selected``, the legal mask into ``mask``.  Unchecked."""
     write_observation_unchecked(s, me, obs)
-    if selected and s[K.H_PHASE] != K.PH_OVER and s[K.H_TO_MOVE] == me:
+    if selected and s[V.H_PHASE] != V.PH_OVER and s[V.H_TO_MOVE] == me:
         K.legal_mask_unchecked(s, mask)
     else:
         mask[:] = 0
@@ -128,9 +128,9 @@ def observe_unchecked(s, me, selected, obs, mask):
 # Checked entry points for Python callers; @njit callers compile straight to the unchecked twins (as in the kernel).
 def _check_planes(s, me, out):
     validate_state(s)
-    if isinstance(me, (bool, np.bool_)) or me not in (K.WHITE, K.BLACK):
-        raise ValueError(f"me must be {K.WHITE} (white) or {K.BLACK} (black), not {me!r}")
-    n = int(s[K.H_N])
+    if isinstance(me, (bool, np.bool_)) or me not in (V.WHITE, V.BLACK):
+        raise ValueError(f"me must be {V.WHITE} (white) or {V.BLACK} (black), not {me!r}")
+    n = int(s[V.H_N])
     if (not isinstance(out, np.ndarray) or out.shape != (n, n, NUM_PLANES)
             or out.dtype not in (np.float32, np.float64) or not out.flags.writeable):
         raise ValueError(f"out must be a writable float32 array of shape {(n, n, NUM_PLANES)}, not "
@@ -148,7 +148,7 @@ def write_observation(s: np.ndarray, me: int, out: np.ndarray) -> None:
 def observe(s: np.ndarray, me: int, selected: Any, obs: np.ndarray, mask: np.ndarray) -> None:
     """Planes of ``me`` into ``obs`` and, when ``selected``, the legal mask into ``mask`` (checked)."""
     _check_planes(s, me, obs)
-    check_buffer(mask, K.num_actions(int(s[K.H_N])), "mask", (np.int8, np.uint8, np.bool_))
-    if mask.size != K.num_actions(int(s[K.H_N])):
-        raise ValueError(f"mask has {mask.size} entries; this board has {K.num_actions(int(s[K.H_N]))} actions")
+    check_buffer(mask, V.num_actions(int(s[V.H_N])), "mask", (np.int8, np.uint8, np.bool_))
+    if mask.size != V.num_actions(int(s[V.H_N])):
+        raise ValueError(f"mask has {mask.size} entries; this board has {V.num_actions(int(s[V.H_N]))} actions")
     observe_unchecked(s, me, bool(selected), obs, mask)

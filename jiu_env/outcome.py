@@ -37,7 +37,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from . import kernel as K
+from . import vocab as V
 from .vocab import BLACK, DRAW, END_REASON_NAMES, WHITE, WINNER_NAMES, colour_name
 
 #: End reasons beyond the kernel's, which only the game loop (:func:`jiu_env.play_game`) knows:
@@ -48,11 +48,11 @@ FORFEIT, STOPPED = "illegal_action", "max_decisions"
 #: Every end reason of an :class:`Outcome`: the kernel's (the vocabulary's names) and the game loop's.
 END_REASONS: tuple[str, ...] = tuple(END_REASON_NAMES[1:]) + (FORFEIT, STOPPED)
 #: End reasons with a winner.
-WIN_REASONS: frozenset[str] = frozenset({END_REASON_NAMES[K.END_FEW_STONES], END_REASON_NAMES[K.END_NO_MOVE], FORFEIT})
+WIN_REASONS: frozenset[str] = frozenset({END_REASON_NAMES[V.END_FEW_STONES], END_REASON_NAMES[V.END_NO_MOVE], FORFEIT})
 #: End reasons of a drawn game (half a point each, and a result): the repetition draw.
-DRAW_REASONS: frozenset[str] = frozenset({END_REASON_NAMES[K.END_REPETITION]})
+DRAW_REASONS: frozenset[str] = frozenset({END_REASON_NAMES[V.END_REPETITION]})
 #: End reasons of a game stopped without a result (the turn limit, ``max_decisions``).
-UNDECIDED_REASONS: frozenset[str] = frozenset({END_REASON_NAMES[K.END_TURN_LIMIT], STOPPED})
+UNDECIDED_REASONS: frozenset[str] = frozenset({END_REASON_NAMES[V.END_TURN_LIMIT], STOPPED})
 
 _JSON_WINNERS = {WHITE: WINNER_NAMES[WHITE], BLACK: WINNER_NAMES[BLACK]}  # winner -> its JSON name
 _JSON_KEYS = ("winner", "end_reason", "battle_turns", "decisions")
@@ -126,7 +126,7 @@ class Outcome:
     @property
     def truncated(self) -> bool:
         """Stopped by the rules' turn limit (``max_battle_turns``), as the envs' ``truncated`` says."""
-        return self.end_reason == END_REASON_NAMES[K.END_TURN_LIMIT]
+        return self.end_reason == END_REASON_NAMES[V.END_TURN_LIMIT]
 
     @property
     def winner_name(self) -> str:
@@ -203,16 +203,16 @@ def outcome_of(state: np.ndarray) -> Outcome | None:
     end reasons (a forfeit, ``max_decisions``) are not in a state, so
     :attr:`jiu_env.game.GameResult.outcome` is the outcome of a played game.
     """
-    if not isinstance(state, np.ndarray) or state.dtype != np.int64 or state.ndim != 1 or state.size < K.HDR:
+    if not isinstance(state, np.ndarray) or state.dtype != np.int64 or state.ndim != 1 or state.size < V.HDR:
         raise ValueError("outcome_of needs a kernel state (a 1-D np.int64 array from Rules.new_state)")
-    if state[K.H_PHASE] != K.PH_OVER:
+    if state[V.H_PHASE] != V.PH_OVER:
         return None
-    w = int(state[K.H_WINNER])
-    reason = int(state[K.H_END_REASON])
+    w = int(state[V.H_WINNER])
+    reason = int(state[V.H_END_REASON])
     if not 0 < reason < len(END_REASON_NAMES):
         raise ValueError(f"the state is over but its end reason field is {reason}")
     return Outcome(winner=w if w in (WHITE, BLACK) else None, end_reason=END_REASON_NAMES[reason],
-                   battle_turns=int(state[K.H_TURNS]), decisions=int(state[K.H_DECISIONS]))
+                   battle_turns=int(state[V.H_TURNS]), decisions=int(state[V.H_DECISIONS]))
 
 
 __all__ = ["Outcome", "outcome_of", "END_REASONS", "WIN_REASONS", "DRAW_REASONS", "UNDECIDED_REASONS",

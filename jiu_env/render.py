@@ -4,7 +4,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from . import kernel as K
+from . import vocab as V
 from .notation import COLS, ROWS, action_to_str
 
 from .vocab import COLOUR_NAMES, END_REASON_NAMES, SUBPHASE_NAMES
@@ -12,27 +12,27 @@ from .vocab import COLOUR_NAMES, END_REASON_NAMES, SUBPHASE_NAMES
 
 def status_lines(s):
     """Human-readable status of a state: phase, side to move, counts, last action, result."""
-    n = int(s[K.H_N])
-    ph = int(s[K.H_PHASE])
+    n = int(s[V.H_N])
+    ph = int(s[V.H_PHASE])
     lines = []
-    w, b = int(s[K.H_COUNT + K.WHITE]), int(s[K.H_COUNT + K.BLACK])
-    if ph == K.PH_PLACEMENT:
-        lines.append(f"placement  {int(s[K.H_PLACED])}/{n * n} placed   to move: {COLOUR_NAMES[int(s[K.H_TO_MOVE])]}")
-    elif ph == K.PH_BATTLE:
-        sub = SUBPHASE_NAMES[int(s[K.H_SUB])]
-        extra = f"   pending captures: {int(s[K.H_PENDING])}" if s[K.H_SUB] == K.SUB_CAPTURE else ""
-        fly = "   (flying)" if s[K.H_FLY_NOW] else ""
-        lines.append(f"battle turn {int(s[K.H_TURNS]) + 1}   {sub}   to move: {COLOUR_NAMES[int(s[K.H_TO_MOVE])]}{fly}{extra}")
+    w, b = int(s[V.H_COUNT + V.WHITE]), int(s[V.H_COUNT + V.BLACK])
+    if ph == V.PH_PLACEMENT:
+        lines.append(f"placement  {int(s[V.H_PLACED])}/{n * n} placed   to move: {COLOUR_NAMES[int(s[V.H_TO_MOVE])]}")
+    elif ph == V.PH_BATTLE:
+        sub = SUBPHASE_NAMES[int(s[V.H_SUB])]
+        extra = f"   pending captures: {int(s[V.H_PENDING])}" if s[V.H_SUB] == V.SUB_CAPTURE else ""
+        fly = "   (flying)" if s[V.H_FLY_NOW] else ""
+        lines.append(f"battle turn {int(s[V.H_TURNS]) + 1}   {sub}   to move: {COLOUR_NAMES[int(s[V.H_TO_MOVE])]}{fly}{extra}")
     else:
-        win = int(s[K.H_WINNER])
-        reason = END_REASON_NAMES[int(s[K.H_END_REASON])].replace("_", " ")
-        if win in (K.WHITE, K.BLACK):
-            lines.append(f"game over: {COLOUR_NAMES[win]} wins ({reason}) after {int(s[K.H_TURNS])} battle turns")
-        elif win == K.DRAW:
-            lines.append(f"game over: draw ({reason}) after {int(s[K.H_TURNS])} battle turns")
+        win = int(s[V.H_WINNER])
+        reason = END_REASON_NAMES[int(s[V.H_END_REASON])].replace("_", " ")
+        if win in (V.WHITE, V.BLACK):
+            lines.append(f"game over: {COLOUR_NAMES[win]} wins ({reason}) after {int(s[V.H_TURNS])} battle turns")
+        elif win == V.DRAW:
+            lines.append(f"game over: draw ({reason}) after {int(s[V.H_TURNS])} battle turns")
         else:
-            lines.append(f"game over: undecided ({reason}) after {int(s[K.H_TURNS])} battle turns")
-    last = int(s[K.H_LAST_ACTION])
+            lines.append(f"game over: undecided ({reason}) after {int(s[V.H_TURNS])} battle turns")
+    last = int(s[V.H_LAST_ACTION])
     lines.append(f"stones  white (o): {w}   black (x): {b}   last action: {action_to_str(last, n) if last >= 0 else '-'}")
     return lines
 
@@ -43,12 +43,12 @@ def render_ansi(s):
     ``o`` white, ``x`` black, ``.`` empty; the chaining or lifted stone is
     upper-case, and the last move's final point is marked with ``<``.
     """
-    n = int(s[K.H_N])
-    board = s[K.HDR:K.HDR + n * n]
+    n = int(s[V.H_N])
+    board = s[V.HDR:V.HDR + n * n]
     special = -1
-    if s[K.H_PHASE] == K.PH_BATTLE:
-        special = int(s[K.H_CHAIN]) if s[K.H_CHAIN] >= 0 else int(s[K.H_LIFT])
-    last_to = int(s[K.H_LAST_TO])
+    if s[V.H_PHASE] == V.PH_BATTLE:
+        special = int(s[V.H_CHAIN]) if s[V.H_CHAIN] >= 0 else int(s[V.H_LIFT])
+    last_to = int(s[V.H_LAST_TO])
     out = ["   " + " ".join(COLS[:n])]
     for r in range(n):
         row = ""
@@ -207,22 +207,22 @@ def status_fields(s) -> tuple[str, str, str]:
     the stone counts (``"white 20  black 18"``).  Short, so that they fit
     under a small board.
     """
-    n = int(s[K.H_N])
-    ph = int(s[K.H_PHASE])
-    w, b = int(s[K.H_COUNT + K.WHITE]), int(s[K.H_COUNT + K.BLACK])
-    mover = COLOUR_NAMES[int(s[K.H_TO_MOVE])]
-    if ph == K.PH_PLACEMENT:
-        phase, side = f"placement {int(s[K.H_PLACED])}/{n * n}", f"to move: {mover}"
-    elif ph == K.PH_BATTLE:
-        phase = f"battle turn {int(s[K.H_TURNS]) + 1}: {SUBPHASE_NAMES[int(s[K.H_SUB])]}"
-        if s[K.H_SUB] == K.SUB_CAPTURE:
-            phase += f" {int(s[K.H_PENDING])}"
-        side = f"to move: {mover}" + (", flying" if s[K.H_FLY_NOW] else "")
+    n = int(s[V.H_N])
+    ph = int(s[V.H_PHASE])
+    w, b = int(s[V.H_COUNT + V.WHITE]), int(s[V.H_COUNT + V.BLACK])
+    mover = COLOUR_NAMES[int(s[V.H_TO_MOVE])]
+    if ph == V.PH_PLACEMENT:
+        phase, side = f"placement {int(s[V.H_PLACED])}/{n * n}", f"to move: {mover}"
+    elif ph == V.PH_BATTLE:
+        phase = f"battle turn {int(s[V.H_TURNS]) + 1}: {SUBPHASE_NAMES[int(s[V.H_SUB])]}"
+        if s[V.H_SUB] == V.SUB_CAPTURE:
+            phase += f" {int(s[V.H_PENDING])}"
+        side = f"to move: {mover}" + (", flying" if s[V.H_FLY_NOW] else "")
     else:
-        win = int(s[K.H_WINNER])
-        result = f"{COLOUR_NAMES[win]} wins" if win in (K.WHITE, K.BLACK) else "draw" if win == K.DRAW else "undecided"
+        win = int(s[V.H_WINNER])
+        result = f"{COLOUR_NAMES[win]} wins" if win in (V.WHITE, V.BLACK) else "draw" if win == V.DRAW else "undecided"
         phase = f"game over: {result}"
-        side = "(" + END_REASON_NAMES[int(s[K.H_END_REASON])].replace("_", " ") + ")"
+        side = "(" + END_REASON_NAMES[int(s[V.H_END_REASON])].replace("_", " ") + ")"
     return phase, side, f"white {w}  black {b}"
 
 
@@ -317,7 +317,7 @@ def render_rgb(s, cell=32, coords=True, status=True):
     """
     opts = check_render_options(cell=cell, coords=coords, status=status)
     cell = opts["cell"]
-    n = int(s[K.H_N])
+    n = int(s[V.H_N])
     margin = cell
     size = margin * 2 + cell * (n - 1)
     strip_h, fields = _status_layout(n, cell) if opts["status"] else (0, [])
@@ -354,18 +354,18 @@ def render_rgb(s, cell=32, coords=True, status=True):
     disc = dist <= rad
     rim = (dist <= rad) & (dist > rad - 2)
     ring = (dist <= rad + 3) & (dist > rad + 0.5)
-    board = s[K.HDR:K.HDR + n * n]
+    board = s[V.HDR:V.HDR + n * n]
     special = -1
-    if s[K.H_PHASE] == K.PH_BATTLE:
-        special = int(s[K.H_CHAIN]) if s[K.H_CHAIN] >= 0 else int(s[K.H_LIFT])
-    last_to = int(s[K.H_LAST_TO])
+    if s[V.H_PHASE] == V.PH_BATTLE:
+        special = int(s[V.H_CHAIN]) if s[V.H_CHAIN] >= 0 else int(s[V.H_LIFT])
+    last_to = int(s[V.H_LAST_TO])
     for p in range(n * n):
         r, c = divmod(p, n)
         y, x = margin + r * cell, margin + c * cell
         patch = img[y - h:y + h + 1, x - h:x + h + 1]
         v = int(board[p])
         if v:
-            patch[disc] = (245, 245, 245) if v == K.WHITE else (20, 20, 20)
+            patch[disc] = (245, 245, 245) if v == V.WHITE else (20, 20, 20)
             patch[rim] = (90, 90, 90)
         if p == special:
             patch[ring] = (220, 30, 30)

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from . import kernel as K
+
+from . import vocab as V
 from .names import did_you_mean
 from .options import PROFILES as PROFILES, RULE_OPTION, RULE_OPTIONS, defaults, header_values
 from .validate import validate_state
@@ -142,7 +144,7 @@ class Rules:
     @property
     def num_actions(self) -> int:
         """Size of the flat action space, ``10 * N * N + 1`` (:func:`jiu_env.vocab.num_actions`)."""
-        return int(K.num_actions.py_func(self.board_size))  # its Python body: no numba call per access
+        return int(V.num_actions.py_func(self.board_size))  # its Python body: no numba call per access
 
     def header(self) -> dict[int, int]:
         """``{header slot: value}``: how a state keeps these options (:func:`jiu_env.options.header_values`)."""
@@ -202,7 +204,7 @@ def _validate(r):
 def rules_from_state(state: np.ndarray) -> Rules:
     """Recover the :class:`Rules` (profile name aside) stored in a kernel state."""
     validate_state(state)
-    header = [int(v) for v in state[:K.HDR]]
+    header = [int(v) for v in state[:V.HDR]]
     return Rules(**{o.name: o.value_from_header(header) for o in RULE_OPTIONS})
 
 

@@ -41,6 +41,8 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
 from . import kernel as K
+
+from . import vocab as V
 from .bots.base import Bot
 from .game import play_game
 from .nets import SpatialActionHead, ValueHead, conv_trunk
@@ -99,8 +101,8 @@ class JiuPolicy(MaskableActorCriticPolicy):
         if not isinstance(action_space, spaces.Discrete):
             raise TypeError("JiuPolicy needs a Discrete action space")
         n = observation_space.shape[0]
-        if action_space.n != K.num_actions(n):
-            raise ValueError(f"action space of {action_space.n} actions does not match a {n}x{n} board ({K.num_actions(n)})")
+        if action_space.n != V.num_actions(n):
+            raise ValueError(f"action space of {action_space.n} actions does not match a {n}x{n} board ({V.num_actions(n)})")
         for key in ("features_extractor_class", "features_extractor_kwargs", "net_arch", "share_features_extractor"):
             if key in kwargs:
                 raise TypeError(f"JiuPolicy sets {key} itself; use channels / layers / value_hidden")
@@ -194,7 +196,7 @@ def model_phase(model: Any) -> str | None:
 # Header slots of a kernel state that decide the play of a position: the rule options of the table
 # (jiu_env/options.py) less the turn limit (the size of the repetition history is not in RULE_FIELDS):
 # those end or bound a game, they do not change its moves.
-_RULE_FIELDS = tuple(f for f in K.RULE_FIELDS if f != K.H_MAXT)
+_RULE_FIELDS = tuple(f for f in V.RULE_FIELDS if f != V.H_MAXT)
 
 
 def _rule_key(state: np.ndarray) -> tuple[int, ...]:
@@ -283,7 +285,7 @@ class ModelPlayer(Bot):
         return int(self.rng.choice(p.size, p=p))
 
     def _choose(self, state):
-        n = int(state[K.H_N])
+        n = int(state[V.H_N])
         shape = self.sb3_policy.observation_space.shape
         if shape[0] != n:
             what = self.path if self.path is not None else "the model"
@@ -295,9 +297,9 @@ class ModelPlayer(Bot):
             diff = "; ".join(rules_mismatch(self.rules, rules_from_state(state)))
             raise ValueError(f"{what} was trained on other rules than this game's: {diff}")
         obs = np.empty((n, n, shape[2]), np.float32)
-        write_observation(state, int(state[K.H_TO_MOVE]), obs)
-        if self._mask is None or self._mask.size != K.num_actions(n):
-            self._mask = np.empty(K.num_actions(n), np.int8)
+        write_observation(state, int(state[V.H_TO_MOVE]), obs)
+        if self._mask is None or self._mask.size != V.num_actions(n):
+            self._mask = np.empty(V.num_actions(n), np.int8)
         K.legal_mask(state, self._mask)
         return self.act(obs, self._mask)
 
@@ -434,8 +436,8 @@ def evaluate(model: Any, opponent: Any, n_games: int = 20, seed: int = 0, determ
     for i in range(n_games):
         player.restart(seed=seed + i)
         opp.restart(seed=seed + 1_000_003 + i)
-        me, other = (K.WHITE, K.BLACK) if i % 2 == 0 else (K.BLACK, K.WHITE)
-        white, black = (player, opp) if me == K.WHITE else (opp, player)
+        me, other = (V.WHITE, V.BLACK) if i % 2 == 0 else (V.BLACK, V.WHITE)
+        white, black = (player, opp) if me == V.WHITE else (opp, player)
         g = play_game(rules, white, black, random_opening=opening, opening_seed=seed + i, on_illegal="forfeit",
                       record=False)
         o = g.outcome

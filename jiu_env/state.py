@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import kernel as K
+
+from . import vocab as V
 from .kernel import explain_illegal as explain_illegal  # defined in the kernel (apply_action's messages)
 from .outcome import outcome_of
 from .vocab import COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES, SUBPHASE_NAMES, WINNER_NAMES
@@ -18,7 +20,7 @@ from .vocab import COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES, SUBPHASE_NAMES, 
 if TYPE_CHECKING:
     from .rules import Rules
 
-COLOUR: dict[str, int] = {"white": K.WHITE, "black": K.BLACK}
+COLOUR: dict[str, int] = {"white": V.WHITE, "black": V.BLACK}
 
 
 def position_state(rules: Rules, board: Any, to_move: str = "black") -> np.ndarray:
@@ -41,10 +43,10 @@ def position_state(rules: Rules, board: Any, to_move: str = "black") -> np.ndarr
     if bad.size:
         p = int(bad[0])
         raise ValueError(f"board value {arr.ravel()[p]!r} at row {p // n}, col {p % n} is not 0, 1 or 2")
-    w = int(np.sum(flat == K.WHITE))
-    b = int(np.sum(flat == K.BLACK))
+    w = int(np.sum(flat == V.WHITE))
+    b = int(np.sum(flat == V.BLACK))
     if w == 0 or b == 0:
-        raise ValueError(f"{COLOUR_NAMES[K.WHITE if w == 0 else K.BLACK]} has no stones on the board")
+        raise ValueError(f"{COLOUR_NAMES[V.WHITE if w == 0 else V.BLACK]} has no stones on the board")
     if w + b == n * n:
         raise ValueError("board has no empty point; the battle phase needs room to move")
     ms = rules.min_stones
@@ -57,12 +59,12 @@ def position_state(rules: Rules, board: Any, to_move: str = "black") -> np.ndarr
 
 def winner_name(s: np.ndarray) -> str:
     """``"white"``, ``"black"``, ``"draw"``, or ``"none"`` (game on, or stopped at the turn limit)."""
-    return WINNER_NAMES[int(s[K.H_WINNER])]
+    return WINNER_NAMES[int(s[V.H_WINNER])]
 
 
 def end_reason_name(s: np.ndarray) -> str:
     """Why the game ended (``too_few_stones``, ``no_move``, ``repetition``, ``turn_limit``); ``"none"`` while on."""
-    return END_REASON_NAMES[int(s[K.H_END_REASON])] if s[K.H_PHASE] == K.PH_OVER else "none"
+    return END_REASON_NAMES[int(s[V.H_END_REASON])] if s[V.H_PHASE] == V.PH_OVER else "none"
 
 
 def game_info(s: np.ndarray) -> dict[str, Any]:
@@ -72,15 +74,15 @@ def game_info(s: np.ndarray) -> dict[str, Any]:
     :class:`~jiu_env.outcome.Outcome` (:func:`~jiu_env.outcome.outcome_of`):
     ``"none"`` while the game is on.
     """
-    ph = int(s[K.H_PHASE])
+    ph = int(s[V.H_PHASE])
     o = outcome_of(s)
     return {
         "phase": PHASE_NAMES[ph],
-        "subphase": SUBPHASE_NAMES[int(s[K.H_SUB])] if ph == K.PH_BATTLE else "none",
-        "stone_counts": {"white": int(s[K.H_COUNT + K.WHITE]), "black": int(s[K.H_COUNT + K.BLACK])},
-        "pending_captures": int(s[K.H_PENDING]),
-        "battle_turn": int(s[K.H_TURNS]),
-        "to_move": "none" if ph == K.PH_OVER else COLOUR_NAMES[int(s[K.H_TO_MOVE])],
+        "subphase": SUBPHASE_NAMES[int(s[V.H_SUB])] if ph == V.PH_BATTLE else "none",
+        "stone_counts": {"white": int(s[V.H_COUNT + V.WHITE]), "black": int(s[V.H_COUNT + V.BLACK])},
+        "pending_captures": int(s[V.H_PENDING]),
+        "battle_turn": int(s[V.H_TURNS]),
+        "to_move": "none" if ph == V.PH_OVER else COLOUR_NAMES[int(s[V.H_TO_MOVE])],
         "winner": o.winner_name if o is not None else WINNER_NAMES[0],
         "end_reason": o.end_reason if o is not None else END_REASON_NAMES[0],
     }

@@ -37,6 +37,8 @@ from functools import lru_cache
 import numpy as np
 
 from . import kernel as K
+
+from . import vocab as V
 from .validate import validate_state
 from .vocab import PL_CENTRE_ENDS
 
@@ -58,7 +60,7 @@ _MATS = np.array([
     [[0, -1], [-1, 0]],  # anti_transpose: (r, c) -> (N-1-c, N-1-r)
 ], dtype=np.int64)
 
-POINT_FIELDS = K.POINT_FIELDS  # header fields that hold a point (-1 when unset)
+POINT_FIELDS = V.POINT_FIELDS  # header fields that hold a point (-1 when unset)
 
 
 def _check(g):
@@ -90,30 +92,30 @@ def compose(g, h):
 @lru_cache(maxsize=None)
 def _tables(n):
     """Read-only (points, actions, directions) maps of all 8 symmetries for board size n."""
-    if not K.MIN_N <= n <= K.MAX_N:
-        raise ValueError(f"board size {n} is out of range {K.MIN_N}..{K.MAX_N}")
+    if not V.MIN_N <= n <= V.MAX_N:
+        raise ValueError(f"board size {n} is out of range {V.MIN_N}..{V.MAX_N}")
     p_ = n * n
     idx = np.arange(p_)
     # doubled coordinates keep the centre integral on even boards
     rc = np.stack([2 * (idx // n) - (n - 1), 2 * (idx % n) - (n - 1)])
-    dirs = np.stack([K.DR, K.DC])
+    dirs = np.stack([V.DR, V.DC])
     points = np.empty((NUM_SYMMETRIES, p_), np.int64)
     dmap = np.empty((NUM_SYMMETRIES, 4), np.int64)
-    na = K.num_actions(n)
+    na = V.num_actions(n)
     actions = np.empty((NUM_SYMMETRIES, na), np.int64)
     for g in range(NUM_SYMMETRIES):
         r2, c2 = _MATS[g] @ rc
         points[g] = ((r2 + n - 1) // 2) * n + (c2 + n - 1) // 2
         v = _MATS[g] @ dirs
         for d in range(4):
-            dmap[g, d] = int(np.flatnonzero((K.DR == v[0, d]) & (K.DC == v[1, d]))[0])
+            dmap[g, d] = int(np.flatnonzero((V.DR == v[0, d]) & (V.DC == v[1, d]))[0])
         a = actions[g]
         a[:p_] = points[g]  # POINT
         for d in range(4):
-            for kind in (K.A_STEP, K.A_JUMP):
+            for kind in (V.A_STEP, V.A_JUMP):
                 a[(kind + d) * p_:(kind + d + 1) * p_] = (kind + dmap[g, d]) * p_ + points[g]
-        a[K.A_LIFT * p_:K.A_STOP * p_] = K.A_LIFT * p_ + points[g]
-        a[K.stop_action(p_)] = K.stop_action(p_)
+        a[V.A_LIFT * p_:V.A_STOP * p_] = V.A_LIFT * p_ + points[g]
+        a[V.stop_action(p_)] = V.stop_action(p_)
     inv_points = np.empty_like(points)
     inv_actions = np.empty_like(actions)
     for g in range(NUM_SYMMETRIES):
@@ -179,8 +181,8 @@ def symmetries_for(state):
     :func:`placement_symmetries` during the placement phase.
     """
     validate_state(state)
-    if state[K.H_PHASE] == K.PH_PLACEMENT:
-        return placement_symmetries(int(state[K.H_N]))
+    if state[V.H_PHASE] == V.PH_PLACEMENT:
+        return placement_symmetries(int(state[V.H_N]))
     return ALL_SYMMETRIES
 
 
@@ -188,7 +190,7 @@ def board_hash(board, to_move):
     """The kernel's Zobrist hash of a flat board with ``to_move`` to decide."""
     board = np.asarray(board, np.int64)
     h = np.bitwise_xor.reduce(K.ZOBRIST[board, np.arange(board.size)]) if board.size else 0
-    if to_move == K.BLACK:
+    if to_move == V.BLACK:
         h ^= K.ZOBRIST_SIDE
     return int(h)
 
@@ -205,48 +207,48 @@ def transform_state(state, g):
     """
     g = _check(g)
     validate_state(state)
-    n = int(state[K.H_N])
+    n = int(state[V.H_N])
     p_ = n * n
     pts, _, acts, _, _ = _tables(n)
     out = state.copy()
-    board = state[K.HDR:K.HDR + p_]
+    board = state[V.HDR:V.HDR + p_]
     nb = np.empty(p_, np.int64)
     nb[pts[g]] = board
-    out[K.HDR:K.HDR + p_] = nb
+    out[V.HDR:V.HDR + p_] = nb
     for f in POINT_FIELDS:
         v = state[f]
         if v >= 0:
             out[f] = pts[g, v]
-    la = state[K.H_LAST_ACTION]
+    la = state[V.H_LAST_ACTION]
     if la >= 0:
-        out[K.H_LAST_ACTION] = acts[g, la]
-    out[K.H_HASH] = board_hash(nb, state[K.H_TO_MOVE])
+        out[V.H_LAST_ACTION] = acts[g, la]
+    out[V.H_HASH] = board_hash(nb, state[V.H_TO_MOVE])
     _map_history(state, out)
     return out
 
 
 def _map_history(state, out):
     """Rewrite the repetition window of ``out`` (see :func:`transform_state`)."""
-    idx = int(state[K.H_HLEN])
-    if state[K.H_PHASE] == K.PH_PLACEMENT or idx == 0:
+    idx = int(state[V.H_HLEN])
+    if state[V.H_PHASE] == V.PH_PLACEMENT or idx == 0:
         return
-    cap = int(state[K.H_CAP])
-    base = K.HDR + int(state[K.H_P])
-    lo = max(int(state[K.H_HIRR]), idx - cap)
-    sub = state[K.H_SUB]
-    if state[K.H_PHASE] == K.PH_BATTLE and sub in (K.SUB_MOVE, K.SUB_DROP):
+    cap = int(state[V.H_CAP])
+    base = V.HDR + int(state[V.H_P])
+    lo = max(int(state[V.H_HIRR]), idx - cap)
+    sub = state[V.H_SUB]
+    if state[V.H_PHASE] == V.PH_BATTLE and sub in (V.SUB_MOVE, V.SUB_DROP):
         # In these sub-phases nothing has changed since the turn started, so the
         # current hash is the turn-start position that the window counts.
-        old = state[K.H_HASH]
+        old = state[V.H_HASH]
         slots = (np.arange(lo, idx) % cap) + base
         k = int(np.count_nonzero(state[slots] == old))
         new_slots = (np.arange(idx - k, idx) % cap) + base
-        out[new_slots] = out[K.H_HASH]
-        out[K.H_HIRR] = idx - k
+        out[new_slots] = out[V.H_HASH]
+        out[V.H_HIRR] = idx - k
     else:
         # Chain and capture sub-phases capture before the turn ends, which
         # clears the window anyway; a finished game never looks at it.
-        out[K.H_HIRR] = idx
+        out[V.H_HIRR] = idx
 
 
 def _inverse_map(kind, g, n):

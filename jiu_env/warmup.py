@@ -133,6 +133,8 @@ def _warm_env_paths(rules: Rules) -> None:
     import numpy as np
 
     from . import kernel as K
+
+    from . import vocab as V
     from .batch import BatchRunner
     from .observation import NUM_PLANES, observe, write_observation
 
@@ -140,8 +142,8 @@ def _warm_env_paths(rules: Rules) -> None:
     s = rules.new_state()
     obs = np.empty((n, n, NUM_PLANES), np.float32)
     mask = np.empty(rules.num_actions, np.int8)
-    observe(s, int(s[K.H_TO_MOVE]), True, obs, mask)  # the envs' path (planes and mask in one call)
-    write_observation(s, int(s[K.H_TO_MOVE]), obs)  # and each on its own (learners, vector env)
+    observe(s, int(s[V.H_TO_MOVE]), True, obs, mask)  # the envs' path (planes and mask in one call)
+    write_observation(s, int(s[V.H_TO_MOVE]), obs)  # and each on its own (learners, vector env)
     K.legal_mask(s, mask)
     runner = BatchRunner(2, rules=rules, opponent="random", seed=0, threads=1)
     _, masks = runner.reset()

@@ -82,3 +82,27 @@ def test_colour_arithmetic_is_written_once():
             if pattern.search(line.split("#")[0]):
                 offenders.append(f"{path.relative_to(PACKAGE)}:{no}: {line.strip()}")
     assert offenders == []
+
+
+def test_one_spelling_of_each_word_inside_the_package():
+    """Package modules take the vocabulary from ``vocab``: ``kernel.X`` stays a public alias for users, but
+    no module of the package reads a vocabulary word through the kernel (``K.H_N``, ``from .kernel import HDR``)."""
+    words = set(vocab.__all__)
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name in ("kernel.py", "vocab.py"):
+            continue
+        src = path.read_text(encoding="utf-8")
+        tree = ast.parse(src)
+        aliases = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                   and node.module is None for a in node.names if a.name == "kernel"}
+        aliases |= {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                    for a in node.names if a.name == "jiu_env.kernel" and a.asname}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases \
+                    and node.attr in words:
+                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {node.value.id}.{node.attr}")
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("kernel"):
+                offenders += [f"{path.relative_to(PACKAGE)}:{node.lineno}: from kernel import {a.name}"
+                              for a in node.names if a.name in words]
+    assert offenders == []

@@ -82,13 +82,15 @@ import numpy as np
 from numba import njit
 
 from .. import kernel as K
+
+from .. import vocab as V
 from ..vocab import opponent
 from .base import MAX_SECONDS, Bot, check_param, legal_actions
 from .evaluation_fn import (BATTLE_TERMS, GAIN_SQUARE, HAND_WEIGHTS, NUM_TERMS, SPSA_WEIGHTS, TUNED_WEIGHTS,
                             action_gain, evaluate_with, stones_taken)
 from .search_tree import now
 
-HDR = K.HDR
+HDR = V.HDR
 INF = 1 << 40
 WIN = 1 << 30  # a won game scores WIN + depth left (sooner is better)
 PROCESS = 3  # process score per stone taken, per turn of depth left
@@ -112,37 +114,37 @@ def make_move(s, a, ply, u_hdr, u_pts, u_hist):
     """Apply legal action a to s, saving what it changes in row ``ply`` of the undo arrays."""
     for i in range(HDR):
         u_hdr[ply, i] = s[i]
-    slot = HDR + s[K.H_P] + s[K.H_HLEN] % s[K.H_CAP]
+    slot = HDR + s[V.H_P] + s[V.H_HLEN] % s[V.H_CAP]
     u_hist[ply, 0] = slot
     u_hist[ply, 1] = s[slot]
-    p_ = s[K.H_P]
-    n = s[K.H_N]
+    p_ = s[V.H_P]
+    n = s[V.H_N]
     m = 0
-    if s[K.H_PHASE] == K.PH_PLACEMENT:
+    if s[V.H_PHASE] == V.PH_PLACEMENT:
         e0, e1 = K.diagonal_ends(n)
         u_pts[ply, 0] = a
         u_pts[ply, 1] = e0
         u_pts[ply, 2] = e1
         m = 3
     else:
-        sub = s[K.H_SUB]
-        if sub == K.SUB_MOVE or (sub == K.SUB_CHAIN and a != K.stop_action(p_)):
-            kind = K.action_kind(a, p_)
-            p = K.action_point(a, p_)
-            if K.A_STEP <= kind < K.A_LIFT:
-                d = (kind - K.A_STEP) % 4
-                step = K.DR[d] * n + K.DC[d]
+        sub = s[V.H_SUB]
+        if sub == V.SUB_MOVE or (sub == V.SUB_CHAIN and a != V.stop_action(p_)):
+            kind = V.action_kind(a, p_)
+            p = V.action_point(a, p_)
+            if V.A_STEP <= kind < V.A_LIFT:
+                d = (kind - V.A_STEP) % 4
+                step = V.DR[d] * n + V.DC[d]
                 u_pts[ply, 0] = p
                 u_pts[ply, 1] = p + step
                 m = 2
-                if kind >= K.A_JUMP:
+                if kind >= V.A_JUMP:
                     u_pts[ply, 2] = p + 2 * step
                     m = 3
-        elif sub == K.SUB_DROP:
-            u_pts[ply, 0] = s[K.H_LIFT]
+        elif sub == V.SUB_DROP:
+            u_pts[ply, 0] = s[V.H_LIFT]
             u_pts[ply, 1] = a
             m = 2
-        elif sub == K.SUB_CAPTURE:
+        elif sub == V.SUB_CAPTURE:
             u_pts[ply, 0] = a
             m = 1
     for i in range(m):
@@ -157,7 +159,7 @@ def make_null(s, ply, u_hdr, u_pts, u_hist):
     """Pass the turn (a null move) at a battle turn start, saving what it changes in row ``ply``."""
     for i in range(HDR):
         u_hdr[ply, i] = s[i]
-    slot = HDR + s[K.H_P] + s[K.H_HLEN] % s[K.H_CAP]
+    slot = HDR + s[V.H_P] + s[V.H_HLEN] % s[V.H_CAP]
     u_hist[ply, 0] = slot
     u_hist[ply, 1] = s[slot]
     u_pts[ply, 3] = 0
@@ -178,7 +180,7 @@ def unmake_move(s, ply, u_hdr, u_pts, u_hist):
 
 @njit(cache=True, inline="always")
 def _terminal_value(s, side, depth):
-    w = s[K.H_WINNER]
+    w = s[V.H_WINNER]
     if w == side:
         return WIN + depth
     if w == opponent(side):
@@ -188,7 +190,7 @@ def _terminal_value(s, side, depth):
 
 @njit(cache=True)
 def _order(s, moves, scores, k, ply, ttmove, killers, history):
-    side = s[K.H_TO_MOVE]
+    side = s[V.H_TO_MOVE]
     for i in range(k):
         a = moves[i]
         if a == ttmove:
@@ -212,8 +214,8 @@ def _canonical_captures(s, moves, k):
     The previous decision was a capture of this turn when the last action is a
     point that is now empty (after a fly drop that point holds the mover's stone).
     """
-    la = s[K.H_LAST_ACTION]
-    if la < 0 or la >= s[K.H_P] or s[HDR + la] != K.EMPTY:
+    la = s[V.H_LAST_ACTION]
+    if la < 0 or la >= s[V.H_P] or s[HDR + la] != V.EMPTY:
         return k
     j = 0
     for i in range(k):
@@ -243,9 +245,9 @@ def _pick(moves, scores, i, k):
 @njit(cache=True)
 def _child(s, side, depth, alpha, beta, ply, ctx):
     """Value of the (non-terminal) state s reached by ``side``'s decision, seen by ``side``."""
-    if s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] != K.SUB_MOVE:
+    if s[V.H_PHASE] == V.PH_BATTLE and s[V.H_SUB] != V.SUB_MOVE:
         return _search(s, depth, alpha, beta, ply + 1, ctx)  # same turn goes on
-    if s[K.H_TO_MOVE] == side:
+    if s[V.H_TO_MOVE] == side:
         return _search(s, depth - 1, alpha, beta, ply + 1, ctx)  # placement -> battle, Black again
     return -_search(s, depth - 1, -beta, -alpha, ply + 1, ctx)
 
@@ -266,8 +268,8 @@ def _tick(ctx):
 @njit(cache=True, inline="always")
 def _tactical(s, a, g):
     """Is action a (ordering gain g) a capture at a turn start: a jump, or a step that forms a square?"""
-    kind = K.action_kind(a, s[K.H_P])
-    return K.is_jump_kind(kind) or (K.is_step_kind(kind) and g >= GAIN_SQUARE)
+    kind = V.action_kind(a, s[V.H_P])
+    return V.is_jump_kind(kind) or (V.is_step_kind(kind) and g >= GAIN_SQUARE)
 
 
 @njit(cache=True)
@@ -278,7 +280,7 @@ def _evaluate(s, ctx):
     time: a leaf and the turn starts inside quiescence recur through transpositions.
     """
     weights = ctx[10]
-    if s[K.H_PHASE] != K.PH_BATTLE:
+    if s[V.H_PHASE] != V.PH_BATTLE:
         return evaluate_with(s, weights)
     ec = ctx[11]
     key = K.decision_hash(s)
@@ -302,9 +304,9 @@ def _qsearch(s, alpha, beta, ply, qturns, ctx):
     of captures at the horizon is played out instead of judged half-way.
     """
     movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing, weights, ecache = ctx
-    side = s[K.H_TO_MOVE]
-    sub = s[K.H_SUB]
-    start = sub == K.SUB_MOVE
+    side = s[V.H_TO_MOVE]
+    sub = s[V.H_SUB]
+    start = sub == V.SUB_MOVE
     best = -INF
     if start:
         best = _evaluate(s, ctx)
@@ -317,7 +319,7 @@ def _qsearch(s, alpha, beta, ply, qturns, ctx):
     moves = movebuf[ply]
     scores = scorebuf[ply]
     k = K.legal_actions(s, moves)
-    if sub == K.SUB_CAPTURE:
+    if sub == V.SUB_CAPTURE:
         k = _canonical_captures(s, moves, k)
     j = 0
     for i in range(k):
@@ -330,9 +332,9 @@ def _qsearch(s, alpha, beta, ply, qturns, ctx):
         j += 1
     k = j
     tries = k
-    if sub == K.SUB_CAPTURE and tries > QCAP_WIDTH:
+    if sub == V.SUB_CAPTURE and tries > QCAP_WIDTH:
         tries = QCAP_WIDTH
-    elif sub == K.SUB_DROP and stats[S_DROPW] > 0 and tries > stats[S_DROPW]:
+    elif sub == V.SUB_DROP and stats[S_DROPW] > 0 and tries > stats[S_DROPW]:
         tries = stats[S_DROPW]
     for i in range(tries):
         a = _pick(moves, scores, i, k)
@@ -345,9 +347,9 @@ def _qsearch(s, alpha, beta, ply, qturns, ctx):
         make_move(s, a, ply, u_hdr, u_pts, u_hist)
         _tick(ctx)
         stats[S_QNODES] += 1
-        if s[K.H_PHASE] == K.PH_OVER:
+        if s[V.H_PHASE] == V.PH_OVER:
             val = _terminal_value(s, side, 0)
-        elif s[K.H_SUB] != K.SUB_MOVE:
+        elif s[V.H_SUB] != V.SUB_MOVE:
             val = _qsearch(s, alpha, beta, ply + 1, qturns, ctx)  # the same turn goes on
         else:
             val = -_qsearch(s, -beta, -alpha, ply + 1, qturns - 1, ctx)
@@ -390,7 +392,7 @@ def _search(s, depth, alpha, beta, ply, ctx):
     """Negamax with PVS, fail-soft; s is a live decision point; returns score for its side to move."""
     movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing, weights, ecache = ctx
     if depth <= 0 or ply >= MAXPLY - 1:
-        if stats[S_QTURNS] > 0 and s[K.H_PHASE] == K.PH_BATTLE and ply < MAXPLY - 1:
+        if stats[S_QTURNS] > 0 and s[V.H_PHASE] == V.PH_BATTLE and ply < MAXPLY - 1:
             # the quiescence value of a leaf goes into the table at depth 0, where no deeper
             # entry is displaced (leaves recur through transpositions of the turns above them)
             key = K.decision_hash(s)
@@ -412,14 +414,14 @@ def _search(s, depth, alpha, beta, ply, ctx):
             return tt[idx, 1]
     moves = movebuf[ply]
     scores = scorebuf[ply]
-    side = s[K.H_TO_MOVE]
+    side = s[V.H_TO_MOVE]
     opp = opponent(side)
     # The table move, then (in the move sub-phase) the two killers, are tried before any
     # move is generated: a cut-off then saves generation and ordering.
     pre0 = ttmove if ttmove >= 0 and K.is_legal(s, ttmove) else -1
     pre1 = -1
     pre2 = -1
-    if s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] == K.SUB_MOVE:
+    if s[V.H_PHASE] == V.PH_BATTLE and s[V.H_SUB] == V.SUB_MOVE:
         k1 = killers[ply, 0]
         k2 = killers[ply, 1]
         if k1 >= 0 and k1 != pre0 and K.is_legal(s, k1):
@@ -429,12 +431,12 @@ def _search(s, depth, alpha, beta, ply, ctx):
     # null move: at a turn start of a null-window search whose static value already beats
     # beta, let the opponent move twice; if a shallower search still beats beta, cut
     R = stats[S_NULL]
-    if (R > 0 and depth >= 2 and beta - alpha == 1 and s[K.H_PHASE] == K.PH_BATTLE
-            and s[K.H_SUB] == K.SUB_MOVE and s[K.H_FLY_NOW] == 0 and u_pts[ply - 1, 7] == 0
+    if (R > 0 and depth >= 2 and beta - alpha == 1 and s[V.H_PHASE] == V.PH_BATTLE
+            and s[V.H_SUB] == V.SUB_MOVE and s[V.H_FLY_NOW] == 0 and u_pts[ply - 1, 7] == 0
             and abs(beta) < WIN and _evaluate(s, ctx) >= beta):
         make_null(s, ply, u_hdr, u_pts, u_hist)
         _tick(ctx)
-        if s[K.H_PHASE] == K.PH_OVER:
+        if s[V.H_PHASE] == V.PH_OVER:
             nv = -INF
         else:
             nd = depth - 1 - R
@@ -464,11 +466,11 @@ def _search(s, depth, alpha, beta, ply, ctx):
                 generated = True
                 k = K.legal_actions(s, moves)
                 width = 0
-                if s[K.H_PHASE] == K.PH_BATTLE:
-                    if s[K.H_SUB] == K.SUB_CAPTURE:
+                if s[V.H_PHASE] == V.PH_BATTLE:
+                    if s[V.H_SUB] == V.SUB_CAPTURE:
                         k = _canonical_captures(s, moves, k)
                         width = stats[S_CAPW]
-                    elif s[K.H_SUB] == K.SUB_DROP:
+                    elif s[V.H_SUB] == V.SUB_DROP:
                         width = stats[S_DROPW]
                 _order(s, moves, scores, k, ply, ttmove, killers, history)
                 tries = k
@@ -480,17 +482,17 @@ def _search(s, depth, alpha, beta, ply, ctx):
             i += 1
             if a == pre0 or a == pre1 or a == pre2:
                 continue  # already searched
-        before = s[K.H_COUNT + opp]
+        before = s[V.H_COUNT + opp]
         make_move(s, a, ply, u_hdr, u_pts, u_hist)
         _tick(ctx)
-        if s[K.H_PHASE] == K.PH_OVER:
+        if s[V.H_PHASE] == V.PH_OVER:
             val = _terminal_value(s, side, depth)
         else:
-            bonus = (before - s[K.H_COUNT + opp]) * PROCESS * depth
+            bonus = (before - s[V.H_COUNT + opp]) * PROCESS * depth
             # same turn: same depth and sign; new turn: one turn less, negated if the side changed
-            same = s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] != K.SUB_MOVE
+            same = s[V.H_PHASE] == V.PH_BATTLE and s[V.H_SUB] != V.SUB_MOVE
             nd = depth if same else depth - 1
-            neg = (not same) and s[K.H_TO_MOVE] != side
+            neg = (not same) and s[V.H_TO_MOVE] != side
             lo = alpha - bonus
             hi = beta - bonus if searched == 0 else lo + 1
             reduce = (stats[S_LMR] != 0 and neg and nd >= LMR_MIN_DEPTH - 1 and searched >= LMR_AFTER
@@ -540,7 +542,7 @@ def search_root(s, root_moves, root_scores, nroot, depth, ctx):
     The best move is swapped to the front of ``root_moves`` for the next iteration.
     """
     movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing, weights, ecache = ctx
-    side = s[K.H_TO_MOVE]
+    side = s[V.H_TO_MOVE]
     opp = opponent(side)
     alpha = -INF
     beta = INF
@@ -549,13 +551,13 @@ def search_root(s, root_moves, root_scores, nroot, depth, ctx):
     done = 0
     for i in range(nroot):
         a = root_moves[i]
-        before = s[K.H_COUNT + opp]
+        before = s[V.H_COUNT + opp]
         make_move(s, a, 0, u_hdr, u_pts, u_hist)
         _tick(ctx)
-        if s[K.H_PHASE] == K.PH_OVER:
+        if s[V.H_PHASE] == V.PH_OVER:
             val = _terminal_value(s, side, depth)
         else:
-            bonus = (before - s[K.H_COUNT + opp]) * PROCESS * depth
+            bonus = (before - s[V.H_COUNT + opp]) * PROCESS * depth
             if i == 0:
                 val = _child(s, side, depth, alpha - bonus, beta - bonus, 0, ctx) + bonus
             else:
@@ -588,7 +590,7 @@ def search_root(s, root_moves, root_scores, nroot, depth, ctx):
 @njit(cache=True)
 def order_root(s, moves, k, jitter, history):
     """Initial root order: tactical gain, then history, then seeded jitter (ties broken at random)."""
-    side = s[K.H_TO_MOVE]
+    side = s[V.H_TO_MOVE]
     sc = np.empty(k, np.int64)
     for i in range(k):
         a = moves[i]
@@ -700,7 +702,7 @@ class AlphaBetaBot(Bot):
         ones, so that nothing learnt under one rule set is used under another.
         """
         if self._ctx is None or self._ctx_points != p_ or getattr(self, "_ctx_rules", None) != rules:
-            na = K.stop_action(p_) + 1
+            na = V.stop_action(p_) + 1
             t = 1 << self.tt_bits
             self._ctx = (
                 np.zeros((MAXPLY, na), np.int64),  # move lists
@@ -732,12 +734,12 @@ class AlphaBetaBot(Bot):
             return None, None
         if not self.turn_time:
             return self.time, None
-        key = (int(s[K.H_PHASE]), int(s[K.H_PLACED]), int(s[K.H_TURNS]), int(s[K.H_TO_MOVE]))
-        if s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] != K.SUB_MOVE and self._turn is not None \
+        key = (int(s[V.H_PHASE]), int(s[V.H_PLACED]), int(s[V.H_TURNS]), int(s[V.H_TO_MOVE]))
+        if s[V.H_PHASE] == V.PH_BATTLE and s[V.H_SUB] != V.SUB_MOVE and self._turn is not None \
                 and self._turn[0] == key:
             return max(self.time - self._turn[1], 0.02 * self.time), key
         self._turn = (key, 0.0)
-        if s[K.H_PHASE] == K.PH_BATTLE:
+        if s[V.H_PHASE] == V.PH_BATTLE:
             return (1.0 - TURN_RESERVE) * self.time, key
         return self.time, key
 
@@ -749,8 +751,8 @@ class AlphaBetaBot(Bot):
             return int(moves[0])
         s = state.copy()
         budget, turn_key = self._budget(s)
-        p_ = int(s[K.H_P])
-        ctx = self._context(p_, tuple(int(s[f]) for f in K.RULE_FIELDS))
+        p_ = int(s[V.H_P])
+        ctx = self._context(p_, tuple(int(s[f]) for f in V.RULE_FIELDS))
         stats, deadline, killers = ctx[8], ctx[9], ctx[5]
         killers[:] = -1
         history = ctx[6]
@@ -759,7 +761,7 @@ class AlphaBetaBot(Bot):
         root = order_root(s, moves, len(moves), jitter, history)
         root_scores = np.zeros(len(root), np.int64)
         max_depth = self.depth if self.depth is not None else 64
-        if s[K.H_PHASE] == K.PH_PLACEMENT:
+        if s[V.H_PHASE] == V.PH_PLACEMENT:
             max_depth = min(max_depth, self.place_depth)
         deadline[0] = 0.0 if budget is None else t0 + budget
         stats[:] = 0

@@ -46,7 +46,7 @@ import time as _time
 import numpy as np
 from numba import njit
 
-from .. import kernel as K
+from .. import vocab as V
 from ..observation import NUM_PLANES, write_observation
 from .base import MAX_SECONDS, MAX_SIMS, Bot, check_param, legal_actions
 # the network and its checkpoints (jiu_env.bots.network), also importable from here as before
@@ -68,7 +68,7 @@ def write_observations(states, obs):
     """The planes of each state for its side to move (``obs[i]`` for ``states[i]``)."""
     for i in range(states.shape[0]):
         s = states[i]
-        write_observation(s, s[K.H_TO_MOVE], obs[i])
+        write_observation(s, s[V.H_TO_MOVE], obs[i])
 
 
 class NetworkEvaluator(Evaluator):
@@ -82,7 +82,7 @@ class NetworkEvaluator(Evaluator):
         self.evaluate_planes = evaluate
 
     def evaluate(self, states):
-        n = int(states[0, K.H_N])
+        n = int(states[0, V.H_N])
         obs = np.zeros((states.shape[0], n, n, NUM_PLANES), np.float32)
         write_observations(states, obs)
         return self.evaluate_planes(obs)
@@ -114,7 +114,7 @@ class PUCT:
         self.adj_turns, self.adj_margin = int(adjudicate_turns), float(adjudicate_margin)
         self.judge_turns, self.judge_playouts = int(judge_turns), int(judge_playouts)
         g, m = int(num_trees), int(sims) + 2
-        e = m * p_ + K.num_actions(n)  # the root can always be expanded
+        e = m * p_ + V.num_actions(n)  # the root can always be expanded
         self.num_trees = g
         # one tree per state searched: the root and up to e children; a path is at most one node per round
         self.searcher = Search(NetworkEvaluator(evaluate), g, e + 1, RULE_PUCT, self.c_puct, self.fpu,
@@ -141,9 +141,9 @@ class PUCT:
         if k > self.num_trees:
             raise ValueError(f"{k} states for a search with {self.num_trees} trees")
         for s in states:
-            if int(s[K.H_N]) != self.n or s.size != self.state_size:
+            if int(s[V.H_N]) != self.n or s.size != self.state_size:
                 raise ValueError(f"a PUCT search for {self.n}x{self.n} states of length {self.state_size} cannot "
-                                 f"search a {int(s[K.H_N])}x{int(s[K.H_N])} state of length {s.size}")
+                                 f"search a {int(s[V.H_N])}x{int(s[V.H_N])} state of length {s.size}")
         noise = (rng, dirichlet_alpha, dirichlet_eps) if dirichlet_eps > 0 else None
         self.searcher.run(states, self.sims, deadline, noise=noise)
         out = []
@@ -262,7 +262,7 @@ class AlphaZeroBot(Bot):
             self._battle_bot.restart(int(self.rng.integers(2 ** 31)))
 
     def _searcher(self, state):
-        n, size = int(state[K.H_N]), state.size
+        n, size = int(state[V.H_N]), state.size
         s = self._search
         if s is None or s.n != n or s.state_size != size:
             s = self._search = PUCT(self.evaluate, n, size, 1, self.sims, self.c, **search_options(self.data))
@@ -273,7 +273,7 @@ class AlphaZeroBot(Bot):
         ValueError naming the checkpoint and every differing rules option when ``state`` is not on the
         board size the network was trained on (its policy and value cannot be read on another board)."""
         rules = getattr(self, "_rules", None)
-        n = int(state[K.H_N])
+        n = int(state[V.H_N])
         if getattr(self, "_by_size", False) and rules is not None and n != rules.board_size:
             path = DEFAULT_CHECKPOINT if n == 8 else SHIPPED.get(n)
             if path is not None and path.exists():
@@ -288,7 +288,7 @@ class AlphaZeroBot(Bot):
 
     def _choose(self, state):
         self._check_rules(state)
-        if self._battle_bot is not None and state[K.H_PHASE] == K.PH_BATTLE:
+        if self._battle_bot is not None and state[V.H_PHASE] == V.PH_BATTLE:
             return self._battle_bot.step(state)
         acts = legal_actions(state)
         if acts.size == 1:

@@ -16,6 +16,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import kernel as K
+
+from .. import vocab as V
 from ..validate import check_layout, thaw_dict, validate_state
 
 
@@ -30,7 +32,7 @@ def check_state(state: np.ndarray) -> None:
     if not isinstance(state, np.ndarray) or state.dtype != np.int64 or state.ndim != 1:
         raise TypeError("a bot needs a kernel state: a 1-D np.int64 array (env.unwrapped.state)")
     check_layout(state)
-    if state[K.H_PHASE] == K.PH_OVER:
+    if state[V.H_PHASE] == V.PH_OVER:
         raise ValueError("the game is over: there is no decision to make")
     validate_state(state, live=True)
 
@@ -106,6 +108,6 @@ class Bot:
 def legal_actions(state: np.ndarray) -> np.ndarray:
     """The legal actions of ``state`` in kernel order (an int64 array)."""
     validate_state(state)
-    buf = np.empty(K.num_actions(int(state[K.H_N])), np.int64)
+    buf = np.empty(V.num_actions(int(state[V.H_N])), np.int64)
     k = K.legal_actions_unchecked(state, buf)
     return buf[:k]

@@ -23,10 +23,9 @@ Turn walker
 import numpy as np
 from numba import njit
 
-from .. import kernel as K
-from ..vocab import opponent
-from ..kernel import (H_COUNT, H_N, H_P, H_PHASE, H_SUB, H_TO_MOVE, HDR, PH_BATTLE, SUB_CAPTURE, apply_action,
-                      legal_actions)
+from .. import vocab as V
+from ..vocab import HDR, H_COUNT, H_N, H_P, H_PHASE, H_SUB, H_TO_MOVE, PH_BATTLE, SUB_CAPTURE, opponent
+from ..kernel import apply_action, legal_actions
 
 W_WIN = 1_000_000  # score of a won game (minus: lost) in the one-turn bots
 
@@ -55,10 +54,10 @@ def scratch_state(s):
     p_ = s[H_P]
     t = np.zeros(HDR + p_ + 1, np.int64)
     t[:HDR + p_] = s[:HDR + p_]
-    t[K.H_CAP] = 1
-    t[K.H_HLEN] = 0
-    t[K.H_HIRR] = 0
-    t[K.H_REP] = 0
+    t[V.H_CAP] = 1
+    t[V.H_HLEN] = 0
+    t[V.H_HIRR] = 0
+    t[V.H_REP] = 0
     return t
 
 
@@ -80,7 +79,7 @@ def walk_start(s):
     stack_a = np.empty(cap, np.int64)
     stack_d = np.empty(cap, np.int64)
     path = np.empty(maxd, np.int64)
-    buf = np.empty(K.stop_action(p_) + 1, np.int64)
+    buf = np.empty(V.stop_action(p_) + 1, np.int64)
     k = legal_actions(s, buf)
     for i in range(k):
         stack_a[i] = buf[k - 1 - i]

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import kernel as K
+from .. import vocab as V
 from ..players import file_hash as _file_hash, make_player, player_version
 from .base import Bot, legal_actions
 
@@ -86,7 +86,7 @@ class PhasePlayer(Bot):
         return f"{player_version(self.placement)}+{player_version(self.battle)}+{_file_hash(__file__)}"
 
     def _choose(self, state):
-        inner = self.placement if state[K.H_PHASE] == K.PH_PLACEMENT else self.battle
+        inner = self.placement if state[V.H_PHASE] == V.PH_PLACEMENT else self.battle
         return inner.step(state)
 
 

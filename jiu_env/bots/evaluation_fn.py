@@ -21,10 +21,12 @@ import numpy as np
 from numba import njit
 
 from .. import kernel as K
+
+from .. import vocab as V
 from ..vocab import opponent
 
-HDR = K.HDR
-EMPTY, WHITE, BLACK = K.EMPTY, K.WHITE, K.BLACK
+HDR = V.HDR
+EMPTY, WHITE, BLACK = V.EMPTY, V.WHITE, V.BLACK
 
 STONE = 100  # one stone
 
@@ -52,8 +54,8 @@ P_TEMPO = 40  # the side to move can complete a square at once
 SIDE_MASK = np.array([0b0011, 0b1010, 0b1100, 0b0101], dtype=np.int64)
 QDR = np.array([-1, -1, 1, 1], dtype=np.int64)
 QDC = np.array([-1, 1, -1, 1], dtype=np.int64)
-DR = K.DR
-DC = K.DC
+DR = V.DR
+DC = V.DC
 
 
 @njit(cache=True, inline="always")
@@ -176,10 +178,10 @@ def battle_counts(s):
     White, then the same six for Black; ``best`` is the most stones one move
     of that colour takes at once.
     """
-    n = s[K.H_N]
-    fly = s[K.H_FLY]
-    flying1 = fly > 0 and s[K.H_COUNT + 1] <= fly
-    flying2 = fly > 0 and s[K.H_COUNT + 2] <= fly
+    n = s[V.H_N]
+    fly = s[V.H_FLY]
+    flying1 = fly > 0 and s[V.H_COUNT + 1] <= fly
+    flying2 = fly > 0 and s[V.H_COUNT + 2] <= fly
     tri1 = 0
     tri2 = 0
     mob1 = 0
@@ -233,9 +235,9 @@ def battle_counts(s):
 def battle_eval_with(s, w):
     """Battle-phase score of ``s`` for the side to move under the weight vector ``w`` (``BATTLE_TERMS`` order)."""
     tri1, mob1, sh1, open1, th1, best1, tri2, mob2, sh2, open2, th2, best2 = battle_counts(s)
-    v = (w[0] * (s[K.H_COUNT + 1] - s[K.H_COUNT + 2]) + w[1] * (tri1 - tri2) + w[2] * (mob1 - mob2)
+    v = (w[0] * (s[V.H_COUNT + 1] - s[V.H_COUNT + 2]) + w[1] * (tri1 - tri2) + w[2] * (mob1 - mob2)
          + w[3] * (sh1 - sh2) + w[4] * (open1 - open2))
-    if s[K.H_TO_MOVE] == WHITE:
+    if s[V.H_TO_MOVE] == WHITE:
         t = th2 if th2 < MAX_THREATS else MAX_THREATS
         return v + w[5] * best1 - w[6] * t
     t = th1 if th1 < MAX_THREATS else MAX_THREATS
@@ -251,8 +253,8 @@ def battle_features(s, out):
     ``benchmarks/tune_eval.py``).
     """
     tri1, mob1, sh1, open1, th1, best1, tri2, mob2, sh2, open2, th2, best2 = battle_counts(s)
-    sg = 1 if s[K.H_TO_MOVE] == WHITE else -1
-    out[0] = sg * (s[K.H_COUNT + 1] - s[K.H_COUNT + 2])
+    sg = 1 if s[V.H_TO_MOVE] == WHITE else -1
+    out[0] = sg * (s[V.H_COUNT + 1] - s[V.H_COUNT + 2])
     out[1] = sg * (tri1 - tri2)
     out[2] = sg * (mob1 - mob2)
     out[3] = sg * (sh1 - sh2)
@@ -263,9 +265,9 @@ def battle_features(s, out):
     else:
         out[5] = best2
         out[6] = -(th1 if th1 < MAX_THREATS else MAX_THREATS)
-    sub = s[K.H_SUB]
-    out[7] = s[K.H_PENDING] if sub == K.SUB_CAPTURE else 0
-    out[8] = 1 if sub == K.SUB_CHAIN else 0
+    sub = s[V.H_SUB]
+    out[7] = s[V.H_PENDING] if sub == V.SUB_CAPTURE else 0
+    out[8] = 1 if sub == V.SUB_CHAIN else 0
 
 
 @njit(cache=True)
@@ -288,9 +290,9 @@ def centre_ring(n, p):
 @njit(cache=True)
 def placement_eval(s):
     """Placement-phase score of ``s`` for the side to move (formation values + centre)."""
-    n = s[K.H_N]
-    p_ = s[K.H_P]
-    me = s[K.H_TO_MOVE]
+    n = s[V.H_N]
+    p_ = s[V.H_P]
+    me = s[V.H_TO_MOVE]
     m1 = n - 1
     full = np.zeros(m1 * m1, np.int64)  # colour owning each complete window, 0 if none
     score = np.zeros(3, np.int64)
@@ -336,16 +338,16 @@ def placement_eval(s):
 @njit(cache=True)
 def evaluate_with(s, w):
     """Static score of ``s`` for the side to move under battle weights ``w``, any phase or sub-phase (0 once over)."""
-    ph = s[K.H_PHASE]
-    if ph == K.PH_OVER:
+    ph = s[V.H_PHASE]
+    if ph == V.PH_OVER:
         return 0
-    if ph == K.PH_PLACEMENT:
+    if ph == V.PH_PLACEMENT:
         return placement_eval(s)
     v = battle_eval_with(s, w)
-    sub = s[K.H_SUB]
-    if sub == K.SUB_CAPTURE:
-        v += w[7] * s[K.H_PENDING]
-    elif sub == K.SUB_CHAIN:
+    sub = s[V.H_SUB]
+    if sub == V.SUB_CAPTURE:
+        v += w[7] * s[V.H_PENDING]
+    elif sub == V.SUB_CHAIN:
         v += w[8]
     return v
 
@@ -414,7 +416,7 @@ def far_squares(s, n, q, d, c):
 @njit(cache=True)
 def stone_importance(s, p):
     """How much removing the stone at p hurts its owner (ordering of capture choices)."""
-    n = s[K.H_N]
+    n = s[V.H_N]
     o = s[HDR + p]  # owner of the stone
     me = opponent(o)
     r = p // n
@@ -455,7 +457,7 @@ def stone_importance(s, p):
 @njit(cache=True)
 def placement_gain(s, p, c):
     """Formation value a placement of colour c at p makes or blocks (ordering)."""
-    n = s[K.H_N]
+    n = s[V.H_N]
     o = opponent(c)
     r = p // n
     col = p % n
@@ -494,27 +496,27 @@ def stones_taken(g):
 @njit(cache=True)
 def action_gain(s, a):
     """Quick tactical value of action a in s for ordering and rollouts (captures / squares)."""
-    p_ = s[K.H_P]
-    c = s[K.H_TO_MOVE]
-    ph = s[K.H_PHASE]
-    if ph == K.PH_PLACEMENT:
+    p_ = s[V.H_P]
+    c = s[V.H_TO_MOVE]
+    ph = s[V.H_PHASE]
+    if ph == V.PH_PLACEMENT:
         return placement_gain(s, a, c)
-    sub = s[K.H_SUB]
-    n = s[K.H_N]
-    if sub == K.SUB_CAPTURE:
+    sub = s[V.H_SUB]
+    n = s[V.H_N]
+    if sub == V.SUB_CAPTURE:
         return stone_importance(s, a)
-    if a == K.stop_action(p_):
+    if a == V.stop_action(p_):
         return 0
-    kind = K.action_kind(a, p_)
-    if sub == K.SUB_DROP:
-        return GAIN_SQUARE * squares_if_moved(s, s[K.H_LIFT], a, c) + placement_gain(s, a, c)
-    p = K.action_point(a, p_)
-    if K.is_jump_kind(kind):
-        d = kind - K.A_JUMP
+    kind = V.action_kind(a, p_)
+    if sub == V.SUB_DROP:
+        return GAIN_SQUARE * squares_if_moved(s, s[V.H_LIFT], a, c) + placement_gain(s, a, c)
+    p = V.action_point(a, p_)
+    if V.is_jump_kind(kind):
+        d = kind - V.A_JUMP
         q = p + 2 * (DR[d] * n + DC[d])
         return GAIN_JUMP + GAIN_SQUARE * far_squares(s, n, q, d, c)
-    if K.is_step_kind(kind):
-        d = kind - K.A_STEP
+    if V.is_step_kind(kind):
+        d = kind - V.A_STEP
         q = p + DR[d] * n + DC[d]
         return GAIN_SQUARE * far_squares(s, n, q, d, c)
     return 40 - stone_importance(s, p)  # LIFT: the stone the mover misses least first

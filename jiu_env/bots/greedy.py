@@ -45,10 +45,11 @@ import numpy as np
 from numba import njit
 
 from .. import kernel as K
-from ..vocab import opponent, square_corner
-from ..kernel import (DC, DR, EMPTY, H_COUNT, H_LAST_FROM, H_LAST_TO, H_N, H_P, H_PHASE,
-                      H_PLACED, H_SUB, H_TO_MOVE, H_WINNER, HDR, PH_BATTLE, PH_OVER, PH_PLACEMENT,
-                      SUB_CAPTURE, apply_action, legal_actions, squares_at)
+
+from .. import vocab as V
+from ..vocab import (DC, DR, EMPTY, HDR, H_COUNT, H_LAST_FROM, H_LAST_TO, H_N, H_P, H_PHASE, H_PLACED, H_SUB,
+                     H_TO_MOVE, H_WINNER, PH_BATTLE, PH_OVER, PH_PLACEMENT, SUB_CAPTURE, opponent, square_corner)
+from ..kernel import apply_action, legal_actions, squares_at
 from .base import Bot
 from .common import (W_WIN, block_tally, rand_below, rng_state, scratch_state,  # noqa: F401  (re-exported)
                      walk_next, walk_start)
@@ -82,7 +83,7 @@ def jump_threats(s, o, mark):
     n = s[H_N]
     p_ = s[H_P]
     c = opponent(o)
-    if s[K.H_FLYER_MOVES] == K.FLYER_FLY_ONLY and K._is_flying(s, o):
+    if s[V.H_FLYER_MOVES] == V.FLYER_FLY_ONLY and K._is_flying(s, o):
         return 0
     ban = single_jump_banned(s, o)
     mark[:p_] = 0
@@ -195,7 +196,7 @@ def greedy_score(t, c, base_o, mark):
     captured = base_o - t[H_COUNT + o]
     sq = 0
     q = t[H_LAST_TO]
-    if q >= 0 and (q != t[H_LAST_FROM] or t[K.H_SQ_RETURN] == 1):
+    if q >= 0 and (q != t[H_LAST_FROM] or t[V.H_SQ_RETURN] == 1):
         sq = squares_at(t, q, c)
     jt = jump_threats(t, o, mark)
     st = square_threats(t, o)
@@ -277,7 +278,7 @@ def greedy_place(s, rng):
     """The greedy placement (see the module doc)."""
     p_ = s[H_P]
     c = s[H_TO_MOVE]
-    buf = np.empty(K.stop_action(p_) + 1, np.int64)
+    buf = np.empty(V.stop_action(p_) + 1, np.int64)
     k = legal_actions(s, buf)
     if s[H_PLACED] < 2:
         return buf[rand_below(rng, k)]

@@ -23,10 +23,12 @@ import numpy as np
 from numba import njit
 
 from .. import kernel as K
+
+from .. import vocab as V
 from .evaluation_fn import QDC, QDR, SIDE_MASK, centre_ring, evaluate
 from .greedy import greedy_action
 
-HDR = K.HDR
+HDR = V.HDR
 EVAL_SCALE = 300.0
 PLACE_SCALE = 400.0
 LOCATION_WEIGHT = 0.3
@@ -44,15 +46,15 @@ def location_score(n, p):
 @njit(cache=True)
 def placement_result(s):
     """White's result of a finished placement: +1 / -1 / 0 as White has more / fewer / as many squares."""
-    n = s[K.H_N]
+    n = s[V.H_N]
     sw = 0
     sb = 0
     for r in range(n - 1):
         for c in range(n - 1):
             a = HDR + r * n + c
             v = s[a]
-            if v != K.EMPTY and s[a + 1] == v and s[a + n] == v and s[a + n + 1] == v:
-                if v == K.WHITE:
+            if v != V.EMPTY and s[a + 1] == v and s[a + n] == v and s[a + n + 1] == v:
+                if v == V.WHITE:
                     sw += 1
                 else:
                     sb += 1
@@ -66,10 +68,10 @@ def placement_result(s):
 @njit(cache=True)
 def white_value(s):
     """Result for White of a finished game, or the squashed static evaluation of a live one."""
-    if s[K.H_PHASE] == K.PH_OVER:
+    if s[V.H_PHASE] == V.PH_OVER:
         return K.result_for_white(s)
     v = math.tanh(evaluate(s) / EVAL_SCALE)
-    return v if s[K.H_TO_MOVE] == K.WHITE else -v
+    return v if s[V.H_TO_MOVE] == V.WHITE else -v
 
 
 @njit(cache=True, inline="always")
@@ -92,26 +94,26 @@ def _forms_square(s, n, q, c, skip):
 @njit(cache=True)
 def rollout_action(s, buf, k):
     """Rollout policy: prefer jumps and square-forming moves (probability GREEDY), else uniform."""
-    sub = s[K.H_SUB]
-    p_ = s[K.H_P]
-    if s[K.H_PHASE] == K.PH_PLACEMENT or sub == K.SUB_CAPTURE:
+    sub = s[V.H_SUB]
+    p_ = s[V.H_P]
+    if s[V.H_PHASE] == V.PH_PLACEMENT or sub == V.SUB_CAPTURE:
         return buf[np.random.randint(k)]
-    if sub == K.SUB_CHAIN:
-        if buf[k - 1] == K.stop_action(p_) and k > 1:
+    if sub == V.SUB_CHAIN:
+        if buf[k - 1] == V.stop_action(p_) and k > 1:
             if np.random.random() >= CONTINUE_CHAIN:
                 return buf[k - 1]
             return buf[np.random.randint(k - 1)]
         return buf[np.random.randint(k)]
     if np.random.random() < GREEDY:
-        n = s[K.H_N]
-        c = s[K.H_TO_MOVE]
+        n = s[V.H_N]
+        c = s[V.H_TO_MOVE]
         m = 0
         pick = -1
-        lift = s[K.H_LIFT]
+        lift = s[V.H_LIFT]
         for i in range(k):
             a = buf[i]
             good = False
-            if sub == K.SUB_DROP:
+            if sub == V.SUB_DROP:
                 # windows holding the lifted stone cannot be completed by it
                 skip = 0
                 if lift >= 0:
@@ -123,12 +125,12 @@ def rollout_action(s, buf, k):
                                 skip |= 1 << b
                 good = _forms_square(s, n, a, c, skip)
             else:
-                kind = K.action_kind(a, p_)
-                if K.is_jump_kind(kind):
+                kind = V.action_kind(a, p_)
+                if V.is_jump_kind(kind):
                     good = True
-                elif K.is_step_kind(kind):
-                    d = kind - K.A_STEP
-                    q = K.action_point(a, p_) + K.DR[d] * n + K.DC[d]
+                elif V.is_step_kind(kind):
+                    d = kind - V.A_STEP
+                    q = V.action_point(a, p_) + V.DR[d] * n + V.DC[d]
                     good = _forms_square(s, n, q, c, SIDE_MASK[(d + 2) % 4])
             if good:
                 m += 1
@@ -142,16 +144,16 @@ def rollout_action(s, buf, k):
 @njit(cache=True)
 def rollout(s, buf, cap, place_rollout):
     """Play s forward (in place); return White's reward (see module doc)."""
-    if s[K.H_PHASE] == K.PH_PLACEMENT and not place_rollout:
+    if s[V.H_PHASE] == V.PH_PLACEMENT and not place_rollout:
         v = math.tanh(evaluate(s) / PLACE_SCALE)
-        return v if s[K.H_TO_MOVE] == K.WHITE else -v
-    if s[K.H_PHASE] == K.PH_PLACEMENT:
-        while s[K.H_PHASE] == K.PH_PLACEMENT:
+        return v if s[V.H_TO_MOVE] == V.WHITE else -v
+    if s[V.H_PHASE] == V.PH_PLACEMENT:
+        while s[V.H_PHASE] == V.PH_PLACEMENT:
             k = K.legal_actions(s, buf)
             K.apply_action(s, buf[np.random.randint(k)])
         return placement_result(s)
     i = 0
-    while i < cap and s[K.H_PHASE] != K.PH_OVER:
+    while i < cap and s[V.H_PHASE] != V.PH_OVER:
         k = K.legal_actions(s, buf)
         K.apply_action(s, rollout_action(s, buf, k))
         i += 1
@@ -166,10 +168,10 @@ def terminal_value(s, adj_turns, adj_margin):
     position after ``adj_turns`` completed battle turns also counts as
     finished, scored ``clip((white stones - black stones) / adj_margin, -1, 1)``.
     """
-    if s[K.H_PHASE] == K.PH_OVER:
+    if s[V.H_PHASE] == V.PH_OVER:
         return True, K.result_for_white(s)
-    if adj_turns > 0 and s[K.H_PHASE] == K.PH_BATTLE and s[K.H_TURNS] >= adj_turns:
-        d = (s[K.H_COUNT + K.WHITE] - s[K.H_COUNT + K.BLACK]) / adj_margin
+    if adj_turns > 0 and s[V.H_PHASE] == V.PH_BATTLE and s[V.H_TURNS] >= adj_turns:
+        d = (s[V.H_COUNT + V.WHITE] - s[V.H_COUNT + V.BLACK]) / adj_margin
         return True, min(1.0, max(-1.0, d))
     return False, 0.0
 
@@ -185,12 +187,12 @@ def judge_battle(s, turns, margin, playouts):
     playouts are seeded by the position's hash.
     """
     total = 0.0
-    stop = s[K.H_TURNS] + turns
+    stop = s[V.H_TURNS] + turns
     for i in range(playouts):
         t = s.copy()
-        seed = s[K.H_HASH] + 7919 * i
+        seed = s[V.H_HASH] + 7919 * i
         k = 0
-        while t[K.H_PHASE] == K.PH_BATTLE and t[K.H_TURNS] < stop:
+        while t[V.H_PHASE] == V.PH_BATTLE and t[V.H_TURNS] < stop:
             K.apply_action(t, greedy_action(t, seed + k))
             k += 1
         total += terminal_value(t, stop, margin)[1]
@@ -204,7 +206,7 @@ def node_value(s, adj_turns, adj_margin, judge_turns, judge_playouts):
     With ``judge_turns > 0`` (placement-only search) every battle position is
     final, valued by :func:`judge_battle`; otherwise :func:`terminal_value`.
     """
-    if judge_turns > 0 and s[K.H_PHASE] == K.PH_BATTLE:
+    if judge_turns > 0 and s[V.H_PHASE] == V.PH_BATTLE:
         return True, judge_battle(s, judge_turns, adj_margin, judge_playouts)
     return terminal_value(s, adj_turns, adj_margin)
 

@@ -77,7 +77,8 @@ import math
 import time as _time
 
 
-from .. import kernel as K
+
+from .. import vocab as V
 from .base import MAX_NODES, MAX_SECONDS, MAX_SIMS, Bot, check_param, legal_actions
 # the leaf evaluator's numba functions, importable from here as before
 from .leaves import (CONTINUE_CHAIN, EVAL_SCALE, GREEDY, LOCATION_WEIGHT, PLACE_SCALE, location_score,  # noqa: F401
@@ -85,7 +86,7 @@ from .leaves import (CONTINUE_CHAIN, EVAL_SCALE, GREEDY, LOCATION_WEIGHT, PLACE_
 from .search import RolloutEvaluator, Search
 from .search_tree import PLACEMENT_FLAG, RULE_UCB1  # noqa: F401
 
-HDR = K.HDR
+HDR = V.HDR
 
 
 class MCTSBot(Bot):

@@ -15,7 +15,7 @@ import pathlib
 
 import numpy as np
 
-from .. import kernel as K
+from .. import vocab as V
 from ..fileio import atomic_write_bytes
 from ..observation import NUM_PLANES
 from ..rules import Rules
@@ -41,10 +41,10 @@ def shipped_checkpoint(board_size: int) -> pathlib.Path:
 def rules_mismatch(state: np.ndarray, rules: Rules) -> str | None:
     """Why ``state`` is not under ``rules`` (a sentence naming both), or None when it is."""
     ref = rules.new_state()
-    diff = [i for i in K.RULE_FIELDS if int(state[i]) != int(ref[i])]
+    diff = [i for i in V.RULE_FIELDS if int(state[i]) != int(ref[i])]
     if not diff:
         return None
-    names = {v: k for k, v in vars(K).items() if k.startswith("H_") and isinstance(v, int)}
+    names = {v: k for k, v in vars(V).items() if k.startswith("H_") and isinstance(v, int)}
     parts = ", ".join(f"{names.get(i, i)}={int(state[i])} (network: {int(ref[i])})" for i in diff)
     return f"the position's rules differ from the network's ({rules.board_size}x{rules.board_size} " \
            f"{rules.profile}): {parts}"

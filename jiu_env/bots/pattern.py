@@ -52,14 +52,13 @@ jump), random among equals: squares and near-squares are broken first.
 import numpy as np
 from numba import njit
 
-from ..vocab import landing, opponent, opposite, square_corner
-from ..kernel import (EMPTY, H_COUNT, H_LAST_FROM, H_LAST_TO, H_N, H_P, H_PHASE, H_PLACED, H_SUB,
-                      H_TO_MOVE, H_WINNER, HDR, PH_OVER, PH_PLACEMENT, SUB_CAPTURE, legal_actions,
-                      squares_at)
+from ..vocab import (DC, DR, EMPTY, HDR, H_COUNT, H_LAST_FROM, H_LAST_TO, H_N, H_P, H_PHASE, H_PLACED, H_SUB,
+                     H_TO_MOVE, H_WINNER, PH_OVER, PH_PLACEMENT, SUB_CAPTURE, landing, num_actions, opponent, opposite,
+                     square_corner)
+from ..kernel import legal_actions, squares_at
 from .base import Bot
 from .common import W_WIN, block_tally, rand_below, rng_state, walk_next, walk_start
 
-from ..kernel import DC, DR, num_actions  # noqa: E402
 
 TRINITY, TRIANGLE, CONTRAST, TWAIN = 5, 4, 3, 5
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import kernel as K
+from .. import vocab as V
 from ..observation import NUM_PLANES, write_observation
 from ..rules import Rules
 from .network import SHIPPED, load_network, rules_mismatch, shipped_checkpoint
@@ -50,7 +50,7 @@ class NetworkPlayer(Bot):
     def _network_for(self, state: np.ndarray) -> Any:
         """The network, loaded on first use for the state's board size; refuses a state under other rules."""
         if self.net is None:
-            self._load(shipped_checkpoint(int(state[K.H_N])))
+            self._load(shipped_checkpoint(int(state[V.H_N])))
         if self.net_rules is not None:
             why = rules_mismatch(state, self.net_rules)
             if why is not None:
@@ -62,9 +62,9 @@ class NetworkPlayer(Bot):
         import torch
 
         net = self._network_for(state)
-        n = int(state[K.H_N])
+        n = int(state[V.H_N])
         obs = np.empty((n, n, NUM_PLANES), np.float32)
-        write_observation(state, int(state[K.H_TO_MOVE]), obs)
+        write_observation(state, int(state[V.H_TO_MOVE]), obs)
         with torch.inference_mode():
             logits, v = net(torch.from_numpy(obs.transpose(2, 0, 1)[None].copy()))
         return logits[0].numpy(), float(v[0])

@@ -62,6 +62,8 @@ import numpy as np
 from numba import njit
 
 from .. import kernel as K
+
+from .. import vocab as V
 from ..checks import thaw_dict
 from .evaluation_fn import action_gain
 from .leaves import LOCATION_WEIGHT, location_score, node_value, rollout
@@ -79,16 +81,16 @@ NEED_PRIORS = 2  # ... and its children (created this round) for their priors
 @njit(cache=True, inline="always")
 def _is_final(s, adj_turns, judge_turns):
     """Does :func:`~jiu_env.bots.leaves.node_value` count ``s`` as finished?  (Cheap: no judging.)"""
-    ph = s[K.H_PHASE]
-    if ph == K.PH_OVER:
+    ph = s[V.H_PHASE]
+    if ph == V.PH_OVER:
         return True
-    return ph == K.PH_BATTLE and (judge_turns > 0 or (adj_turns > 0 and s[K.H_TURNS] >= adj_turns))
+    return ph == V.PH_BATTLE and (judge_turns > 0 or (adj_turns > 0 and s[V.H_TURNS] >= adj_turns))
 
 
 @njit(cache=True, inline="always")
 def _mover(s):
     """The ``mover`` code of the children of a node at ``s``: the side to move, flagged in placement."""
-    return s[K.H_TO_MOVE] + (PLACEMENT_FLAG if s[K.H_PHASE] == K.PH_PLACEMENT else 0)
+    return s[V.H_TO_MOVE] + (PLACEMENT_FLAG if s[V.H_PHASE] == V.PH_PLACEMENT else 0)
 
 
 @njit(cache=True)
@@ -220,10 +222,10 @@ def run_rounds(trees, meta, term, roots, active, done, sims, counter, deadline, 
                         term[g, node] = v
                 else:
                     v = node_value(s, adj_turns, adj_margin, judge_turns, judge_playouts)[1]
-                _back(tree, path[g], depth, v, s[K.H_N], shaped, mix)
+                _back(tree, path[g], depth, v, s[V.H_N], shaped, mix)
                 done[g] += 1
             elif ev == EV_ROLLOUT:
-                n = s[K.H_N]
+                n = s[V.H_N]
                 v = rollout(s, buf, cap, place_rollout)
                 _back(tree, path[g], depth, v, n, shaped, mix)
                 done[g] += 1
@@ -270,7 +272,7 @@ def finish_leaves(idx, logits, values, trees, leaf, need, path, path_len, leaf_s
             for e in range(start, end):
                 prior[e] /= tot
         v = values[j]
-        vw = v if leaf_state[g, K.H_TO_MOVE] == K.WHITE else -v  # an evaluated leaf is never over
+        vw = v if leaf_state[g, V.H_TO_MOVE] == V.WHITE else -v  # an evaluated leaf is never over
         _back(tree, path[g], path_len[g], vw, n_shaped, n_shaped > 0, mix)
         done[g] += 1
         need[g] = 0
@@ -282,11 +284,11 @@ def rollout_values(states, cap, place_rollout):
     out = np.empty(states.shape[0], np.float64)
     if states.shape[0] == 0:
         return out
-    buf = np.empty(K.num_actions(states[0, K.H_N]), np.int64)
+    buf = np.empty(V.num_actions(states[0, V.H_N]), np.int64)
     for i in range(states.shape[0]):
-        me = states[i, K.H_TO_MOVE]
+        me = states[i, V.H_TO_MOVE]
         v = rollout(states[i], buf, cap, place_rollout)
-        out[i] = v if me == K.WHITE else -v
+        out[i] = v if me == V.WHITE else -v
     return out
 
 
@@ -407,7 +409,7 @@ class Search:
         kept = 0
         old = self._root_states[g]
         if reuse and old is not None and old.shape == state.shape:
-            steps = int(state[K.H_DECISIONS] - old[K.H_DECISIONS])
+            steps = int(state[V.H_DECISIONS] - old[V.H_DECISIONS])
             if 0 <= steps <= 64:
                 node = find_descendant(tree, old, state, steps)
                 if node > 0:
@@ -423,13 +425,13 @@ class Search:
 
     # -------------------------------------------------------------- running
     def _buffers(self, states):
-        size, n = states[0].size, int(states[0][K.H_N])
+        size, n = states[0].size, int(states[0][V.H_N])
         for s in states:
-            if not isinstance(s, np.ndarray) or s.ndim != 1 or s.size != size or int(s[K.H_N]) != n:
+            if not isinstance(s, np.ndarray) or s.ndim != 1 or s.size != size or int(s[V.H_N]) != n:
                 raise ValueError("the states of one search must be kernel states of the same length and board size")
-            if s[K.H_PHASE] == K.PH_OVER:
+            if s[V.H_PHASE] == V.PH_OVER:
                 raise ValueError("cannot search a finished game")
-        na = K.num_actions(n)
+        na = V.num_actions(n)
         if self.roots is None or self.roots.shape[1] != size or self.buf.size != na:
             self.roots = np.zeros((self.num_trees, size), np.int64)
             self.leaf_state = np.zeros((self.num_trees, size), np.int64)
@@ -442,7 +444,7 @@ class Search:
         """Run rounds until the search is over, evaluating the batches of a Python evaluator in between."""
         self.done[:] = 0
         counter = np.zeros(1, np.int64)
-        n_shaped = int(self.roots[0, K.H_N]) if self.shaped else 0
+        n_shaped = int(self.roots[0, V.H_N]) if self.shaped else 0
         no_logits = np.zeros((0, 0), np.float32)
         while True:
             pending = run_rounds(self.trees, self.meta, self.term, self.roots, active, self.done, sims, counter,

@@ -103,6 +103,8 @@ from numba import njit, objmode
 
 from .. import kernel as K
 
+from .. import vocab as V
+
 # tree tuple slots
 T_PARENT, T_FIRST, T_NCHILD, T_ACTION, T_VISITS, T_WSUM, T_MOVER, T_PRIOR, T_MM = range(9)
 # meta slots
@@ -273,7 +275,7 @@ def select_child(tree, node, rule, c, param, mix=0.0):
 @njit(cache=True, inline="always")
 def signed(value_white, mover):
     """``value_white`` for the side coded in ``mover``."""
-    return value_white if (mover & MOVER_COLOUR) == K.WHITE else -value_white
+    return value_white if (mover & MOVER_COLOUR) == V.WHITE else -value_white
 
 
 @njit(cache=True)
@@ -332,7 +334,7 @@ def same_rules(a, b):
     :data:`jiu_env.kernel.RULE_FIELDS` equal)?  A kept tree, table or cache belongs to one rule set."""
     if a.shape[0] != b.shape[0]:
         return False
-    for f in K.RULE_FIELDS:
+    for f in V.RULE_FIELDS:
         if a[f] != b[f]:
             return False
     return True
@@ -372,7 +374,7 @@ def find_descendant(tree, root_state, target, steps):
             continue
         stack_next[depth] = ch + 1
         st = states[depth].copy()
-        if st[K.H_PHASE] == K.PH_OVER:
+        if st[V.H_PHASE] == V.PH_OVER:
             continue
         K.apply_action(st, action[ch])
         if depth + 1 == steps:

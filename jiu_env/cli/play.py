@@ -9,11 +9,12 @@ from typing import Callable
 import numpy as np
 
 from .. import kernel as K
-from ..vocab import opponent
+
+from .. import vocab as V
+from ..vocab import COLOUR_NAMES, SUBPHASE_NAMES, opponent
 from ..notation import action_to_str, str_to_action
 from ..render import render_ansi
 from ..state import explain_illegal
-from ..vocab import COLOUR_NAMES, SUBPHASE_NAMES
 from .common import _add_rules_args, _err, _rules_from_args, int_at_least, writable_file
 
 
@@ -118,13 +119,13 @@ def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int
     why = args.save and writable_file(args.save, "--save")
     if why:
         return _err(f"play: {why}")
-    me = K.WHITE if args.colour == "white" else K.BLACK
-    players = {"white": "human", "black": spec} if me == K.WHITE else {"white": spec, "black": "human"}
+    me = V.WHITE if args.colour == "white" else V.BLACK
+    players = {"white": "human", "black": spec} if me == V.WHITE else {"white": spec, "black": "human"}
     game = _Game(rules)
     if args.start == "battle":
         rng = np.random.default_rng(args.seed)
         buf = np.empty(rules.num_actions, np.int64)
-        while game.state[K.H_PHASE] == K.PH_PLACEMENT:
+        while game.state[V.H_PHASE] == V.PH_PLACEMENT:
             k = K.legal_actions(game.state, buf)
             game.apply(int(buf[rng.integers(k)]), "setup")
     window = None
@@ -153,10 +154,10 @@ def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int
     saved = None  # (path, actions) of the last `save FILE`: --save skips only that exact save
     while True:
         s = game.state
-        over = s[K.H_PHASE] == K.PH_OVER
-        if not over and s[K.H_TO_MOVE] != me:
+        over = s[V.H_PHASE] == V.PH_OVER
+        if not over and s[V.H_TO_MOVE] != me:
             made = []
-            while s[K.H_PHASE] != K.PH_OVER and s[K.H_TO_MOVE] != me:
+            while s[V.H_PHASE] != V.PH_OVER and s[V.H_TO_MOVE] != me:
                 a = int(bot.step(s.copy()))
                 if not K.is_legal(s, a):
                     print(f"the bot chose an illegal action {a}; it forfeits")
@@ -171,7 +172,7 @@ def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int
         if over:
             prompt = "game over - undo, save FILE or quit> "
         else:
-            sub = "placement" if s[K.H_PHASE] == K.PH_PLACEMENT else SUBPHASE_NAMES[int(s[K.H_SUB])]
+            sub = "placement" if s[V.H_PHASE] == V.PH_PLACEMENT else SUBPHASE_NAMES[int(s[V.H_SUB])]
             hint_list = f"{len(legal)} legal moves" + (": " + " ".join(action_to_str(a, n) for a in legal)
                                                        if len(legal) <= 12 else ", 'moves' lists them")
             print(f"{hint_list}")
@@ -242,7 +243,7 @@ def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int
             print(f"illegal: {action_to_str(a, n)} - {explain_illegal(s, a)}. Try again ('moves' lists the legal ones).")
             continue
         game.apply(a, "you")
-        if game.state[K.H_PHASE] == K.PH_OVER or game.state[K.H_TO_MOVE] == me:
+        if game.state[V.H_PHASE] == V.PH_OVER or game.state[V.H_TO_MOVE] == me:
             show()
     if args.save and saved != (os.path.realpath(args.save), list(game.actions())):
         try:

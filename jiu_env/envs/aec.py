@@ -11,6 +11,8 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .. import kernel as K
+
+from .. import vocab as V
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, observe_unchecked as _observe
 from ..render import check_render_options
@@ -220,42 +222,42 @@ class raw_env(RenderedShell, AECEnv):
     def board(self) -> np.ndarray:
         """The board as an N x N int8 array (0 empty, 1 white, 2 black); a copy."""
         n = self.board_size
-        return self._live_state()[K.HDR:K.HDR + n * n].reshape(n, n).astype(np.int8)
+        return self._live_state()[V.HDR:V.HDR + n * n].reshape(n, n).astype(np.int8)
 
     @property
     def phase(self) -> str:
         """``"placement"``, ``"battle"`` or ``"over"``."""
-        return PHASE_NAMES[int(self._live_state()[K.H_PHASE])]
+        return PHASE_NAMES[int(self._live_state()[V.H_PHASE])]
 
     @property
     def subphase(self) -> str | None:
         """Battle sub-phase ``"move"``, ``"chain"``, ``"drop"``, ``"capture"``; ``None`` otherwise."""
         s = self._live_state()
-        if s[K.H_PHASE] != K.PH_BATTLE:
+        if s[V.H_PHASE] != V.PH_BATTLE:
             return None
-        return SUBPHASE_NAMES[int(s[K.H_SUB])]
+        return SUBPHASE_NAMES[int(s[V.H_SUB])]
 
     @property
     def pending_captures(self) -> int:
-        return int(self._live_state()[K.H_PENDING])
+        return int(self._live_state()[V.H_PENDING])
 
     @property
     def stone_counts(self) -> dict[str, int]:
         s = self._live_state()
-        return {"white": int(s[K.H_COUNT + K.WHITE]), "black": int(s[K.H_COUNT + K.BLACK])}
+        return {"white": int(s[V.H_COUNT + V.WHITE]), "black": int(s[V.H_COUNT + V.BLACK])}
 
     @property
     def battle_turns(self) -> int:
         """Battle turns completed so far."""
-        return int(self._live_state()[K.H_TURNS])
+        return int(self._live_state()[V.H_TURNS])
 
     @property
     def to_move(self) -> str | None:
         """Colour name of the side that decides next (``None`` once the game is over)."""
         s = self._live_state()
-        if s[K.H_PHASE] == K.PH_OVER:
+        if s[V.H_PHASE] == V.PH_OVER:
             return None
-        return COLOUR_NAMES[int(s[K.H_TO_MOVE])]
+        return COLOUR_NAMES[int(s[V.H_TO_MOVE])]
 
     @property
     def winner(self) -> str | None:
@@ -275,7 +277,7 @@ class raw_env(RenderedShell, AECEnv):
 
     @property
     def last_action(self) -> int | None:
-        a = int(self._live_state()[K.H_LAST_ACTION])
+        a = int(self._live_state()[V.H_LAST_ACTION])
         return None if a < 0 else a
 
     def legal_actions(self) -> np.ndarray:
@@ -303,15 +305,15 @@ class raw_env(RenderedShell, AECEnv):
         self.terminations = {a: False for a in AGENTS}
         self.truncations = {a: False for a in AGENTS}
         self.infos = {a: {} for a in AGENTS}
-        self.agent_selection = COLOUR_NAMES[int(self._state[K.H_TO_MOVE])]
+        self.agent_selection = COLOUR_NAMES[int(self._state[V.H_TO_MOVE])]
 
     def _sync_after_action(self):
         s = self._state
-        self.agent_selection = COLOUR_NAMES[int(s[K.H_TO_MOVE])]
-        if s[K.H_PHASE] == K.PH_OVER:
+        self.agent_selection = COLOUR_NAMES[int(s[V.H_TO_MOVE])]
+        if s[V.H_PHASE] == V.PH_OVER:
             w, b = K.returns(s)
             self.rewards = {"white": w, "black": b}
-            if s[K.H_TRUNC]:
+            if s[V.H_TRUNC]:
                 self.truncations = {a: True for a in self.agents}
             else:
                 self.terminations = {a: True for a in self.agents}

@@ -31,6 +31,8 @@ import numpy as np
 from gymnasium import spaces
 
 from .. import kernel as K
+
+from .. import vocab as V
 from ..observation import NUM_PLANES
 from ..outcome import outcome_of
 from ..render import PygameWindow, check_render_options, render_ansi, render_rgb
@@ -155,7 +157,7 @@ def winner_or_none(s: np.ndarray) -> str | None:
 def outcome(s: np.ndarray, colour: int) -> float:
     """Deprecated (removed in the next release): use ``jiu_env.outcome_of(s).reward_for(colour)`` (the
     game's :class:`~jiu_env.outcome.Outcome`; ``None`` while the game is on, worth 0).  The result for
-    ``colour`` (``K.WHITE`` / ``K.BLACK``): +1 won, -1 lost, 0 draw, turn limit or game on."""
+    ``colour`` (``V.WHITE`` / ``V.BLACK``): +1 won, -1 lost, 0 draw, turn limit or game on."""
     warnings.warn("jiu_env.envs.common.outcome is deprecated and will be removed in the next release: "
                   "use jiu_env.outcome_of(state).reward_for(colour) (None while the game is on, worth 0)",
                   DeprecationWarning, stacklevel=2)

@@ -21,7 +21,9 @@ import numpy as np
 from gymnasium import spaces
 
 from .. import kernel as K
-from ..vocab import opponent
+
+from .. import vocab as V
+from ..vocab import COLOUR_NAMES, PHASE_NAMES, opponent
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, write_observation
 from ..players import CallablePlayer, make_player
@@ -29,7 +31,6 @@ from ..render import check_render_options, render_ansi
 from ..rules import Rules
 from ..outcome import FORFEIT, Outcome, outcome_of
 from ..state import COLOUR as COLOURS, explain_illegal
-from ..vocab import COLOUR_NAMES, PHASE_NAMES
 from .common import (ADJUDICATE_MODES, MAX_CAPTURE_REWARD, RENDER_MODES, RESET_OPTIONS as _POSITION_OPTIONS,  # noqa: F401
                      SEED_MAX as _SEED_MAX, RenderedShell, _check_adjudicate, _check_capture_reward, _check_finite,
                      check_action, check_render_mode, new_game, planes_space, reset_options, start_plan)
@@ -162,7 +163,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         self.observation_space = planes_space(n)
         self.action_space = spaces.Discrete(self.num_actions)
         self.state = self.rules.new_state()
-        self.colour = K.WHITE
+        self.colour = V.WHITE
         self.opponent = self.opponents[0]
         self.opponent_name = self.opponent_names[0]
         self._done = True
@@ -213,7 +214,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
             self.state = position
             self._set_base()
             self._play_opponent()
-            if self.state[K.H_PHASE] == K.PH_OVER:
+            if self.state[V.H_PHASE] == V.PH_OVER:
                 self._error = False
                 raise ValueError("the given position is decided before the learner has a decision: "
                                  + render_ansi(self.state).splitlines()[-2])
@@ -222,7 +223,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
                 self.state = self._new_game(start)
                 self._set_base()
                 self._play_opponent()
-                if self.state[K.H_PHASE] != K.PH_OVER:
+                if self.state[V.H_PHASE] != V.PH_OVER:
                     break
             else:
                 self._error = False
@@ -249,7 +250,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
                                  f"{explain_illegal(s, a)}")
             self._done = True
             o = self._forfeit = Outcome(winner=opponent(self.colour), end_reason=FORFEIT,
-                                        battle_turns=int(s[K.H_TURNS]), decisions=int(s[K.H_DECISIONS]))
+                                        battle_turns=int(s[V.H_TURNS]), decisions=int(s[V.H_DECISIONS]))
             info = self._info()
             info.update(illegal_action=True, winner=o.winner_name, end_reason=o.end_reason,
                         outcome=o.reward_for(self.colour))
@@ -265,8 +266,8 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         reward = 0.0
         if self._capture_reward:
             reward += self._capture_reward * (self._potential() - before)
-        over = s[K.H_PHASE] == K.PH_OVER
-        truncated = bool(over and s[K.H_TRUNC])
+        over = s[V.H_PHASE] == V.PH_OVER
+        truncated = bool(over and s[V.H_TRUNC])
         terminated = bool(over and not truncated)
         info = self._info()
         if over:
@@ -365,14 +366,14 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         s = self.rules.new_state()
         if start == "battle":
             self.placement.restart(seed=int(self.np_random.integers(_SEED_MAX)))
-            while s[K.H_PHASE] == K.PH_PLACEMENT:
+            while s[V.H_PHASE] == V.PH_PLACEMENT:
                 a = self._ask(self.placement, s.copy(), "the placement player's decision")
                 self._apply_checked(s, a, "placement player")
         return s
 
     def _play_opponent(self):
         s = self.state
-        while s[K.H_PHASE] != K.PH_OVER and s[K.H_TO_MOVE] != self.colour:
+        while s[V.H_PHASE] != V.PH_OVER and s[V.H_TO_MOVE] != self.colour:
             a = self._ask(self.opponent, s.copy(), "the opponent's turn")
             self._apply_checked(s, a, "opponent")
 
@@ -392,21 +393,21 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
 
     def _material(self):
         s = self.state
-        return int(s[K.H_COUNT + self.colour]) - int(s[K.H_COUNT + opponent(self.colour)])
+        return int(s[V.H_COUNT + self.colour]) - int(s[V.H_COUNT + opponent(self.colour)])
 
     def _set_base(self):
         """Material balance at the start of the battle phase (before any capture)."""
-        if self.state[K.H_PHASE] == K.PH_PLACEMENT:
+        if self.state[V.H_PHASE] == V.PH_PLACEMENT:
             # both sides lose their diagonal-end stone; White places one more on odd boards
             p = self.rules.num_points
             extra = (p + 1) // 2 - p // 2
-            self._base = extra if self.colour == K.WHITE else -extra
+            self._base = extra if self.colour == V.WHITE else -extra
         else:
             self._base = self._material()
 
     def _potential(self):
         """Captures made minus stones lost in the battle phase so far (0 during placement)."""
-        if self.state[K.H_PHASE] == K.PH_PLACEMENT:
+        if self.state[V.H_PHASE] == V.PH_PLACEMENT:
             return 0
         return self._material() - self._base
 
@@ -420,9 +421,9 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         s = self.state
         return {
             "learner": COLOUR_NAMES[self.colour],
-            "phase": PHASE_NAMES[int(s[K.H_PHASE])],
-            "battle_turn": int(s[K.H_TURNS]),
-            "stone_counts": {"own": int(s[K.H_COUNT + self.colour]), "enemy": int(s[K.H_COUNT + opponent(self.colour)])},
+            "phase": PHASE_NAMES[int(s[V.H_PHASE])],
+            "battle_turn": int(s[V.H_TURNS]),
+            "stone_counts": {"own": int(s[V.H_COUNT + self.colour]), "enemy": int(s[V.H_COUNT + opponent(self.colour)])},
             "illegal_action": False,
             "winner": "none",
             "end_reason": "none",

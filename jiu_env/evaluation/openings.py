@@ -41,6 +41,8 @@ from typing import Any
 import numpy as np
 
 from .. import kernel as K
+
+from .. import vocab as V
 from ..fileio import FileTooLarge, JSONTooDeep, loads_json, read_text_limited
 from ..notation import action_to_str, str_to_action
 from ..rules import Rules
@@ -103,7 +105,7 @@ class Opening:
                 raise IllegalOpening(f"{self.label()}: move {i + 1} {action_to_str(a, n)!r} is illegal under "
                                      f"{rules.profile} rules on {n}x{n}")
             K.apply_action_unchecked(s, a)
-        if s[K.H_PHASE] == K.PH_OVER:
+        if s[V.H_PHASE] == V.PH_OVER:
             raise IllegalOpening(f"{self.label()}: the game is over after it ({len(self.actions)} moves): "
                                  "an opening must leave a game to play")
         return s

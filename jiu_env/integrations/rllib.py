@@ -47,6 +47,8 @@ from ray.rllib.utils.torch_utils import FLOAT_MIN
 from ray.rllib.utils.typing import MultiAgentDict
 
 from .. import kernel as K
+
+from .. import vocab as V
 from ..bots.base import Bot
 from ..envs.common import (AGENTS, RESET_OPTIONS, SEED_MAX, Thawing, _check_adjudicate, _check_capture_reward,
                            check_action, mask_space, new_game, planes_space, reset_options, start_plan)
@@ -151,7 +153,7 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
         self.set_opponent(opponent, weights)
         self._bot: Any = None  # the bot of the current game (None: both colours are agents)
         self._bot_name = "self"
-        self._learner = K.WHITE
+        self._learner = V.WHITE
         self.results: list[tuple[str, float]] = []
 
     # ------------------------------------------------------------ opponents
@@ -197,13 +199,13 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
             k = int(self._rng.choice(len(self.opponents), p=self.opponent_probs)) if len(self.opponents) > 1 else 0
             self._bot_name, self._bot = self.opponents[k]
             self._bot.restart(seed=int(self._rng.integers(SEED_MAX)))
-            self._learner = int(K.WHITE if self._rng.random() < 0.5 else K.BLACK)
+            self._learner = int(V.WHITE if self._rng.random() < 0.5 else V.BLACK)
         for _ in range(100):  # a random start that the bot ends before the learner moves is drawn again
             self.state = position.copy() if position is not None else new_game(self.rules, start, self._rng)
-            if self.state[K.H_PHASE] == K.PH_OVER:
+            if self.state[V.H_PHASE] == V.PH_OVER:
                 raise ValueError("the given position is already decided: there is no decision to make")
             self._play_bot()
-            if self.state[K.H_PHASE] != K.PH_OVER:
+            if self.state[V.H_PHASE] != V.PH_OVER:
                 break
             if position is not None:
                 raise ValueError("the given position is decided by the opponent before the learner has a decision")
@@ -237,20 +239,20 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
         gain += self._play_bot()
         shaped = self.capture_reward * gain
         white_shaping = {"white": shaped, "black": -shaped}
-        if s[K.H_PHASE] == K.PH_OVER or (self.turn_limit and s[K.H_TURNS] >= self.turn_limit):
-            if s[K.H_PHASE] == K.PH_OVER:
+        if s[V.H_PHASE] == V.PH_OVER or (self.turn_limit and s[V.H_TURNS] >= self.turn_limit):
+            if s[V.H_PHASE] == V.PH_OVER:
                 w, b = K.returns(s)
-                truncated = bool(s[K.H_TRUNC])
+                truncated = bool(s[V.H_TRUNC])
             else:
                 w, b, truncated = 0, 0, True
             rewards = {"white": float(w) + white_shaping["white"], "black": float(b) + white_shaping["black"]}
             if truncated and self.adjudicate == "material":
-                sign = float(np.sign(int(s[K.H_COUNT + K.WHITE]) - int(s[K.H_COUNT + K.BLACK])))
+                sign = float(np.sign(int(s[V.H_COUNT + V.WHITE]) - int(s[V.H_COUNT + V.BLACK])))
                 rewards["white"] += sign
                 rewards["black"] -= sign
                 w, b = sign, -sign  # the adjudicated result, for pop_results
             return self._finish(rewards, truncated=truncated,
-                                result=float(w) if self._learner == K.WHITE else float(b))
+                                result=float(w) if self._learner == V.WHITE else float(b))
         nxt = self.to_move
         step_rewards: MultiAgentDict = {agent: white_shaping[agent] if self.capture_reward else 0.0}
         if self.capture_reward and self._bot is None:  # the other agent's stones changed too
@@ -265,20 +267,20 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
     @property
     def to_move(self) -> str:
         """The agent that decides next (the last one to decide once the game is over)."""
-        return COLOUR_NAMES[int(self.state[K.H_TO_MOVE])]
+        return COLOUR_NAMES[int(self.state[V.H_TO_MOVE])]
 
     def _apply(self, s, a):
         """Play ``a``; the stones White gained on Black by it when it was a battle decision (0 in placement)."""
-        battle = s[K.H_PHASE] == K.PH_BATTLE
-        before = int(s[K.H_COUNT + K.WHITE]) - int(s[K.H_COUNT + K.BLACK])
+        battle = s[V.H_PHASE] == V.PH_BATTLE
+        before = int(s[V.H_COUNT + V.WHITE]) - int(s[V.H_COUNT + V.BLACK])
         K.apply_action_unchecked(s, a)  # the caller checked the state and the action
-        return int(s[K.H_COUNT + K.WHITE]) - int(s[K.H_COUNT + K.BLACK]) - before if battle else 0
+        return int(s[V.H_COUNT + V.WHITE]) - int(s[V.H_COUNT + V.BLACK]) - before if battle else 0
 
     def _play_bot(self):
         """The bot's decisions until the learner decides or the game ends; White's battle gain over them."""
         s, gain = self.state, 0
-        while self._bot is not None and s[K.H_PHASE] != K.PH_OVER and s[K.H_TO_MOVE] != self._learner:
-            if self.turn_limit and s[K.H_TURNS] >= self.turn_limit:
+        while self._bot is not None and s[V.H_PHASE] != V.PH_OVER and s[V.H_TO_MOVE] != self._learner:
+            if self.turn_limit and s[V.H_TURNS] >= self.turn_limit:
                 break
             a = self._bot.step(s.copy())
             if not K.is_legal(s, a):
@@ -385,7 +387,7 @@ class JiuMaskedModule(TorchRLModule, ValueFunctionAPI):
         # RLlib types the spaces (and a space's shape) Optional: checked here, with the sizes.
         shape = getattr(planes, "shape", None)
         if (shape is None or len(shape) != 3 or shape[0] != shape[1] or not isinstance(actions, gym.spaces.Discrete)
-                or actions.n != K.num_actions(shape[0])):
+                or actions.n != V.num_actions(shape[0])):
             raise ValueError(f"JiuMaskedModule needs (N, N, C) planes and Discrete(10*N*N + 1) actions, "
                              f"got {shape} and {actions}")
         n, _, c_in = shape
@@ -629,7 +631,7 @@ def module_board_size(module: Any, path: str = "") -> int:
     if isinstance(space, gym.spaces.Dict) and {"observations", "action_mask"} <= set(space.spaces):
         shape = getattr(space.spaces["observations"], "shape", None)
     if (shape is None or len(shape) != 3 or shape[0] != shape[1] or shape[2] != NUM_PLANES
-            or not isinstance(actions, gym.spaces.Discrete) or int(actions.n) != K.num_actions(int(shape[0]))):
+            or not isinstance(actions, gym.spaces.Discrete) or int(actions.n) != V.num_actions(int(shape[0]))):
         raise ValueError(f"RLlib checkpoint {path!r}: the module is not one for Jiu (observation space {space}, "
                          f"action space {actions}; a Jiu module sees JiuMultiAgentEnv's {{'observations': "
                          f"(N, N, {NUM_PLANES}), 'action_mask'}} and takes Discrete(10*N*N + 1) actions)")
@@ -691,13 +693,13 @@ class ModulePlayer(Bot):
         super().__init__(seed=seed)
 
     def _choose(self, state):
-        n = int(state[K.H_N])
+        n = int(state[V.H_N])
         if n != self.board_size:
             raise ValueError(f"rllib module {self.source!r}: the position has H_N={n} (module: {self.board_size}); "
                              f"a module plays the {self.board_size}x{self.board_size} board it was built for")
         obs = np.empty((n, n, NUM_PLANES), np.float32)
-        mask = np.empty(K.num_actions(n), np.int8)
-        observe(state, int(state[K.H_TO_MOVE]), True, obs, mask)
+        mask = np.empty(V.num_actions(n), np.int8)
+        observe(state, int(state[V.H_TO_MOVE]), True, obs, mask)
         with torch.no_grad():
             out = self.module.forward_inference({Columns.OBS: {
                 "observations": torch.from_numpy(obs)[None], "action_mask": torch.from_numpy(mask)[None]}})

@@ -50,6 +50,8 @@ from typing import Any, cast
 import numpy as np
 
 from .. import kernel as K
+
+from .. import vocab as V
 from ..fileio import atomic_write_bytes, atomic_write_text
 from ..rules import Rules
 from .seeds import game_seed
@@ -101,7 +103,7 @@ def decision_seed(gseed: int, decision: int) -> int:
 
 def teacher_label(teacher: Any, state: np.ndarray, gseed: int) -> tuple[int, int]:
     """``(action, value)``: the teacher's fresh search of ``state`` (decision index from the state)."""
-    teacher.restart(decision_seed(gseed, int(state[K.H_DECISIONS])))
+    teacher.restart(decision_seed(gseed, int(state[V.H_DECISIONS])))
     a = int(teacher.step(state))
     info = getattr(teacher, "last_info", None) or {}
     v = info.get("value")
@@ -120,17 +122,17 @@ def play_labelled_game(config: DataConfig, teacher: Any, gseed: int) -> dict[str
     actions: list[int] = []
     labels: list[int] = []
     values: list[int] = []
-    while s[K.H_PHASE] != K.PH_OVER:
+    while s[V.H_PHASE] != V.PH_OVER:
         k = K.legal_actions(s, buf)
         label, value = -1, 0
-        if s[K.H_PHASE] == K.PH_PLACEMENT and int(s[K.H_DECISIONS]) < opening:
+        if s[V.H_PHASE] == V.PH_PLACEMENT and int(s[V.H_DECISIONS]) < opening:
             a = int(buf[rng.integers(k)])
         elif k == 1:
             a = int(buf[0])
         else:
             label, value = teacher_label(teacher, s, gseed)
             a = label
-            if config.explore > 0 and s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] == K.SUB_MOVE \
+            if config.explore > 0 and s[V.H_PHASE] == V.PH_BATTLE and s[V.H_SUB] == V.SUB_MOVE \
                     and rng.random() < config.explore:
                 a = int(buf[rng.integers(k)])
         K.apply_action(s, a)
@@ -138,8 +140,8 @@ def play_labelled_game(config: DataConfig, teacher: Any, gseed: int) -> dict[str
         labels.append(label)
         values.append(value)
     return {"seed": gseed, "actions": actions, "labels": labels, "values": values,
-            "result": int(K.result_for_white(s)), "end_reason": int(s[K.H_END_REASON]),
-            "battle_turns": int(s[K.H_TURNS])}
+            "result": int(K.result_for_white(s)), "end_reason": int(s[V.H_END_REASON]),
+            "battle_turns": int(s[V.H_TURNS])}
 
 
 def chunk_name(i: int) -> str:
@@ -384,8 +386,8 @@ def iter_positions(rules: Rules, game: dict[str, Any]) -> Iterator[tuple[np.ndar
     result = game["result"]
     for a, lab, v in zip(game["actions"], game["labels"], game["values"]):
         if lab >= 0:
-            mover = int(s[K.H_TO_MOVE])
-            yield s, int(lab), int(v), result if mover == K.WHITE else -result
+            mover = int(s[V.H_TO_MOVE])
+            yield s, int(lab), int(v), result if mover == V.WHITE else -result
         K.apply_action(s, int(a))
 
 

@@ -22,7 +22,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .. import kernel as K
+from .. import vocab as V
 from ..observation import NUM_PLANES, write_observation
 from ..rules import Rules
 from ..symmetry import ALL_SYMMETRIES, action_map, placement_symmetries, transform_observation
@@ -124,9 +124,9 @@ def load_positions(data_dirs: Iterable[str | os.PathLike[str]], max_games: int |
             games += 1
             rows = []
             for s, label, value, result in iter_positions(rules, game):
-                write_observation(s, int(s[K.H_TO_MOVE]), obs)
+                write_observation(s, int(s[V.H_TO_MOVE]), obs)
                 rows.append((np.rint(obs * PLANE_SCALE).astype(np.uint8), label, value, result,
-                             s[K.H_PHASE] == K.PH_PLACEMENT))
+                             s[V.H_PHASE] == V.PH_PLACEMENT))
             if rows:
                 chunks[0].append(np.stack([r[0] for r in rows]))
                 chunks[1].append(np.array([r[1] for r in rows], np.int64))

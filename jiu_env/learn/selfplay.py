@@ -48,6 +48,8 @@ from typing import Any
 import numpy as np
 
 from .. import kernel as K
+
+from .. import vocab as V
 from ..rules import Rules
 from .seeds import game_seed
 
@@ -179,7 +181,7 @@ def play_selfplay_games(config: SelfPlayConfig, games: list[int], net: Any = Non
         for i, s in enumerate(states):
             while not finished(s):
                 k = K.legal_actions(s, buf)
-                if s[K.H_PHASE] == K.PH_PLACEMENT and int(s[K.H_DECISIONS]) < openings[i]:
+                if s[V.H_PHASE] == V.PH_PLACEMENT and int(s[V.H_DECISIONS]) < openings[i]:
                     play(i, int(buf[rngs[i].integers(k)]))
                 elif k == 1:
                     play(i, int(buf[0]))
@@ -210,7 +212,7 @@ def play_selfplay_games(config: SelfPlayConfig, games: list[int], net: Any = Non
         r = rec[i]
         out.append({"seed": seeds[i], "actions": r["actions"], "labels": r["labels"], "values": r["values"],
                     "pi_actions": r["pi_actions"], "pi_visits": r["pi_visits"], "result": result,
-                    "end_reason": int(s[K.H_END_REASON]), "battle_turns": int(s[K.H_TURNS])})
+                    "end_reason": int(s[V.H_END_REASON]), "battle_turns": int(s[V.H_TURNS])})
     return out
 
 

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from .. import kernel as K
+
+from .. import vocab as V
 from ..vocab import opponent
 from ..state import position_state
 from ..notation import COLS, ROWS
@@ -52,7 +54,7 @@ def _parse_pt(tok, n):
         raise ValueError(f"{tok!r}: row {r_ch!r} is not one of a..{ROWS[n - 1]}")
     if c < 0 or c >= n:
         raise ValueError(f"{tok!r}: column {c_ch!r} is not one of 0..{COLS[n - 1]}")
-    return r * n + c, (K.WHITE if r_ch.islower() else K.BLACK)
+    return r * n + c, (V.WHITE if r_ch.islower() else V.BLACK)
 
 
 def _split_entries(text):
@@ -253,7 +255,7 @@ def _is_removal(fields_):
 
 def _owner_at_full(actions, p):
     """Colour of the stone placed on p (placements alternate, White first)."""
-    return K.WHITE if actions.index(p) % 2 == 0 else K.BLACK
+    return V.WHITE if actions.index(p) % 2 == 0 else V.BLACK
 
 
 def _rebuild(rd, plist, battle, removal_entries):

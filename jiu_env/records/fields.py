@@ -12,15 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from .. import kernel as K
+from .. import vocab as V
 from ..outcome import outcome_of
 from ..vocab import COLOUR_NAMES as _COLOURS, END_REASON_NAMES, WINNER_NAMES as _WINNERS
 from .errors import RecordError
 
 # The names as records use them (records have no "none" entries: an unfinished game has winner None).
-WINNER_NAMES: dict[int, str] = {K.WHITE: _WINNERS[K.WHITE], K.BLACK: _WINNERS[K.BLACK], K.DRAW: _WINNERS[K.DRAW]}
+WINNER_NAMES: dict[int, str] = {V.WHITE: _WINNERS[V.WHITE], V.BLACK: _WINNERS[V.BLACK], V.DRAW: _WINNERS[V.DRAW]}
 END_REASONS: tuple[str, ...] = ("",) + END_REASON_NAMES[1:]
-COLOUR_NAMES: dict[int, str] = {K.WHITE: _COLOURS[K.WHITE], K.BLACK: _COLOURS[K.BLACK]}
+COLOUR_NAMES: dict[int, str] = {V.WHITE: _COLOURS[V.WHITE], V.BLACK: _COLOURS[V.BLACK]}
 
 
 def result_of(state: np.ndarray) -> dict[str, Any]:
@@ -38,8 +38,8 @@ def result_of(state: np.ndarray) -> dict[str, Any]:
         "winner": d["winner"],
         "end_reason": d["end_reason"],
         "returns": list(o.returns) if o is not None else [0.0, 0.0],
-        "battle_turns": int(state[K.H_TURNS]),
-        "decisions": int(state[K.H_DECISIONS]),
+        "battle_turns": int(state[V.H_TURNS]),
+        "decisions": int(state[V.H_DECISIONS]),
     }
 
 

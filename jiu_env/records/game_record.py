@@ -11,7 +11,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .. import kernel as K
+from .. import vocab as V
 from ..fileio import atomic_write_text
 from ..state import position_state
 from ..notation import action_to_str, str_to_action
@@ -131,7 +131,7 @@ class GameRecord:
         forfeit = self.meta.get("forfeit")
         if not res.get("over"):
             if isinstance(forfeit, dict) and forfeit.get("colour") in ("white", "black"):
-                return Outcome(winner=K.BLACK if forfeit["colour"] == "white" else K.WHITE, end_reason=FORFEIT,
+                return Outcome(winner=V.BLACK if forfeit["colour"] == "white" else V.WHITE, end_reason=FORFEIT,
                                battle_turns=res["battle_turns"], decisions=res["decisions"])
             return None
         return Outcome.from_dict(res)
@@ -180,7 +180,7 @@ class GameRecord:
         grows with ``max_battle_turns``), so a long record stays small in memory.
         """
         s = self.initial_state()
-        m = K.HDR + int(s[K.H_P])
+        m = V.HDR + int(s[V.H_P])
         out = [s[:m].copy()]
         for _ in walk(s, self.actions, self.passes):
             out.append(s[:m].copy())

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import kernel as K
+from .. import vocab as V
 from ..vocab import opponent
 from ..state import position_state
 from ..rules import Rules
@@ -125,7 +125,7 @@ def from_jiuchess(text: str, rules: str | Rules | dict[str, Any] = "competitive"
     if not regular:
         first = None
         if moves and moves[0][:1] in ("W", "B"):
-            first = K.WHITE if moves[0][0] == "W" else K.BLACK
+            first = V.WHITE if moves[0][0] == "W" else V.BLACK
         start = rebuild_position(rd, plist, None, first, 1, fmt)
         state = position_state(rules, np.asarray(start["board"]), start["to_move"])
         actions = []
@@ -145,7 +145,7 @@ def _parse_place(tok, n):
     m = _PLACE.fullmatch(tok)
     if not m:
         raise ValueError(f"{tok!r} is not a placement like W(G,7) or B(H,8)")
-    colour = K.WHITE if m.group(1) == "W" else K.BLACK
+    colour = V.WHITE if m.group(1) == "W" else V.BLACK
     return _coord(m.group(2), m.group(3), n), colour
 
 
@@ -162,7 +162,7 @@ def _parse_move(rd, tok, k):
         except ValueError as e:
             raise RecordError(f"path {m.group('path')!r}: {e}", entry=k) from None
         if colour is None:
-            colour = K.WHITE if pre == "W" else K.BLACK
+            colour = V.WHITE if pre == "W" else V.BLACK
         path.append(p)
     lists = []
     for key in ("tc", "fc"):

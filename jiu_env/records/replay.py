@@ -13,6 +13,8 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 import numpy as np
 
 from .. import kernel as K
+
+from .. import vocab as V
 from ..state import explain_illegal
 from ..notation import action_to_str
 from ..rules import Rules
@@ -36,12 +38,12 @@ class RecordLike(Protocol):
 
 def can_pass(s: np.ndarray) -> bool:
     """Can the turn be handed over in ``s`` (battle phase, move or capture sub-phase)?"""
-    return int(s[K.H_PHASE]) == K.PH_BATTLE and int(s[K.H_SUB]) in (K.SUB_MOVE, K.SUB_CAPTURE)
+    return int(s[V.H_PHASE]) == V.PH_BATTLE and int(s[V.H_SUB]) in (V.SUB_MOVE, V.SUB_CAPTURE)
 
 
 def check_action(s: np.ndarray, i: int, a: Any) -> None:
     """Raise RecordError unless ``a`` (action number ``i``) is an int in range and legal in ``s``."""
-    n = int(s[K.H_N])
+    n = int(s[V.H_N])
     if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)) or not 0 <= a <= 10 * n * n:
         raise RecordError(f"{a!r} is illegal: out of range (actions are 0..{10 * n * n})", action=i)
     a = int(a)
@@ -98,15 +100,15 @@ def play(state: np.ndarray, actions: Sequence[int], passes: Sequence[int] = (), 
 def inside_turn(state: np.ndarray) -> str | None:
     """What is left of the battle turn that ``state`` stands inside, or None at the start of a turn
     (and outside the battle phase).  The text notations write whole turns only."""
-    if int(state[K.H_PHASE]) != K.PH_BATTLE:
+    if int(state[V.H_PHASE]) != V.PH_BATTLE:
         return None
-    sub = int(state[K.H_SUB])
-    if sub == K.SUB_DROP:
+    sub = int(state[V.H_SUB])
+    if sub == V.SUB_DROP:
         return "a stone is lifted to fly and has not landed"
-    if sub == K.SUB_CHAIN:
+    if sub == V.SUB_CHAIN:
         return "a jump chain may go on or stop"
-    if sub == K.SUB_CAPTURE:
-        return f"{int(state[K.H_PENDING])} square capture(s) are still to choose"
+    if sub == V.SUB_CAPTURE:
+        return f"{int(state[V.H_PENDING])} square capture(s) are still to choose"
     return None
 
 
@@ -125,31 +127,31 @@ def turn_entries(record: RecordLike) -> tuple[list[tuple[int, int]], list[dict[s
     cur = [None]
 
     def before(i, a, s):
-        c = int(s[K.H_TO_MOVE])
-        if s[K.H_PHASE] == K.PH_PLACEMENT:
+        c = int(s[V.H_TO_MOVE])
+        if s[V.H_PHASE] == V.PH_PLACEMENT:
             placements.append((a, c))
             return
-        sub = int(s[K.H_SUB])
-        if sub == K.SUB_MOVE:
+        sub = int(s[V.H_SUB])
+        if sub == V.SUB_MOVE:
             t = {"colour": c, "path": [], "jumped": [], "victims": [], "fly": False}
             cur[0] = t
             turns.append(t)
-            kind, p = K.action_kind(a, p_), K.action_point(a, p_)
-            if K.is_step_kind(kind):
-                t["path"] += [p, int(K.landing(p, K.step_direction(kind), 1, n))]
-            elif K.is_jump_kind(kind):
-                d = K.jump_direction(kind)
-                t["path"] += [p, int(K.landing(p, d, 2, n))]
-                t["jumped"].append(int(K.landing(p, d, 1, n)))
+            kind, p = V.action_kind(a, p_), V.action_point(a, p_)
+            if V.is_step_kind(kind):
+                t["path"] += [p, int(V.landing(p, V.step_direction(kind), 1, n))]
+            elif V.is_jump_kind(kind):
+                d = V.jump_direction(kind)
+                t["path"] += [p, int(V.landing(p, d, 2, n))]
+                t["jumped"].append(int(V.landing(p, d, 1, n)))
             else:  # LIFT
                 t["path"].append(p)
                 t["fly"] = True
-        elif sub == K.SUB_CHAIN:
-            if a != K.stop_action(p_):
-                p, d = K.action_point(a, p_), K.jump_direction(K.action_kind(a, p_))
-                cur[0]["path"].append(int(K.landing(p, d, 2, n)))
-                cur[0]["jumped"].append(int(K.landing(p, d, 1, n)))
-        elif sub == K.SUB_DROP:
+        elif sub == V.SUB_CHAIN:
+            if a != V.stop_action(p_):
+                p, d = V.action_point(a, p_), V.jump_direction(V.action_kind(a, p_))
+                cur[0]["path"].append(int(V.landing(p, d, 2, n)))
+                cur[0]["jumped"].append(int(V.landing(p, d, 1, n)))
+        elif sub == V.SUB_DROP:
             cur[0]["path"].append(a)
         else:
             cur[0]["victims"].append(a)

@@ -14,6 +14,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import kernel as K
+
+from .. import vocab as V
 from ..vocab import opponent
 from ..state import explain_illegal, position_state
 from ..notation import COLS, ROWS, action_to_str
@@ -74,11 +76,11 @@ def play_placements(rd: Reader, plist: Sequence[tuple[int, int] | None], fmt: Po
             prev = c
             continue
         prev = c
-        if state[K.H_PHASE] != K.PH_PLACEMENT:
+        if state[V.H_PHASE] != V.PH_PLACEMENT:
             rd.problem(f"{fmt(p, c)}: the board is already full", 0, i)
             regular = False
-        elif c != state[K.H_TO_MOVE]:
-            who, want = COLOUR_NAMES[c], COLOUR_NAMES[int(state[K.H_TO_MOVE])]
+        elif c != state[V.H_TO_MOVE]:
+            who, want = COLOUR_NAMES[c], COLOUR_NAMES[int(state[V.H_TO_MOVE])]
             rd.problem(f"{fmt(p, c)} is a {who} stone but {want} is to place (same colour twice in a row)", 0, i)
             regular = False
         elif not K.is_legal(state, p):
@@ -113,7 +115,7 @@ def rebuild_position(rd: Reader, plist: Sequence[tuple[int, int] | None], remove
     for p in (K.diagonal_ends(n) if removed is None else removed):
         board[p] = 0
     to_move = "black"
-    if first_colour == K.WHITE:
+    if first_colour == V.WHITE:
         to_move = "white"
         rd.note("the battle opens with a White move; White moves first", first_entry)
     rd.note("the battle position is rebuilt from the placement list", 0)
@@ -149,7 +151,7 @@ def play_battle(rd: Reader, state: np.ndarray, items: Sequence[tuple[int, Callab
     the replay there.  Returns False when the replay stopped before the end.
     """
     for k, (entry_no, parse) in enumerate(items):
-        if state[K.H_PHASE] == K.PH_OVER:
+        if state[V.H_PHASE] == V.PH_OVER:
             rd.problem(f"the game is already over ({over_text(state)}); {len(items) - k} entries are left", entry_no)
             return False
         try:
@@ -176,23 +178,23 @@ def realise(rd: Reader, state: np.ndarray, mv: Move, entry_no: int, fmt: PointTe
     notes = []
     s = state
     npass = 0
-    if not rd.strict and int(s[K.H_SUB]) == K.SUB_CAPTURE:
+    if not rd.strict and int(s[V.H_SUB]) == V.SUB_CAPTURE:
         # the previous entry left square captures pending: its turn ends without them
         s = s.copy()
         K.pass_turn(s)
         npass += 1
-        if s[K.H_PHASE] == K.PH_OVER:
+        if s[V.H_PHASE] == V.PH_OVER:
             raise RecordError(f"the game ended ({over_text(s)}) when the turn with pending captures ended",
                               entry=entry_no)
-    mover = int(s[K.H_TO_MOVE])
+    mover = int(s[V.H_TO_MOVE])
     if mv.colour != mover:
         first = fmt(mv.path[0], mv.colour)
         msg = f"path {mv.text!r}: {first} is a {COLOUR_NAMES[mv.colour]} point but {COLOUR_NAMES[mover]} is to move"
-        if rd.strict or int(s[K.H_SUB]) != K.SUB_MOVE:
+        if rd.strict or int(s[V.H_SUB]) != V.SUB_MOVE:
             raise RecordError(msg, entry=entry_no)
         t = s.copy()
         K.pass_turn(t)
-        if t[K.H_PHASE] == K.PH_OVER:
+        if t[V.H_PHASE] == V.PH_OVER:
             raise RecordError(f"{msg} (handing the turn over ends the game: {over_text(t)})", entry=entry_no)
         try:
             acts, more = _realise_move(rd, t, mv, entry_no, fmt)
@@ -209,14 +211,14 @@ def _realise_move(rd, state, mv, entry_no, fmt):
     """Kernel actions of one entry by the side to move; the first reading that fits wins."""
     n = rd.n
     p_ = n * n
-    mover = int(state[K.H_TO_MOVE])
+    mover = int(state[V.H_TO_MOVE])
     path = mv.path
     if len(path) < 2:
         raise RecordError(f"path {mv.text!r}: a move needs at least two points", entry=entry_no)
     if len(path) == 2 and path[0] == path[1]:
         raise RecordError(f"path {mv.text!r}: a stone cannot move to its own point", entry=entry_no)
-    if state[K.HDR + path[0]] != mover:
-        what = "an empty point" if state[K.HDR + path[0]] == K.EMPTY else f"a {COLOUR_NAMES[opponent(mover)]} stone"
+    if state[V.HDR + path[0]] != mover:
+        what = "an empty point" if state[V.HDR + path[0]] == V.EMPTY else f"a {COLOUR_NAMES[opponent(mover)]} stone"
         raise RecordError(f"path {mv.text!r}: {fmt(path[0], mover)} is {what}, not a {COLOUR_NAMES[mover]} stone",
                           entry=entry_no)
     # candidate ways to make the move: step, jump chain, fly (in that order); a marked fly is only a fly
@@ -225,16 +227,16 @@ def _realise_move(rd, state, mv, entry_no, fmt):
         if len(path) != 2:
             raise RecordError(f"path {mv.text!r}: a fly has two points, the stone's point and where it lands",
                               entry=entry_no)
-        cands.append([K.encode_lift(path[0], p_), path[1]])
+        cands.append([V.encode_lift(path[0], p_), path[1]])
     elif len(path) == 2:
         a, b = path
         d = dir_between(a, b, n, 1)
         if d >= 0:
-            cands.append([K.encode_step(a, d, p_)])
+            cands.append([V.encode_step(a, d, p_)])
         d = dir_between(a, b, n, 2)
         if d >= 0:
-            cands.append([K.encode_jump(a, d, p_)])
-        cands.append([K.encode_lift(a, p_), b])
+            cands.append([V.encode_jump(a, d, p_)])
+        cands.append([V.encode_lift(a, p_), b])
     else:
         seq = []
         for a, b in zip(path, path[1:]):
@@ -242,7 +244,7 @@ def _realise_move(rd, state, mv, entry_no, fmt):
             if d < 0:
                 raise RecordError(f"path {mv.text!r}: {fmt(a, mover)} to {fmt(b, mover)} is not a jump"
                                   " (a path of three or more points is a jump chain)", entry=entry_no)
-            seq.append(K.encode_jump(a, d, p_))
+            seq.append(V.encode_jump(a, d, p_))
         cands.append(seq)
     # (exact, short_ok): a reading that fits the entry exactly wins over one that needs tolerance,
     # whatever the candidate order (lenient imports only tolerate)
@@ -264,16 +266,16 @@ def dir_between(a: int, b: int, n: int, dist: int) -> int:
     dr = b // n - a // n
     dc = b % n - a % n
     for d in range(4):
-        if dr == dist * int(K.DR[d]) and dc == dist * int(K.DC[d]):
+        if dr == dist * int(V.DR[d]) and dc == dist * int(V.DC[d]):
             return d
     return -1
 
 
 def _why_illegal(s, a, n):
     """A short reason why action ``a`` cannot be played in ``s`` (for import errors)."""
-    if s[K.H_PHASE] == K.PH_BATTLE and s[K.H_SUB] == K.SUB_DROP and a < n * n:
+    if s[V.H_PHASE] == V.PH_BATTLE and s[V.H_SUB] == V.SUB_DROP and a < n * n:
         pt = ROWS[a // n] + COLS[a % n]
-        what = "the flying stone's own point" if a == s[K.H_LIFT] else "occupied"
+        what = "the flying stone's own point" if a == s[V.H_LIFT] else "occupied"
         return f"the fly cannot land on {pt}: it is {what}"
     return f"{action_to_str(a, n)} is illegal: {explain_illegal(s, a)}"
 
@@ -288,7 +290,7 @@ def _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok, exact=None):
     n = rd.n
     p_ = n * n
     s = state.copy()
-    mover = int(s[K.H_TO_MOVE])
+    mover = int(s[V.H_TO_MOVE])
     acts = []
     notes = []
 
@@ -298,7 +300,7 @@ def _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok, exact=None):
         raise e
 
     for a in seq:
-        if s[K.H_PHASE] == K.PH_OVER:
+        if s[V.H_PHASE] == V.PH_OVER:
             fail(f"the game ended ({over_text(s)}) before the path was complete", 0)
         if not K.is_legal(s, a):
             fail(_why_illegal(s, a, n), 0)
@@ -306,11 +308,11 @@ def _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok, exact=None):
         acts.append(a)
     jumped = []
     for a in seq:
-        if K.is_jump_kind(K.action_kind(a, p_)):
-            p, d = K.action_point(a, p_), K.jump_direction(K.action_kind(a, p_))
-            jumped.append(int(K.landing(p, d, 1, n)))
-    if s[K.H_PHASE] != K.PH_OVER and s[K.H_SUB] == K.SUB_CHAIN and int(s[K.H_TO_MOVE]) == mover:
-        stop = K.stop_action(p_)
+        if V.is_jump_kind(V.action_kind(a, p_)):
+            p, d = V.action_point(a, p_), V.jump_direction(V.action_kind(a, p_))
+            jumped.append(int(V.landing(p, d, 1, n)))
+    if s[V.H_PHASE] != V.PH_OVER and s[V.H_SUB] == V.SUB_CHAIN and int(s[V.H_TO_MOVE]) == mover:
+        stop = V.stop_action(p_)
         if not K.is_legal(s, stop):
             fail("the jump chain may not stop here: " + explain_illegal(s, stop), 1)
         K.apply_action(s, stop)
@@ -337,16 +339,16 @@ def _try_candidate(rd, state, seq, mv, entry_no, fmt, short_ok, exact=None):
                 rest = [p for p in rest if p not in jumped]
                 notes.append(Irregularity(entry_no, "the jumped stones are not listed first among the captures"))
     for j, v in enumerate(rest):
-        if s[K.H_PHASE] == K.PH_OVER:
+        if s[V.H_PHASE] == V.PH_OVER:
             fail(f"the game ended ({over_text(s)}) but {len(rest) - j} more captures are listed", 1)
-        if int(s[K.H_TO_MOVE]) != mover or s[K.H_SUB] != K.SUB_CAPTURE:
+        if int(s[V.H_TO_MOVE]) != mover or s[V.H_SUB] != V.SUB_CAPTURE:
             fail(f"{len(rest) - j} captures listed but the move makes {j} square capture(s)", 1)
         if not K.is_legal(s, v):
             fail(f"capture {fmt(v, opponent(mover))}: there is no {COLOUR_NAMES[opponent(mover)]} stone on that point", 1)
         K.apply_action(s, v)
         acts.append(v)
-    if s[K.H_PHASE] != K.PH_OVER and int(s[K.H_TO_MOVE]) == mover:
-        pend = int(s[K.H_PENDING])
+    if s[V.H_PHASE] != V.PH_OVER and int(s[V.H_TO_MOVE]) == mover:
+        pend = int(s[V.H_PENDING])
         if not short_ok:
             fail(f"the move forms squares and {pend} more capture(s) are due", 1)
         notes.append(Irregularity(entry_no, f"the move forms squares and {pend} more capture(s) are due but the record"

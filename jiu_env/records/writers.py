@@ -15,6 +15,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from .. import kernel as K
+
+from .. import vocab as V
 from ..vocab import opponent
 from ..notation import COLS, ROWS, action_to_str
 from .fields import COLOUR_NAMES, norm_start, result_of
@@ -47,7 +49,7 @@ FLY_MARK: str = "^"
 
 def _pt_text(p, n, colour):
     t = ROWS[p // n] + COLS[p % n]
-    return t.lower() if colour == K.WHITE else t.upper()
+    return t.lower() if colour == V.WHITE else t.upper()
 
 
 def near_fly(path: list[int], n: int) -> bool:
@@ -115,7 +117,7 @@ def to_competition(record: TextRecord, event: str | None = None, date: str | Non
 
 # -------------------------------------------------------------------- jiuchess CSV
 LETTERS = "ABCDEFGHIJKLMNOPQRST"
-COLOUR_LETTER = {K.WHITE: "W", K.BLACK: "B"}
+COLOUR_LETTER = {V.WHITE: "W", V.BLACK: "B"}
 
 
 def point_text(p: int, n: int, colour: int | None = None) -> str:
@@ -133,18 +135,18 @@ def _flies_read_as_steps(record: TextRecord) -> list[tuple[int, int, int, int]]:
     steps: set[int] = set()  # where the lifted stone could have stepped
 
     def before(i, a, s):
-        if s[K.H_PHASE] != K.PH_BATTLE:
+        if s[V.H_PHASE] != V.PH_BATTLE:
             return
-        sub = int(s[K.H_SUB])
-        if sub == K.SUB_MOVE and K.action_kind(a, p_) == K.A_LIFT:
-            p = K.action_point(a, p_)
+        sub = int(s[V.H_SUB])
+        if sub == V.SUB_MOVE and V.action_kind(a, p_) == V.A_LIFT:
+            p = V.action_point(a, p_)
             steps.clear()
             for d in range(4):
-                q = int(K.landing(p, d, 1, n))
-                if q >= 0 and K.is_legal(s, K.encode_step(p, d, p_)):
+                q = int(V.landing(p, d, 1, n))
+                if q >= 0 and K.is_legal(s, V.encode_step(p, d, p_)):
                     steps.add(q)
-            out.append((i, int(s[K.H_TO_MOVE]), p, -1))
-        elif sub == K.SUB_DROP:
+            out.append((i, int(s[V.H_TO_MOVE]), p, -1))
+        elif sub == V.SUB_DROP:
             i0, c, p, _ = out.pop()
             if a in steps:
                 out.append((i0, c, p, a))
