@@ -19,7 +19,6 @@ Python callers, and compile to their unchecked twins inside ``@njit`` code.
 
 from __future__ import annotations
 
-import inspect
 import numbers
 import warnings
 from typing import Any, Mapping
@@ -1077,13 +1076,10 @@ def explain_illegal(s: np.ndarray, a: Any) -> str:
 
 
 def _fast_in_numba(fast):
-    """Make numba compile calls of the decorated checked function as calls of the @njit ``fast``."""
+    """Mark the decorated checked entry point's unchecked twin (``checked.unchecked``); what @njit code
+    calling the checked function compiles to is declared with ``overload`` after the entry points, below."""
 
     def decorate(checked):
-        params = ", ".join(inspect.signature(fast.py_func).parameters)
-        ns = {"fast": fast}
-        exec(f"def typer({params}):\n    def impl({params}):\n        return fast({params})\n    return impl\n", ns)
-        overload(checked)(ns["typer"])
         checked.unchecked = fast
         return checked
 
@@ -1211,6 +1207,75 @@ def set_position(s: np.ndarray, board: Any, to_move: int) -> None:
     set_position_unchecked(t, b.astype(np.int64), to_move)
     validate_state(t)  # e.g. no empty point, or too few stones for min_stones
     s[:] = t
+
+
+# ------------------------------------------------- the checked entry points inside numba
+# @njit code that calls a checked entry point compiles the call as its unchecked twin: one
+# ``overload`` per entry point, its parameters those of the checked function (numba matches them).
+
+
+@overload(apply_action)
+def _apply_action_in_numba(s, a):
+    def impl(s, a):
+        return apply_action_unchecked(s, a)
+    return impl
+
+
+@overload(legal_actions)
+def _legal_actions_in_numba(s, out):
+    def impl(s, out):
+        return legal_actions_unchecked(s, out)
+    return impl
+
+
+@overload(legal_mask)
+def _legal_mask_in_numba(s, mask):
+    def impl(s, mask):
+        return legal_mask_unchecked(s, mask)
+    return impl
+
+
+@overload(is_legal)
+def _is_legal_in_numba(s, a):
+    def impl(s, a):
+        return is_legal_unchecked(s, a)
+    return impl
+
+
+@overload(random_playout)
+def _random_playout_in_numba(s, buf):
+    def impl(s, buf):
+        return random_playout_unchecked(s, buf)
+    return impl
+
+
+@overload(random_games)
+def _random_games_in_numba(template, n_games, seed):
+    def impl(template, n_games, seed):
+        return random_games_unchecked(template, n_games, seed)
+    return impl
+
+
+@overload(random_placement)
+def _random_placement_in_numba(s, seed):
+    def impl(s, seed):
+        return random_placement_unchecked(s, seed)
+    return impl
+
+
+@overload(pass_turn)
+def _pass_turn_in_numba(s):
+    def impl(s):
+        return pass_turn_unchecked(s)
+    return impl
+
+
+@overload(set_position)
+def _set_position_in_numba(s, board, to_move):
+    def impl(s, board, to_move):
+        return set_position_unchecked(s, board, to_move)
+    return impl
+
 
 
 def _seed(seed):

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 from . import kernel as K
 
@@ -152,3 +153,19 @@ def observe(s: np.ndarray, me: int, selected: Any, obs: np.ndarray, mask: np.nda
     if mask.size != V.num_actions(int(s[V.H_N])):
         raise ValueError(f"mask has {mask.size} entries; this board has {V.num_actions(int(s[V.H_N]))} actions")
     observe_unchecked(s, me, bool(selected), obs, mask)
+
+
+# @njit callers of the checked entry points compile the call as the unchecked twin (numba's ``overload``,
+# the checked function's parameters).
+@overload(write_observation)
+def _write_observation_in_numba(s, me, out):
+    def impl(s, me, out):
+        return write_observation_unchecked(s, me, out)
+    return impl
+
+
+@overload(observe)
+def _observe_in_numba(s, me, selected, obs, mask):
+    def impl(s, me, selected, obs, mask):
+        return observe_unchecked(s, me, selected, obs, mask)
+    return impl
