@@ -245,6 +245,33 @@ def test_capture_shaping_turn_limit_and_material_adjudication():
     assert env.rules.max_battle_turns == 1000  # the observation's turn-progress plane is that of the rules
 
 
+def test_outcome_of_each_kind_of_ending():
+    """``env.outcome``: None while the game is on; the rules' outcome of a finished game, ``turn_limit`` without a
+    winner when the env's training limit stops it, a forfeit for an illegal action under ``illegal="lose"``."""
+    from jiu_env.outcome import Outcome, outcome_of
+
+    env = JiuMultiAgentEnv({"board_size": 6, "opponent": "greedy"})
+    obs, _ = env.reset(seed=0)
+    assert env.outcome is None
+    _play_random(env, 0)
+    assert isinstance(env.outcome, Outcome) and env.outcome == outcome_of(env.state)
+    learner = next(iter(env.reset(seed=1)[0]))
+    assert env.outcome is None  # reset forgets the last game's
+
+    env = JiuMultiAgentEnv({"board_size": 6, "opponent": "random", "turn_limit": 3})
+    *_, truncs, infos, _ = _play_random(env, 2)
+    assert truncs["__all__"] and env.outcome.end_reason == "turn_limit" and env.outcome.winner is None
+    assert env.outcome.battle_turns == 3 and env.state[K.H_PHASE] == K.PH_BATTLE
+
+    env = JiuMultiAgentEnv({"board_size": 6, "illegal": "lose"})
+    obs, _ = env.reset(seed=3)
+    (agent, o), = obs.items()
+    bad = int(np.flatnonzero(o["action_mask"] == 0)[0])
+    env.step({agent: bad})
+    assert env.outcome.end_reason == "illegal_action"
+    assert env.outcome.winner == (K.BLACK if agent == "white" else K.WHITE)
+
+
 def test_self_play_share_and_opponent_weights():
     env = JiuMultiAgentEnv({"board_size": 6, "opponent": ["random", "greedy"], "opponent_weights": [0, 1],
                             "self_play": 0.5, "capture_reward": 0.05, "turn_limit": 20})

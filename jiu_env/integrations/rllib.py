@@ -55,6 +55,7 @@ from ..envs.common import (AGENTS, RESET_OPTIONS, SEED_MAX, Thawing, _check_adju
 from ..nets import SpatialActionHead, ValueHead, conv_trunk, orthogonal_init
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, observe
+from ..outcome import FORFEIT, Outcome, outcome_of
 from ..players import file_hash as _file_hash, make_player
 from ..rules import Rules
 from ..state import COLOUR, explain_illegal, game_info
@@ -149,6 +150,7 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
         self.state = self.rules.new_state()
         self._rng = np.random.default_rng()
         self._over = True
+        self._outcome: Outcome | None = None
         self.opponents: list[Any] = []
         self.set_opponent(opponent, weights)
         self._bot: Any = None  # the bot of the current game (None: both colours are agents)
@@ -212,8 +214,19 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
         else:
             raise RuntimeError("100 random starts in a row ended before the learner had a decision")
         self._over = False
+        self._outcome = None
         agent = self.to_move
         return {agent: self._observe(agent)}, {agent: self._info()}
+
+    @property
+    def outcome(self) -> Outcome | None:
+        """The current game's :class:`~jiu_env.outcome.Outcome`, ``None`` while it is on.
+
+        The rules' outcome of a game they ended; a game this env stops at its training ``turn_limit``
+        is ``"turn_limit"`` with no winner (material adjudication changes the rewards, not the
+        outcome); an illegal action under ``illegal="lose"`` is a forfeit (``"illegal_action"``,
+        the other side wins)."""
+        return self._outcome
 
     def step(self, action_dict: MultiAgentDict  # type: ignore[override]
              ) -> tuple[MultiAgentDict, MultiAgentDict, MultiAgentDict, MultiAgentDict, MultiAgentDict]:
@@ -233,6 +246,8 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
                     f"illegal action {a} ({action_to_str(a, self.board_size)}) for {agent}: {explain_illegal(s, a)}. "
                     "Mask actions with obs['action_mask'] (JiuMaskedModule does); RLlib's env checker plays "
                     "unmasked samples, so build configs with config.environment(disable_env_checking=True)")
+            self._outcome = Outcome(winner=V.opponent(COLOUR[agent]), end_reason=FORFEIT,
+                                    battle_turns=int(s[V.H_TURNS]), decisions=int(s[V.H_DECISIONS]))
             return self._finish({agent: -1.0, _other(agent): 0.0}, truncated=False,
                                 extra={"illegal_action": agent}, result=-1.0 if COLOUR[agent] == self._learner else 1.0)
         gain = self._apply(s, a)  # stones White gained on Black in the battle by this decision (and the bot's replies)
@@ -243,8 +258,11 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
             if s[V.H_PHASE] == V.PH_OVER:
                 w, b = K.returns(s)
                 truncated = bool(s[V.H_TRUNC])
+                self._outcome = outcome_of(s)
             else:
                 w, b, truncated = 0, 0, True
+                self._outcome = Outcome(winner=None, end_reason=V.END_REASON_NAMES[V.END_TURN_LIMIT],
+                                        battle_turns=int(s[V.H_TURNS]), decisions=int(s[V.H_DECISIONS]))
             rewards = {"white": float(w) + white_shaping["white"], "black": float(b) + white_shaping["black"]}
             if truncated and self.adjudicate == "material":
                 sign = float(np.sign(int(s[V.H_COUNT + V.WHITE]) - int(s[V.H_COUNT + V.BLACK])))
