@@ -7,6 +7,7 @@ import pathlib
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from jiu_env.evaluation.config import load_config
@@ -59,7 +60,7 @@ def ladder(tmp_path_factory):
 
 def test_refit_of_the_published_pairs_alone_gives_the_published_ratings(ladder, tmp_path):
     cfg, results = ladder
-    _run("--config", cfg, "--ladder", results, "--add", "new=greedy", "--out", tmp_path, "--fit-only")
+    _run("--config", cfg, "--ladder", results, "--add", "new=greedy", "--out", tmp_path, "--fit-only", "--joint")
     published = {r["player"]: r for r in _rows(results / "ratings.csv")}
     mine = {r["player"]: r for r in _rows(tmp_path / "ratings.csv")}
     assert set(mine) == {"random", "greedy", "pattern"}  # nothing played: the ladder's players only
@@ -77,6 +78,8 @@ def test_gauntlet_plays_every_ladder_player_under_its_settings(ladder, tmp_path)
     assert rated["g2"]["added"] == "True" and int(rated["g2"]["games"]) == 12 and rated["g2"]["elo"] != ""
     assert rated["random"]["elo"] == ""  # the ladder's unrated player stays unrated
     assert float(rated["greedy"]["elo"]) == 0.0  # the ladder's anchor
+    published = {r["player"]: r for r in _rows(results / "ratings.csv")}
+    assert float(rated["pattern"]["elo"]) == pytest.approx(float(published["pattern"]["elo"]), abs=0.1)  # held fixed
     text = (tmp_path / "ratings.md").read_text(encoding="utf-8")
     assert "**g2**" in text and "## g2: its games" in text
     # resumable: a second run plays nothing new and gives the same table
@@ -89,3 +92,18 @@ def test_refuses_a_name_already_on_the_ladder(ladder, tmp_path):
     done = subprocess.run([sys.executable, str(SCRIPT), "--config", str(cfg), "--ladder", str(results), "--add",
                            "greedy=greedy", "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert done.returncode != 0 and "already a ladder player" in done.stderr
+
+
+def test_performance_rating_against_fixed_opponents():
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        from ladder_extend import performance_rating
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    r, lo, hi = performance_rating([(0.0, 75, 0, 25)], prior_draws=0.0, confidence=0.95)
+    assert r == pytest.approx(400 * np.log10(3), abs=0.01)  # 75% against a 0-rated opponent
+    assert lo < r < hi and hi - r == pytest.approx(r - lo)
+    r2, *_ = performance_rating([(100.0, 50, 0, 50), (-100.0, 50, 0, 50)], prior_draws=2.0, confidence=0.95)
+    assert r2 == pytest.approx(0.0, abs=0.01)  # even scores against +-100: the mean
+    r3, lo3, hi3 = performance_rating([(0.0, 750, 0, 250)], prior_draws=0.0, confidence=0.95)
+    assert hi3 - lo3 == pytest.approx((hi - lo) / np.sqrt(10), rel=1e-3)  # ten times the games
