@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from .outcome import FORFEIT as FORFEIT, STOPPED as STOPPED, Outcome, outcome_of
 from .players import make_player
 from .rules import Rules
 from .vocab import COLOUR_NAMES
+
+if TYPE_CHECKING:
+    from .records import GameRecord
 
 # FORFEIT ("illegal_action") and STOPPED ("max_decisions"), the end reasons of :class:`GameResult` beyond the
 # kernel's, are defined with the other end reasons in :mod:`jiu_env.outcome` and importable from here as before.
@@ -75,10 +78,10 @@ class GameResult:
     moves_by: dict[str, int]
     state: np.ndarray = field(repr=False)
     rules: Rules = field(repr=False)
-    forfeit: dict | None = None
-    players: dict = field(default_factory=dict, repr=False)
+    forfeit: dict[str, Any] | None = None
+    players: dict[str, Any] = field(default_factory=dict, repr=False)
     seed: Any = None
-    meta: dict = field(default_factory=dict, repr=False)
+    meta: dict[str, Any] = field(default_factory=dict, repr=False)
     from_placement: bool = field(default=True, repr=False)
     # Always an Outcome after __init__: play_game passes it, and one made by hand gets it from its own fields.
     outcome: Outcome = field(default=None, repr=False)  # type: ignore[assignment]
@@ -122,7 +125,7 @@ class GameResult:
         self._warn_dict("g.keys()")
         return self._keys()
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         self._warn_dict("iter(g)")
         return iter(self._keys())
 
@@ -139,7 +142,7 @@ class GameResult:
             return default
 
     @property
-    def record(self):
+    def record(self) -> GameRecord:
         """The game as a :class:`~jiu_env.records.GameRecord` (games from the placement phase only)."""
         from .records import GameRecord, result_of
 
@@ -160,8 +163,8 @@ def _derived_seeds(seed: int | None) -> list[int | None]:
 
 def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, start: Any = "placement",
               random_opening: int = 0, opening_seed: int | None = None, max_decisions: int | None = None,
-              on_illegal: str = "raise", record: bool = True, players: dict | None = None,
-              meta: dict | None = None) -> GameResult:
+              on_illegal: str = "raise", record: bool = True, players: dict[str, Any] | None = None,
+              meta: dict[str, Any] | None = None) -> GameResult:
     """Play one game between two players and return its :class:`GameResult`.
 
     ``rules``: a profile name, :class:`~jiu_env.rules.Rules` or dict of
@@ -258,7 +261,7 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
         meta=dict(meta or {}), from_placement=from_placement, outcome=outcome)
 
 
-def _outcome(s: np.ndarray, forfeit: dict | None, stopped: bool) -> Outcome:
+def _outcome(s: np.ndarray, forfeit: dict[str, Any] | None, stopped: bool) -> Outcome:
     """The outcome of a game the loop ended: a forfeit or a stop (not in the state), else the state's."""
     turns, decisions = int(s[V.H_TURNS]), int(s[V.H_DECISIONS])
     if forfeit is not None:

@@ -25,6 +25,8 @@ column); :func:`str_to_action` also accepts either case and surrounding spaces.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .vocab import (A_JUMP, A_LIFT, A_POINT, A_STEP, DC, DR, MAX_N, MIN_N, action_kind, action_point, is_step_kind,
@@ -36,7 +38,7 @@ COLS: str = "0123456789ABCDEFGHIJ"
 DIRS: tuple[tuple[int, int], ...] = tuple(zip(DR.tolist(), DC.tolist()))
 
 
-def _check_size(board_size):
+def _check_size(board_size: Any) -> None:
     if isinstance(board_size, bool) or not isinstance(board_size, int) or not MIN_N <= board_size <= MAX_N:
         raise ValueError(f"board_size must be an int in {MIN_N}..{MAX_N}, not {board_size!r}")
 

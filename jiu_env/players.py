@@ -90,7 +90,8 @@ def bot_class(name: str) -> type:
     if name not in REGISTRY:
         raise ValueError(f"unknown bot {name!r}{did_you_mean(name, REGISTRY)}; available: {', '.join(sorted(REGISTRY))}")
     mod, cls = REGISTRY[name]
-    return getattr(importlib.import_module(mod), cls)
+    found: type = getattr(importlib.import_module(mod), cls)
+    return found
 
 
 def plugin_module(kind: str) -> ModuleType:
@@ -171,7 +172,7 @@ def _make_player_from_spec(spec: str, seed: int | None, overrides: dict[str, Any
                      "or module:Class")
 
 
-def _builtin(spec: str | PlayerSpec, seed: int | None, overrides: dict) -> Any:
+def _builtin(spec: str | PlayerSpec, seed: int | None, overrides: dict[str, Any]) -> Any:
     if isinstance(spec, str):
         spec = player_spec(spec)
     name, params = spec.name.strip(), spec.params()
@@ -234,7 +235,7 @@ def check_player(player: Any, spec: str = "player") -> Any:
     return player
 
 
-def file_hash(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+def file_hash(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
     """A short content hash of a file (12 hex digits)."""
     h = hashlib.sha1()
     with open(path, "rb") as f:

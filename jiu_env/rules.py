@@ -164,7 +164,7 @@ class Rules:
         return K.new_state_from(self.header())
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     """numpy scalars (np.int64(8), np.bool_(True)) as the Python values they stand for."""
     if isinstance(value, np.bool_):
         return bool(value)
@@ -173,7 +173,7 @@ def _plain(value):
     return value
 
 
-def _profile_defaults(profile, board_size=None):
+def _profile_defaults(profile: str, board_size: int | None = None) -> dict[str, Any]:
     """Every option's value in ``profile`` (the table's profile values; ``board_size`` re-derives those
     that follow the board size, such as ``fly_threshold``)."""
     return defaults(profile, board_size)
@@ -189,7 +189,7 @@ def max_min_stones(board_size: int) -> int:
     return RULE_OPTION["min_stones"].upper(board_size) or 0  # a Bound: never None
 
 
-def _validate(r):
+def _validate(r: Rules) -> None:
     """Each option against its row (type, range, choices; the board-size bounds on ``r.board_size``)."""
     board = RULE_OPTION["board_size"]
     board.check(r.board_size, 0)

@@ -84,7 +84,7 @@ def parse_params(text: str, spec: str) -> dict[str, Any]:
     return params
 
 
-def parse_spec(spec: str) -> tuple[str, dict]:
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"mcts:sims=2000,c=1.4"`` -> ``("mcts", {"sims": 2000, "c": 1.4})``; a parameter given twice raises ValueError."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"a bot spec is a non-empty string like 'alphabeta:depth=4', not {spec!r}")

@@ -86,73 +86,73 @@ ACTION_KIND_NAMES = ("POINT", "STEP", "STEP", "STEP", "STEP", "JUMP", "JUMP", "J
 
 
 @njit(cache=True)
-def num_actions(n):
+def num_actions(n: int) -> int:
     """Size of the flat action space for an n x n board: 10 * n * n + 1."""
     return A_STOP * n * n + 1
 
 
 @njit(cache=True, inline="always")
-def encode_step(p, d, p_):
+def encode_step(p: Point, d: int, p_: int) -> Action:
     """The STEP of the stone at point ``p`` in direction ``d`` on a board of ``p_`` points."""
     return (A_STEP + d) * p_ + p
 
 
 @njit(cache=True, inline="always")
-def encode_jump(p, d, p_):
+def encode_jump(p: Point, d: int, p_: int) -> Action:
     """The JUMP of the stone at point ``p`` over an enemy stone in direction ``d``."""
     return (A_JUMP + d) * p_ + p
 
 
 @njit(cache=True, inline="always")
-def encode_lift(p, p_):
+def encode_lift(p: Point, p_: int) -> Action:
     """The LIFT of the stone at point ``p`` (a flying move's first decision)."""
     return A_LIFT * p_ + p
 
 
 @njit(cache=True, inline="always")
-def stop_action(p_):
+def stop_action(p_: int) -> Action:
     """The STOP action (end a jump chain) on a board of ``p_`` points."""
     return A_STOP * p_
 
 
 @njit(cache=True, inline="always")
-def action_kind(a, p_):
+def action_kind(a: Action, p_: int) -> int:
     """Block of action ``a``: A_POINT, A_STEP + d (1..4), A_JUMP + d (5..8), A_LIFT or A_STOP."""
     return a // p_
 
 
 @njit(cache=True, inline="always")
-def action_point(a, p_):
+def action_point(a: Action, p_: int) -> Point:
     """The point an action names (the moving stone for STEP / JUMP / LIFT; 0 for STOP)."""
     return a % p_
 
 
 @njit(cache=True, inline="always")
-def is_step_kind(kind):
+def is_step_kind(kind: int) -> bool:
     """Is ``kind`` (an :func:`action_kind`) one of the four STEP blocks?"""
     return A_STEP <= kind < A_JUMP
 
 
 @njit(cache=True, inline="always")
-def is_jump_kind(kind):
+def is_jump_kind(kind: int) -> bool:
     """Is ``kind`` (an :func:`action_kind`) one of the four JUMP blocks?"""
     return A_JUMP <= kind < A_LIFT
 
 
 @njit(cache=True, inline="always")
-def step_direction(kind):
+def step_direction(kind: int) -> int:
     """The direction (0 up .. 3 left) of a STEP action of block ``kind``."""
     return kind - A_STEP
 
 
 @njit(cache=True, inline="always")
-def jump_direction(kind):
+def jump_direction(kind: int) -> int:
     """The direction (0 up .. 3 left) of a JUMP action of block ``kind``."""
     return kind - A_JUMP
 
 
 @njit(cache=True, inline="always")
-def opposite(d):
+def opposite(d: int) -> int:
     """The direction opposite ``d`` (up <-> down, right <-> left)."""
     return (d + 2) % 4
 
@@ -173,25 +173,25 @@ Action: TypeAlias = int
 
 
 @njit(cache=True, inline="always")
-def opponent(c):
+def opponent(c: Colour) -> Colour:
     """The other colour: BLACK for WHITE and WHITE for BLACK."""
     return WHITE + BLACK - c
 
 
 @njit(cache=True, inline="always")
-def point_row(p, n):
+def point_row(p: Point, n: int) -> int:
     """Row of point ``p`` on an ``n`` x ``n`` board (0 at the top)."""
     return p // n
 
 
 @njit(cache=True, inline="always")
-def point_col(p, n):
+def point_col(p: Point, n: int) -> int:
     """Column of point ``p`` on an ``n`` x ``n`` board (0 at the left)."""
     return p % n
 
 
 @njit(cache=True, inline="always")
-def point_at(r, c, n):
+def point_at(r: int, c: int, n: int) -> Point:
     """The point at row ``r``, column ``c``, or -1 where (r, c) is off the ``n`` x ``n`` board."""
     if r < 0 or r >= n or c < 0 or c >= n:
         return -1
@@ -199,7 +199,7 @@ def point_at(r, c, n):
 
 
 @njit(cache=True, inline="always")
-def landing(p, d, dist, n):
+def landing(p: Point, d: int, dist: int, n: int) -> Point:
     """Where a stone on ``p`` lands going ``dist`` points in direction ``d``, or -1 off the board.
 
     ``dist`` 1 is a step (the neighbour in direction d), 2 a jump's landing point
@@ -209,7 +209,7 @@ def landing(p, d, dist, n):
 
 
 @njit(cache=True, inline="always")
-def square_corner(p, k, n):
+def square_corner(p: Point, k: int, n: int) -> Point:
     """Top-left point of the ``k``-th (0..3) 2x2 window of the board that contains ``p``, or -1.
 
     The windows are the squares that a stone on ``p`` can complete: k = 0 has ``p`` as

@@ -56,7 +56,7 @@ DECISIONS: tuple[str, ...] = (H1, H0, CONTINUE)
 
 def expected_score(elo: float) -> float:
     """The expected per-game score of a player ``elo`` logistic Elo above its opponent."""
-    return 1.0 / (1.0 + 10.0 ** (-float(elo) / 400.0))
+    return float(1.0 / (1.0 + 10.0 ** (-float(elo) / 400.0)))
 
 
 def bounds(alpha: float = 0.05, beta: float = 0.05) -> tuple[float, float]:
@@ -116,7 +116,7 @@ def constrained_mle(frequencies: Sequence[float], score: float) -> np.ndarray:
         raise ValueError(f"the expected score must be strictly between 0 and 1, not {score!r}")
     lo, hi = -1.0 / d.max(), -1.0 / d.min()  # the poles: 1 + x d_i = 0 for the largest and smallest d_i
 
-    def f(x):
+    def f(x: float) -> float:
         return float(np.sum(q * d / (1.0 + x * d)))
 
     # f falls from +inf at lo to -inf at hi: step in from both poles until the signs differ
@@ -128,8 +128,9 @@ def constrained_mle(frequencies: Sequence[float], score: float) -> np.ndarray:
     else:  # pragma: no cover - only with frequencies of extreme dynamic range
         raise ArithmeticError(f"no root of the constrained likelihood for frequencies {q!r} and score {score!r}")
     x = brentq(f, a, b, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
-    p = q / (1.0 + x * d)
-    return p / p.sum()
+    p: np.ndarray = q / (1.0 + x * d)
+    normalised: np.ndarray = p / p.sum()
+    return normalised
 
 
 def llr(pentanomial: Sequence[float] | np.ndarray, elo0: float, elo1: float) -> float:
@@ -239,7 +240,7 @@ def pair_scores_from_games(games: Iterable[dict[str, Any]], player: str) -> list
     ``game``): games ``2k`` and ``2k + 1`` of a pair of players form pair
     ``k``.  Pairs with a missing game are left out.
     """
-    halves: dict[tuple, dict[int, float]] = {}
+    halves: dict[tuple[str, int], dict[int, float]] = {}
     for ln in games:
         if player not in (ln["white"], ln["black"]):
             continue

@@ -70,16 +70,16 @@ def non_finite(value: Any) -> tuple[str, Any] | None:
     return None
 
 
-def _same(key, stored, got):
+def _same(key: str, stored: Any, got: Any) -> bool:
     if key == "returns":
         return (isinstance(stored, (list, tuple)) and len(stored) == 2
                 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in stored)
                 and all(math.isclose(float(x), y) for x, y in zip(stored, got)))
     if key in ("battle_turns", "decisions"):
-        return isinstance(stored, int) and not isinstance(stored, bool) and stored == got
+        return isinstance(stored, int) and not isinstance(stored, bool) and bool(stored == got)
     if key == "over":
-        return isinstance(stored, bool) and stored == got
-    return stored == got
+        return isinstance(stored, bool) and bool(stored == got)
+    return bool(stored == got)
 
 
 def compare_result(stored: Any, got: dict[str, Any]) -> None:
@@ -341,7 +341,7 @@ class GameRecord:
         atomic_write_text(path, text + "\n")  # a failed save leaves the previous file whole
 
 
-def _parse_move(m, n):
+def _parse_move(m: Any, n: int) -> int | None:
     try:
         return str_to_action(m, n)
     except (TypeError, ValueError, AttributeError):
