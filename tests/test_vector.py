@@ -400,3 +400,19 @@ def test_jiu_bench_is_a_cli_subcommand(tmp_path, capsys):
     assert main(["bench", "--quick", "--only", "kernel", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "RESULTS.md").exists()
     assert "kernel" in capsys.readouterr().out
+
+
+def test_bench_package_keeps_the_former_module_names_and_finds_the_checkout():
+    """jiu_env.benchmark was one module: its names import from the package, and the checkout's commit is found
+    from the package's new depth (the subprocesses of the kernel ceiling and the compile probe run there too)."""
+    import pathlib
+    import shutil
+
+    bench = load_bench()
+    missing = [name for name in bench.__all__ if not hasattr(bench, name)]
+    assert not missing, missing
+    assert {"best_rate", "kernel_games", "midgame_positions", "measure_search", "floor_env", "run_benchmarks",
+            "add_arguments", "run", "main", "Table", "Rate", "TARGETS", "SECTIONS", "BENCHES"} <= set(bench.__all__)
+    assert set(bench.BENCHES) == set(bench.SECTIONS)
+    if (pathlib.Path(__file__).resolve().parents[1] / ".git").exists() and shutil.which("git"):
+        assert bench.code_info()["commit"]
