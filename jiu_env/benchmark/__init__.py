@@ -49,14 +49,14 @@ from .compile import bench_compile
 from .envs import bench_aec, bench_vector, floor_env
 from .kernel import bench_kernel, kernel_games, process_ceiling
 from .report import _load, code_info, machine_info, to_markdown
-from .search import FIRST_RELEASE_AB, bench_search, measure_search, midgame_positions
+from .search import FIRST_RELEASE_AB, bench_search, measure_search, midgame_positions, search_totals
 from .timing import TARGETS, Rate, Table, best_rate
 
 __all__ = [
     "SECTIONS", "TARGETS", "BENCHES", "run_benchmarks", "prepare_out", "add_arguments", "run", "main",
     "Rate", "best_rate", "Table",
     "kernel_games", "process_ceiling", "bench_kernel", "bench_batched", "floor_env", "bench_aec", "bench_vector",
-    "midgame_positions", "measure_search", "FIRST_RELEASE_AB", "bench_search", "bench_compile",
+    "midgame_positions", "search_totals", "measure_search", "FIRST_RELEASE_AB", "bench_search", "bench_compile",
     "machine_info", "code_info", "to_markdown",
 ]
 

@@ -8,7 +8,7 @@ that their figures are measured on the same positions in the same way.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -34,23 +34,55 @@ def midgame_positions(count: int = 3, turns: int = 30, seed: int = 7, board_size
     return out
 
 
-def measure_search(bot: Any, positions: Sequence[np.ndarray], units: Callable[[dict[str, Any]], float]
-                   ) -> tuple[float, float, float]:
-    """Time one decision of ``bot`` on each position (after one untimed call that loads its numba code).
+def search_totals(bot: Any, positions: Sequence[np.ndarray], counts: Mapping[str, Callable[[dict[str, Any]], float]],
+                  load: bool = True) -> dict[str, float]:
+    """Time one decision of ``bot`` on each position: the totals of ``counts`` over them, and the seconds.
 
-    ``units(last_info)`` counts the work of a decision (nodes, simulations).
-    Returns (units in total, wall-clock seconds, CPU seconds).
+    Each decision starts from a fresh search (``bot.restart(seed=0)``: no table
+    or tree kept from the previous position), so that a pass over the positions
+    is the same work whatever ran before it, and its counts replay exactly.
+    ``counts`` names what a decision's work is, read from its ``bot.last_info``
+    (``{"nodes": lambda info: info["nodes"]}``; several counts are summed in the
+    same pass).  ``load`` makes one untimed decision first, which loads the
+    bot's numba code; a caller that alternates several bots and has loaded
+    them all already passes ``False``.
+
+    Returns ``{name: total for each count, "wall": wall-clock seconds, "cpu": CPU seconds}``
+    of the timed decisions.  The search section, :func:`measure_search` and
+    ``benchmarks/alphabeta_speed.py`` all time searches with it.
     """
-    bot.step(positions[0])
-    total = wall = cpu = 0.0
+    clash = sorted({"wall", "cpu"} & set(counts))
+    if clash:
+        raise ValueError(f"count name(s) {', '.join(clash)} would overwrite the seconds of the result; "
+                         "name the counts otherwise")
+    if len(positions) == 0:
+        raise ValueError("no positions to search: pass at least one state (midgame_positions() makes some)")
+    if load:
+        bot.step(positions[0])
+    totals = dict.fromkeys(counts, 0.0)
+    wall = cpu = 0.0
     for s in positions:
         bot.restart(seed=0)
         t0, c0 = time.perf_counter(), time.process_time()
         bot.step(s)
         wall += time.perf_counter() - t0
         cpu += time.process_time() - c0
-        total += units(getattr(bot, "last_info", {}) or {})
-    return total, wall, cpu
+        info = getattr(bot, "last_info", {}) or {}
+        for name, count in counts.items():
+            totals[name] += count(info)
+    return {**totals, "wall": wall, "cpu": cpu}
+
+
+def measure_search(bot: Any, positions: Sequence[np.ndarray], units: Callable[[dict[str, Any]], float]
+                   ) -> tuple[float, float, float]:
+    """Time one decision of ``bot`` on each position (after one untimed call that loads its numba code).
+
+    ``units(last_info)`` counts the work of a decision (nodes, simulations).
+    Returns (units in total, wall-clock seconds, CPU seconds); :func:`search_totals`
+    does the timing, and sums several counts in one pass.
+    """
+    t = search_totals(bot, positions, {"units": units})
+    return t["units"], t["wall"], t["cpu"]
 
 
 #: the first release's alpha-beta engine: a fixed peer for the default's nodes/s, which moves with the defaults
