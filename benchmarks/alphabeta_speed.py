@@ -9,9 +9,10 @@ change (quiescence, evaluation weights, reductions), that figure moves for a
 reason that is not speed: a node of the quiescence search costs a move
 generation and ordering, where a plain leaf costs one evaluation.  This
 script searches the bench's positions with each spec (``SPEC,depth=D``, a
-fresh table per position, as the bench does), alternating the specs round
-by round in one process so that a shared machine's load falls on all of
-them alike, and prints for each spec: nodes, the share of them in
+fresh table per position, timed by the bench's own loop,
+``jiu_env.benchmark.search_totals``), alternating the specs round by round
+in one process so that a shared machine's load falls on all of them alike,
+and prints for each spec: nodes, the share of them in
 quiescence, wall-clock and CPU nodes/s, CPU seconds per search, and the
 ratio of its nodes/s (per CPU-second) to the first spec's.  Nodes replay
 exactly; seconds depend on the machine, so compare the ratios.
@@ -20,7 +21,6 @@ exactly; seconds depend on the machine, so compare the ratios.
 from __future__ import annotations
 
 import argparse
-import time
 
 DEFAULT_SPECS = (
     "alphabeta",                                          # the current defaults
@@ -40,7 +40,7 @@ def main() -> None:
     if a.depth < 1 or a.rounds < 1:
         ap.error("--depth and --rounds must be >= 1")
 
-    from jiu_env.benchmark import midgame_positions
+    from jiu_env.benchmark import midgame_positions, search_totals
     from jiu_env.bots import make_bot
 
     pos = midgame_positions()
@@ -48,20 +48,13 @@ def main() -> None:
     bots = {spec: make_bot(f"{spec}{sep(spec)}depth={a.depth}", seed=0) for spec in a.specs}
     for bot in bots.values():  # load the numba code outside the timing
         bot.step(pos[0])
+    counts = {"nodes": lambda info: info["nodes"], "qnodes": lambda info: info.get("qnodes", 0)}
     rows: dict[str, list[tuple[int, int, float, float]]] = {spec: [] for spec in a.specs}
     for _ in range(a.rounds):
         for spec, bot in bots.items():
-            nodes = qnodes = 0
-            wall = cpu = 0.0
-            for s in pos:
-                bot.restart(seed=0)
-                t0, c0 = time.perf_counter(), time.process_time()
-                bot.step(s)
-                wall += time.perf_counter() - t0
-                cpu += time.process_time() - c0
-                nodes += bot.last_info["nodes"]
-                qnodes += bot.last_info.get("qnodes", 0)
-            rows[spec].append((nodes, qnodes, wall, cpu))
+            # the bench's own timing loop: a fresh search per position, wall-clock and CPU seconds summed
+            t = search_totals(bot, pos, counts, load=False)
+            rows[spec].append((int(t["nodes"]), int(t["qnodes"]), t["wall"], t["cpu"]))
 
     ref = None
     print(f"depth {a.depth}, {len(pos)} positions (jiu_env.benchmark.midgame_positions), {a.rounds} rounds")

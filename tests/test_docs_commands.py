@@ -216,7 +216,7 @@ def inline_commands(path: pathlib.Path) -> list[Command]:
 
 #: scripts whose module docstring (their --help) shows commands
 SCRIPTS = [*sorted((ROOT / "examples").glob("*.py")), *sorted((ROOT / "benchmarks").glob("*.py")),
-           ROOT / "jiu_env" / "benchmark.py"]
+           ROOT / "jiu_env" / "benchmark" / "__init__.py"]
 
 
 def docstring_commands(path: pathlib.Path) -> list[Command]:

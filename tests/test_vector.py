@@ -400,3 +400,58 @@ def test_jiu_bench_is_a_cli_subcommand(tmp_path, capsys):
     assert main(["bench", "--quick", "--only", "kernel", "--out", str(tmp_path)]) == 0
     assert (tmp_path / "RESULTS.md").exists()
     assert "kernel" in capsys.readouterr().out
+
+
+class _CountingBot:
+    """A stand-in search bot: its decision's work is the position's first value (nodes), and 1 quiescence node."""
+
+    def __init__(self):
+        self.steps = 0
+        self.restarts = 0
+        self.last_info = {}
+
+    def restart(self, seed=None):
+        self.restarts += 1
+
+    def step(self, s):
+        self.steps += 1
+        self.last_info = {"nodes": int(s[0]), "qnodes": 1}
+        return 0
+
+
+def test_search_totals_sums_each_count_over_fresh_searches():
+    bench = load_bench()
+    positions = [np.array([5]), np.array([7]), np.array([11])]
+    counts = {"nodes": lambda info: info["nodes"], "qnodes": lambda info: info["qnodes"]}
+    bot = _CountingBot()
+    t = bench.search_totals(bot, positions, counts)
+    assert (t["nodes"], t["qnodes"]) == (23, 3) and t["wall"] >= 0 and t["cpu"] >= 0
+    assert bot.steps == 4 and bot.restarts == 3  # one untimed loading decision, then a fresh search per position
+    bot = _CountingBot()
+    assert bench.search_totals(bot, positions, counts, load=False)["nodes"] == 23 and bot.steps == 3
+    total, wall, cpu = bench.measure_search(_CountingBot(), positions, lambda info: info["nodes"])
+    assert total == 23 and wall >= 0 and cpu >= 0
+
+
+def test_search_totals_refuses_bad_input():
+    bench = load_bench()
+    with pytest.raises(ValueError, match="count name.* wall .*overwrite the seconds"):
+        bench.search_totals(_CountingBot(), [np.array([1])], {"wall": lambda info: 1})
+    with pytest.raises(ValueError, match="no positions to search"):
+        bench.search_totals(_CountingBot(), [], {"nodes": lambda info: info["nodes"]})
+
+
+def test_bench_package_keeps_the_former_module_names_and_finds_the_checkout():
+    """jiu_env.benchmark was one module: its names import from the package, and the checkout's commit is found
+    from the package's new depth (the subprocesses of the kernel ceiling and the compile probe run there too)."""
+    import pathlib
+    import shutil
+
+    bench = load_bench()
+    missing = [name for name in bench.__all__ if not hasattr(bench, name)]
+    assert not missing, missing
+    assert {"best_rate", "kernel_games", "midgame_positions", "measure_search", "floor_env", "run_benchmarks",
+            "add_arguments", "run", "main", "Table", "Rate", "TARGETS", "SECTIONS", "BENCHES"} <= set(bench.__all__)
+    assert set(bench.BENCHES) == set(bench.SECTIONS)
+    if (pathlib.Path(__file__).resolve().parents[1] / ".git").exists() and shutil.which("git"):
+        assert bench.code_info()["commit"]
