@@ -473,3 +473,16 @@ def test_replay_names_a_file_that_is_not_a_record_and_the_game_flag(tmp_path, ca
     assert main(["replay", str(multi), "--all"]) == 2
     assert "holds 2 games; choose one with --game" in capsys.readouterr().err
     assert main(["replay", str(multi), "--game", "g1", "--all"]) == 0
+
+
+def test_bench_default_out_leaves_the_kept_figures_alone():
+    """``jiu bench`` with no ``--out`` writes under runs/ (gitignored): the kept benchmarks/results, which the
+    docs' figure markers read, change only when named."""
+    import argparse
+    import pathlib
+
+    from jiu_env.benchmark import add_arguments
+
+    args = add_arguments(argparse.ArgumentParser()).parse_args([])
+    out = pathlib.PurePath(args.out)
+    assert out.parts[0] == "runs" and "benchmarks" not in out.parts

@@ -23,7 +23,8 @@ Sections (``--only``, comma-separated):
 
 Each rate is the best of a few repeats (the machine may be shared).  Results
 are printed and written to ``OUT/results.json`` and ``OUT/RESULTS.md``
-(``OUT`` defaults to ``benchmarks/results``).  ``main(argv)`` is the command
+(``OUT`` defaults to ``runs/bench``: the kept figures under ``benchmarks/results``,
+which the docs' figure markers read, are rewritten only when named with ``--out``).  ``main(argv)`` is the command
 line; :func:`run_benchmarks` is the function API.
 
 The package has one module per part: ``timing`` (the best-of-repeats rates,
@@ -134,8 +135,9 @@ def prepare_out(path: str | os.PathLike[str]) -> Path:
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The benchmark's options on an argparse parser (for ``jiu bench``)."""
     parser.add_argument("--quick", action="store_true", help="short run (a fraction of a second per figure)")
-    parser.add_argument("--out", default=str(Path("benchmarks") / "results"),
-                        help="folder for results.json and RESULTS.md (default benchmarks/results)")
+    parser.add_argument("--out", default=str(Path("runs") / "bench"),
+                        help="folder for results.json and RESULTS.md (default runs/bench; the kept figures of "
+                             "benchmarks/results are rewritten only when named here)")
     parser.add_argument("--only", default=",".join(SECTIONS), type=_sections_arg,
                         help=f"comma-separated sections to run (default all: {','.join(SECTIONS)})")
     parser.add_argument("--games", type=_positive_int, default=64,
