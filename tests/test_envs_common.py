@@ -71,9 +71,16 @@ def test_root_lists_and_gives_the_shells():
 
 def test_old_import_paths_keep_working():
     from jiu_env.batch import BatchRunner
-    from jiu_env.env import ActionTypeWrapper, position_state, raw_env  # noqa: F401
     from jiu_env.envs.aec import raw_env as new_raw_env
     from jiu_env.envs.single_agent import JiuVsBotEnv as NewVsBot
+
+    # the former paths work for this release, each with a DeprecationWarning naming its new home
+    for old, new in (("jiu_env.env", "jiu_env.envs.aec"), ("jiu_env.single_agent", "jiu_env.envs.single_agent"),
+                     ("jiu_env.vector", "jiu_env.batch")):
+        sys.modules.pop(old, None)
+        with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
+            importlib.import_module(old)
+    from jiu_env.env import ActionTypeWrapper, position_state, raw_env  # noqa: F401
     from jiu_env.single_agent import JiuSelfPlayEnv, JiuVsBotEnv, as_opponent, check_action  # noqa: F401
     from jiu_env.vector import BatchRunner as OldRunner, JiuVectorEnv, derive_seeds, sample_masked  # noqa: F401
 
