@@ -356,9 +356,8 @@ def _ban_rule(mode, mover_flies, enemy_flies):
 
 
 @njit(cache=True)
-def _captures_at(s, q, c):
-    """Stones a move of colour ``c`` resting on ``q`` takes: its 2x2 squares, plus 2 per full line
-    with formations (the kernel's captures_at; this module cannot import the kernel)."""
+def squares_at(s, q, colour):
+    """Number of 2x2 squares of four ``colour`` stones that contain point q (the kernel re-exports it)."""
     n = s[H_N]
     k = 0
     for w in range(4):
@@ -366,8 +365,17 @@ def _captures_at(s, q, c):
         if a < 0:
             continue
         a += HDR
-        if s[a] == c and s[a + 1] == c and s[a + n] == c and s[a + n + 1] == c:
+        if s[a] == colour and s[a + 1] == colour and s[a + n] == colour and s[a + n + 1] == colour:
             k += 1
+    return k
+
+
+@njit(cache=True)
+def _captures_at(s, q, c):
+    """Stones a move of colour ``c`` resting on ``q`` takes: its 2x2 squares, plus 2 per full line
+    with formations (the kernel's captures_at; this module cannot import the kernel)."""
+    n = s[H_N]
+    k = squares_at(s, q, c)
     if s[H_FORMATIONS] == 1:
         r = point_row(q, n)
         col = point_col(q, n)

@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from .checks import _ban_rule  # the single-jump ban modes, shared with the state checks
+from .checks import squares_at as squares_at  # the 2x2 squares through a point, shared with the state checks
 from .options import RULE_OPTION, RULE_OPTIONS, defaults, header_values
 
 # The vocabulary, re-exported name by name (``kernel.H_N`` etc. are part of the public API; an explicit
@@ -311,12 +312,6 @@ def _first_jump_banned(s, c):
 
 
 @njit(cache=True, inline="always")
-def _neighbour(n, p, d):
-    """Point next to p in direction d, or -1 off the board."""
-    return landing(p, d, 1, n)
-
-
-@njit(cache=True, inline="always")
 def _jump_target(s, n, p, d, colour):
     """Landing point of a jump of ``colour`` from p in direction d, or -1."""
     q = landing(p, d, 2, n)
@@ -355,21 +350,6 @@ def _first_jump_ok(s, n, p, q, colour):
         if mid != m and s[HDR + mid] == opponent(colour) and s[HDR + t] == EMPTY:
             return True
     return False
-
-
-@njit(cache=True)
-def squares_at(s, q, colour):
-    """Number of 2x2 squares of four ``colour`` stones that contain point q."""
-    n = s[H_N]
-    k = 0
-    for w in range(4):
-        a = square_corner(q, w, n)
-        if a < 0:
-            continue
-        a += HDR
-        if s[a] == colour and s[a + 1] == colour and s[a + n] == colour and s[a + n + 1] == colour:
-            k += 1
-    return k
 
 
 @njit(cache=True)
@@ -440,7 +420,7 @@ def _has_any_move(s):
         if s[HDR + p] != c:
             continue
         for d in range(4):
-            q = _neighbour(n, p, d)
+            q = landing(p, d, 1, n)
             if q >= 0 and s[HDR + q] == EMPTY:
                 return True
             t = _jump_target(s, n, p, d, c)
@@ -610,7 +590,7 @@ def apply_action_unchecked(s, a):
         kind = action_kind(a, p_)
         p = action_point(a, p_)
         if kind < A_JUMP:  # STEP
-            q = _neighbour(n, p, step_direction(kind))
+            q = landing(p, step_direction(kind), 1, n)
             s[H_ORIGIN] = p
             _set_point(s, p, EMPTY)
             _set_point(s, q, c)
@@ -816,7 +796,7 @@ def is_legal_unchecked(s, a):
     if kind < A_LIFT and s[H_FLY_NOW] == 1 and s[H_FLYER_MOVES] == FLYER_FLY_ONLY:
         return False  # a flying-eligible side may only fly
     if kind < A_JUMP:
-        q = _neighbour(n, p, step_direction(kind))
+        q = landing(p, step_direction(kind), 1, n)
         return q >= 0 and s[HDR + q] == EMPTY
     if kind < A_LIFT:
         t = _jump_target(s, n, p, jump_direction(kind), c)
