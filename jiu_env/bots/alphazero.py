@@ -54,6 +54,7 @@ from .network import (CHECKPOINT_FORMAT, DEFAULT_CHECKPOINT, SHIPPED, atomic_tor
                       load_network, make_evaluator, rules_mismatch, save_checkpoint, search_options)
 # the final-position values (jiu_env.bots.leaves), importable from here as before
 from .leaves import judge_battle, node_value, terminal_value  # noqa: F401
+from .features import FEATURE_PLANES, check_features, write_net_inputs
 from .search import Evaluator, Search
 from .search_tree import RULE_PUCT, T_ACTION, T_PRIOR, T_VISITS, T_WSUM
 
@@ -80,11 +81,16 @@ class NetworkEvaluator(Evaluator):
 
     def __init__(self, evaluate):
         self.evaluate_planes = evaluate
+        #: the input planes the network reads (``evaluate.features``, :mod:`jiu_env.bots.features`)
+        self.features = check_features(getattr(evaluate, "features", "planes"))
 
     def evaluate(self, states):
         n = int(states[0, V.H_N])
-        obs = np.zeros((states.shape[0], n, n, NUM_PLANES), np.float32)
-        write_observations(states, obs)
+        obs = np.zeros((states.shape[0], n, n, FEATURE_PLANES[self.features]), np.float32)
+        if self.features == "planes":
+            write_observations(states, obs)
+        else:
+            write_net_inputs(states, True, obs)
         return self.evaluate_planes(obs)
 
     def __repr__(self):

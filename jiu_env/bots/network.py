@@ -17,7 +17,6 @@ import numpy as np
 
 from .. import vocab as V
 from ..fileio import atomic_write_bytes
-from ..observation import NUM_PLANES
 from ..rules import Rules
 
 CHECKPOINT_FORMAT = "jiu_env.alphazero/1"
@@ -51,11 +50,25 @@ def rules_mismatch(state: np.ndarray, rules: Rules) -> str | None:
 
 
 # ---------------------------------------------------------------- network (torch)
-def build_net(channels=32, blocks=3, in_planes=NUM_PLANES):
+def build_net(channels=32, blocks=3, in_planes=None, features="planes"):
     """The policy-value network (a ``torch.nn.Module``); ``net(x)`` with ``x``
-    float32 ``(B, 21, N, N)`` returns ``(logits (B, 10*N*N+1), values (B,))``."""
+    float32 ``(B, C, N, N)`` returns ``(logits (B, 10*N*N+1), values (B,))``.
+
+    ``features`` names its input planes (:mod:`jiu_env.bots.features`: ``"planes"``, the 21 observation
+    planes, or ``"tactics"``, 41); ``in_planes``, when given, must agree with it (older checkpoints
+    name only ``in_planes``).
+    """
     import torch
     from torch import nn
+
+    from .features import FEATURE_PLANES, check_features
+
+    check_features(features)
+    if in_planes is None:
+        in_planes = FEATURE_PLANES[features]
+    elif int(in_planes) != FEATURE_PLANES[features]:
+        raise ValueError(f"in_planes={in_planes} does not match features={features!r} "
+                         f"({FEATURE_PLANES[features]} planes)")
 
     class Block(nn.Module):
         def __init__(self, c):
@@ -72,7 +85,8 @@ def build_net(channels=32, blocks=3, in_planes=NUM_PLANES):
     class PolicyValueNet(nn.Module):
         def __init__(self):
             super().__init__()
-            self.config = {"channels": int(channels), "blocks": int(blocks), "in_planes": int(in_planes)}
+            self.config = {"channels": int(channels), "blocks": int(blocks), "in_planes": int(in_planes),
+                           "features": features}
             self.stem = nn.Sequential(nn.Conv2d(in_planes, channels, 3, padding=1, bias=False),
                                       nn.BatchNorm2d(channels), nn.ReLU())
             self.trunk = nn.Sequential(*[Block(channels) for _ in range(blocks)])
@@ -91,8 +105,17 @@ def build_net(channels=32, blocks=3, in_planes=NUM_PLANES):
     return PolicyValueNet()
 
 
+def net_features(net) -> str:
+    """The feature set a network reads (``"planes"`` for networks made before feature sets had names)."""
+    return str(getattr(net, "config", {}).get("features", "planes"))
+
+
 def make_evaluator(net):
-    """``evaluate(obs)`` for :class:`PUCT` from a network (eval mode, no gradients)."""
+    """``evaluate(planes)`` for :class:`PUCT` from a network (eval mode, no gradients).
+
+    The function's ``features`` attribute names the input planes it takes (:func:`net_features`),
+    so that the search writes the planes the network was trained on.
+    """
     import torch
 
     def evaluate(obs):
@@ -101,6 +124,7 @@ def make_evaluator(net):
             logits, v = net(x)
         return logits.numpy(), v.numpy()
 
+    evaluate.features = net_features(net)
     net.eval()
     return evaluate
 

@@ -3,7 +3,9 @@
 ``make_bot("policy")`` loads the checkpoint shipped for the board size of the
 first position it is shown (``jiu_env/data/policy_jiu14.pt`` on 14x14, made by
 :mod:`jiu_env.learn`); ``policy:checkpoint=PATH`` loads another.  The network
-sees the observation planes of the side to move; its logits are masked to
+sees the input planes of the side to move (the observation planes, and for a
+network trained on the ``tactics`` feature set each move's immediate gain,
+:mod:`jiu_env.bots.features`); its logits are masked to
 the legal actions and the best one is played (``temperature > 0`` samples
 ``softmax(logits / temperature)`` instead).
 
@@ -21,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from .. import vocab as V
-from ..observation import NUM_PLANES, write_observation
+from .features import FEATURE_PLANES, write_net_input_unchecked
 from ..rules import Rules
-from .network import SHIPPED, load_network, rules_mismatch, shipped_checkpoint
+from ..validate import validate_state
+from .network import SHIPPED, load_network, net_features, rules_mismatch, shipped_checkpoint
 from .base import Bot, check_param, legal_actions
 
 class NetworkPlayer(Bot):
@@ -61,10 +64,12 @@ class NetworkPlayer(Bot):
         """The network's logits over the flat actions and its value for the side to move."""
         import torch
 
+        validate_state(state)
         net = self._network_for(state)
         n = int(state[V.H_N])
-        obs = np.empty((n, n, NUM_PLANES), np.float32)
-        write_observation(state, int(state[V.H_TO_MOVE]), obs)
+        features = net_features(net)
+        obs = np.empty((n, n, FEATURE_PLANES[features]), np.float32)
+        write_net_input_unchecked(state, features == "tactics", obs)
         with torch.inference_mode():
             logits, v = net(torch.from_numpy(obs.transpose(2, 0, 1)[None].copy()))
         return logits[0].numpy(), float(v[0])

@@ -23,9 +23,9 @@ from typing import Any, Iterable
 import numpy as np
 
 from .. import vocab as V
-from ..observation import NUM_PLANES, write_observation
+from ..bots.features import FEATURE_PLANES, check_features, transform_input, write_net_input_unchecked
 from ..rules import Rules
-from ..symmetry import ALL_SYMMETRIES, action_map, placement_symmetries, transform_observation
+from ..symmetry import ALL_SYMMETRIES, action_map, placement_symmetries
 from .data import NO_VALUE, VALUE_WIN, iter_positions, load_games, read_manifest
 
 PLANE_SCALE = 240  # uint8 planes: value * 240 (exact for 0, 1, quarters and thirds)
@@ -35,7 +35,7 @@ PLANE_SCALE = 240  # uint8 planes: value * 240 (exact for 0, 1, quarters and thi
 class Positions:
     """Labelled positions as arrays (first axis: position)."""
 
-    planes: np.ndarray  # uint8 (M, N, N, C), the side to move's planes * PLANE_SCALE
+    planes: np.ndarray  # uint8 (M, N, N, C), the side to move's input planes * PLANE_SCALE (C: the feature set's)
     action: np.ndarray  # int64 (M,), the teacher's action
     value: np.ndarray  # int32 (M,), the teacher's search value for the side to move (NO_VALUE: none)
     result: np.ndarray  # int8 (M,), the game result for the side to move
@@ -104,8 +104,14 @@ def data_key(data_dirs: Iterable[str | os.PathLike[str]]) -> str:
 
 
 def load_positions(data_dirs: Iterable[str | os.PathLike[str]], max_games: int | None = None,
-                   progress: bool = False) -> tuple[Positions, Rules]:
-    """Replay every game of the runs in ``data_dirs`` (all made under the same rules) into :class:`Positions`."""
+                   progress: bool = False, features: str = "planes", workers: int = 1) -> tuple[Positions, Rules]:
+    """Replay every game of the runs in ``data_dirs`` (all made under the same rules) into :class:`Positions`.
+
+    ``features``: the input planes written per position (:mod:`jiu_env.bots.features`).
+    ``workers > 1`` replays the data directories' chunks in that many processes; the positions and
+    their order are the same as with one.
+    """
+    check_features(features)
     dirs = list(data_dirs)
     if not dirs:
         raise ValueError("no data directories given")
@@ -113,43 +119,77 @@ def load_positions(data_dirs: Iterable[str | os.PathLike[str]], max_games: int |
     for d in dirs[1:]:
         if rules_of_run(d) != rules:
             raise ValueError(f"{d} was made under other rules than {dirs[0]}")
+    all_games = [g for d in dirs for g in load_games(d)]
+    if max_games is not None:
+        all_games = all_games[:max(0, int(max_games))]
+    if int(workers) > 1 and len(all_games) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        parts = np.array_split(np.arange(len(all_games)), min(int(workers), len(all_games)))
+        with ProcessPoolExecutor(len(parts)) as pool:
+            done = list(pool.map(_replay_games, [rules] * len(parts), [[all_games[i] for i in p] for p in parts],
+                                 [features] * len(parts)))
+        pieces = [p for p in done if p is not None]
+        if not pieces:
+            raise ValueError(f"no labelled positions in {dirs}")
+        k = max(p.policy_targets()[0].shape[1] for p in pieces)
+        return _concat(pieces, k), rules
+    replayed = _replay_games(rules, all_games, features, progress)
+    if replayed is None:
+        raise ValueError(f"no labelled positions in {dirs}")
+    return replayed, rules
+
+
+def _concat(pieces: list[Positions], k: int) -> Positions:
+    """Positions of several replays, one after another (soft targets padded to ``k`` columns)."""
+    pads = [(p.policy_targets()[0], p.policy_targets()[1]) for p in pieces]
+    pi_a = np.concatenate([np.pad(a, ((0, 0), (0, k - a.shape[1])), constant_values=-1) for a, _ in pads])
+    pi_p = np.concatenate([np.pad(q, ((0, 0), (0, k - q.shape[1]))) for _, q in pads])
+    def cat(field: str) -> np.ndarray:
+        return np.concatenate([getattr(p, field) for p in pieces])
+
+    return Positions(cat("planes"), cat("action"), cat("value"), cat("result"), cat("placement"), cat("game"),
+                     pi_a, pi_p)
+
+
+def _replay_games(rules: Rules, game_list: list[dict[str, Any]], features: str, progress: bool = False
+                  ) -> Positions | None:
+    """The labelled positions of ``game_list`` (None when it has none)."""
     n = rules.board_size
     chunks: list[list[Any]] = [[], [], [], [], [], [], [], []]
-    obs = np.empty((n, n, NUM_PLANES), np.float32)
+    obs = np.empty((n, n, FEATURE_PLANES[features]), np.float32)
+    tactics = features == "tactics"
     games = 0
-    for d in dirs:
-        for game in load_games(d):
-            if max_games is not None and games >= max_games:
-                break
-            games += 1
-            rows = []
-            for s, label, value, result in iter_positions(rules, game):
-                write_observation(s, int(s[V.H_TO_MOVE]), obs)
-                rows.append((np.rint(obs * PLANE_SCALE).astype(np.uint8), label, value, result,
-                             s[V.H_PHASE] == V.PH_PLACEMENT))
-            if rows:
-                chunks[0].append(np.stack([r[0] for r in rows]))
-                chunks[1].append(np.array([r[1] for r in rows], np.int64))
-                chunks[2].append(np.array([r[2] for r in rows], np.int32))
-                chunks[3].append(np.array([r[3] for r in rows], np.int8))
-                chunks[4].append(np.array([r[4] for r in rows], bool))
-                chunks[5].append(np.full(len(rows), game["seed"], np.int64))
-                if "pi_actions" in game:  # self-play: visit counts of the most visited root actions
-                    visits = game["pi_visits"].astype(np.float32)
-                    chunks[6].append(game["pi_actions"].astype(np.int32))
-                    chunks[7].append(visits / np.maximum(visits.sum(1, keepdims=True), 1.0))
-                else:
-                    chunks[6].append(chunks[1][-1].astype(np.int32).reshape(-1, 1))
-                    chunks[7].append(np.ones((len(rows), 1), np.float32))
-            if progress and games % 100 == 0:
-                print(f"replayed {games} games", flush=True)
+    for game in game_list:
+        games += 1
+        rows = []
+        for s, label, value, result in iter_positions(rules, game):
+            write_net_input_unchecked(s, tactics, obs)
+            rows.append((np.rint(obs * PLANE_SCALE).astype(np.uint8), label, value, result,
+                         s[V.H_PHASE] == V.PH_PLACEMENT))
+        if rows:
+            chunks[0].append(np.stack([r[0] for r in rows]))
+            chunks[1].append(np.array([r[1] for r in rows], np.int64))
+            chunks[2].append(np.array([r[2] for r in rows], np.int32))
+            chunks[3].append(np.array([r[3] for r in rows], np.int8))
+            chunks[4].append(np.array([r[4] for r in rows], bool))
+            chunks[5].append(np.full(len(rows), game["seed"], np.int64))
+            if "pi_actions" in game:  # self-play: visit counts of the most visited root actions
+                visits = game["pi_visits"].astype(np.float32)
+                chunks[6].append(game["pi_actions"].astype(np.int32))
+                chunks[7].append(visits / np.maximum(visits.sum(1, keepdims=True), 1.0))
+            else:
+                chunks[6].append(chunks[1][-1].astype(np.int32).reshape(-1, 1))
+                chunks[7].append(np.ones((len(rows), 1), np.float32))
+        if progress and games % 100 == 0:
+            print(f"replayed {games} games", flush=True)
     if not chunks[0]:
-        raise ValueError(f"no labelled positions in {dirs}")
+        return None
     k = max(a.shape[1] for a in chunks[6])
     pi_a = np.concatenate([np.pad(a, ((0, 0), (0, k - a.shape[1])), constant_values=-1) for a in chunks[6]])
     pi_p = np.concatenate([np.pad(p, ((0, 0), (0, k - p.shape[1]))) for p in chunks[7]])
     planes, actions, values, results, placement, games_of = (np.concatenate(c) for c in chunks[:6])
-    return Positions(planes, actions, values, results, placement, games_of, pi_a, pi_p), rules
+    return Positions(planes, actions, values, results, placement, games_of, pi_a, pi_p)
 
 
 def value_target(value: np.ndarray, result: np.ndarray, result_weight: float | np.ndarray, scale: float
@@ -183,7 +223,7 @@ def apply_symmetries(planes: np.ndarray, actions: np.ndarray, syms: np.ndarray, 
     out_a = np.empty_like(actions)
     for sym in np.unique(syms):
         idx = np.flatnonzero(syms == sym)
-        out_p[idx] = transform_observation(planes[idx], int(sym))
+        out_p[idx] = transform_input(planes[idx], int(sym))
         a = actions[idx]
         mapped = action_map(int(sym), n)[np.maximum(a, 0)]
         out_a[idx] = np.where(a >= 0, mapped, a)  # -1 pads a soft target's short rows

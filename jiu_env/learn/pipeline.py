@@ -86,6 +86,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", type=int, default=256, help="positions per training step (default 256)")
     p.add_argument("--channels", type=int, default=32, help="network width (default 32)")
     p.add_argument("--blocks", type=int, default=3, help="residual blocks (default 3)")
+    p.add_argument("--features", choices=("planes", "tactics"), default="planes",
+                   help="the network's input: planes (the 21 observation planes) or tactics (those and what each "
+                        "move of either side takes at once; jiu_env.bots.features) (default planes)")
     p.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (default 0.002)")
     p.add_argument("--result-weight", type=float, default=0.5,
                    help="weight of the game result in battle positions' value target (the rest: the search value; "
@@ -111,7 +114,7 @@ def settings(args: argparse.Namespace, rules: Rules) -> dict[str, Any]:
         "explore": args.explore, "seed": args.seed,
         "train": {"steps": pick("steps", args.steps), "batch": pick("batch", args.batch),
                   "channels": pick("channels", args.channels), "blocks": pick("blocks", args.blocks),
-                  "lr": args.lr, "result_weight": args.result_weight,
+                  "features": args.features, "lr": args.lr, "result_weight": args.result_weight,
                   "placement_result_weight": args.placement_result_weight, "eval_every": pick("eval_every", args.eval_every),
                   "save_every": pick("save_every", args.save_every), "seed": args.seed},
         "init": args.init,
@@ -161,8 +164,8 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
         dirs = [d for d in (out / "data", out / "selfplay") if (d / "manifest.json").exists()] + list(extra_data)
         if not dirs:
             raise FileNotFoundError(f"nothing to train on: no {out / 'data'} or {out / 'selfplay'} and no --data")
-        data, rules = load_positions(dirs)
         tcfg = TrainConfig(**s["train"])
+        data, rules = load_positions(dirs, features=tcfg.features, workers=workers)
         init = s.get("init")
         row = train(data, rules, out / "net", tcfg, device=device, threads=threads, progress=progress,
                     stop_after=max_steps_now, init=init, data_key=data_key(dirs),

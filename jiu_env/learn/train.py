@@ -62,8 +62,13 @@ class TrainConfig:
     seed: int = 0
     eval_every: int = 500
     save_every: int = 500
+    #: the network's input planes (:mod:`jiu_env.bots.features`): "planes" or "tactics"
+    features: str = "planes"
 
     def __post_init__(self) -> None:
+        from ..bots.features import check_features
+
+        check_features(self.features)
         ints = dict(channels=(1, 1024), blocks=(0, 64), batch=(1, 1 << 16), steps=(1, 10 ** 9), warmup=(0, 10 ** 9),
                     seed=(0, 2 ** 63 - 1), eval_every=(1, 10 ** 9), save_every=(1, 10 ** 9))
         for name, (lo, hi) in ints.items():
@@ -174,7 +179,12 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     if len(train_set) == 0:
         raise ValueError("no training positions (every game went to validation)")
     torch.manual_seed(cfg.seed)
-    net = build_net(cfg.channels, cfg.blocks).to(device).to(memory_format=torch.channels_last)
+    from ..bots.features import FEATURE_PLANES
+
+    if data.planes.shape[-1] != FEATURE_PLANES[cfg.features]:
+        raise ValueError(f"the positions have {data.planes.shape[-1]} input planes, the {cfg.features!r} feature set "
+                         f"{FEATURE_PLANES[cfg.features]}: load them with load_positions(..., features={cfg.features!r})")
+    net = build_net(cfg.channels, cfg.blocks, features=cfg.features).to(device).to(memory_format=torch.channels_last)
     soft = train_set.soft
     pi_actions, pi_probs = train_set.policy_targets()
     if init is not None and not (out / STATE).exists():
@@ -182,9 +192,10 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
 
         start, data_init, init_rules = load_network(init)
         shape = data_init["config"]
-        if shape.get("channels") != cfg.channels or shape.get("blocks") != cfg.blocks:
+        if (shape.get("channels") != cfg.channels or shape.get("blocks") != cfg.blocks
+                or shape.get("features", "planes") != cfg.features):
             raise ValueError(f"{init} is a {data_init['config']} network, not channels={cfg.channels}, "
-                             f"blocks={cfg.blocks}: it cannot start this run")
+                             f"blocks={cfg.blocks}, features={cfg.features!r}: it cannot start this run")
         if init_rules is not None and init_rules != rules:
             raise ValueError(f"{init} was trained under other rules ({init_rules.to_dict()}) than this data")
         net.load_state_dict(start.state_dict())
@@ -194,7 +205,8 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     state_path = out / STATE
     if state_path.exists():
         st = torch.load(state_path, map_location=device, weights_only=False)
-        if st["config"] != asdict(cfg) or st["rules"] != rules.to_dict():
+        # a run saved before feature sets had names read the observation planes
+        if {"features": "planes", **st["config"]} != asdict(cfg) or st["rules"] != rules.to_dict():
             raise ValueError(f"{state_path} belongs to a run with other settings: {st['config']} under rules "
                              f"{st['rules']}; use another directory")
         if data_key is not None and st.get("data_key") not in (None, data_key):
