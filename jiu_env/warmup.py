@@ -43,6 +43,8 @@ class WarmupReport:
     loaded: list[str] = field(default_factory=list)
     cache_dirs: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
+    #: processes that compiled at once (1 unless a cold cache was warmed with ``workers > 1``)
+    processes: int = 1
 
     def text(self) -> str:
         """The report as a few lines of text (``jiu warm`` prints it)."""
@@ -50,8 +52,10 @@ class WarmupReport:
 
         where = ", ".join(self.cache_dirs) or "no cache directory (caching off?)"
         where += f" (keyed by the numba sources: {current_hash()})"
+        par = f" (compiled in {self.processes} processes at once: the others' work counts as loaded)" \
+            if self.processes > 1 else ""
         lines = [f"numba warm in {self.seconds:.1f}s: {len(self.compiled)} functions compiled, "
-                 f"{len(self.loaded)} loaded from the cache ({', '.join(self.bots)}; "
+                 f"{len(self.loaded)} loaded from the cache{par} ({', '.join(self.bots)}; "
                  f"board size {', '.join(map(str, self.board_sizes))})",
                  f"cache: {where}"]
         for spec, why in self.skipped.items():
@@ -128,6 +132,30 @@ def _rules_for(rules, n):
         return base
 
 
+#: Relative cost of a bot's first compile (the search engines compile the most code): how a cold
+#: warm-up spreads the bots over processes (:func:`spread`).
+COMPILE_WEIGHT = {"alphabeta": 4, "mcts": 4, "alphazero": 4, "greedy": 2, "pattern": 2}
+
+
+def spread(specs: Iterable[str], k: int) -> list[list[str]]:
+    """``specs`` split into at most ``k`` groups of about equal compile cost (heaviest first, each to the
+    lightest group so far); every spec in exactly one group, none empty."""
+    specs = list(specs)
+    k = max(1, min(int(k), len(specs)))
+    groups: list[list[str]] = [[] for _ in range(k)]
+    load = [0] * k
+    for spec in sorted(specs, key=lambda s: -COMPILE_WEIGHT.get(s.partition(":")[0], 1)):
+        i = load.index(min(load))
+        groups[i].append(spec)
+        load[i] += COMPILE_WEIGHT.get(spec.partition(":")[0], 1)
+    return [g for g in groups if g]
+
+
+def _warm_group(specs: list[str], board_sizes: list[int | None], rules: Any) -> None:
+    """Warm ``specs`` in this (child) process: what it compiles lands in the shared on-disk cache."""
+    warm_up(specs, board_sizes=board_sizes, rules=rules, envs=False)
+
+
 def _warm_env_paths(rules: Rules) -> None:
     """The numba code the envs call beyond the bots': observation planes, legal masks, the batched runner."""
     import numpy as np
@@ -145,15 +173,32 @@ def _warm_env_paths(rules: Rules) -> None:
     observe(s, int(s[V.H_TO_MOVE]), True, obs, mask)  # the envs' path (planes and mask in one call)
     write_observation(s, int(s[V.H_TO_MOVE]), obs)  # and each on its own (learners, vector env)
     K.legal_mask(s, mask)
+    V.opponent(V.WHITE)  # the envs' Python code calls the vocabulary's numba helpers too (rewards, infos)
     runner = BatchRunner(2, rules=rules, opponent="random", seed=0, threads=1)
     _, masks = runner.reset()
     for _ in range(4):
         masks = runner.step(np.array([int(np.flatnonzero(m)[0]) for m in masks]))[1]
 
 
+def _compile_in_parallel(groups: list[list[str]], board_sizes: list[int | None], rules: Any) -> None:
+    """Warm ``groups[1:]`` in child processes while this one warms ``groups[0]``; a child that fails leaves
+    its bots to this process (they compile in the warm-up that follows)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(len(groups) - 1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_warm_group, g, board_sizes, rules) for g in groups[1:]]
+        _warm_group(groups[0], board_sizes, rules)
+        for f in futures:
+            try:
+                f.result()
+            except Exception:  # noqa: BLE001 - the caller's own warm-up compiles (and reports) what is missing
+                pass
+
+
 def warm_up(bots: Iterable[str] | None = None, board_sizes: Iterable[int | None] | int | None = DEFAULT_BOARD_SIZES,
             rules: str | Rules | dict[str, Any] = "competitive",
-            note: Callable[[str], Any] | None = None, envs: bool = True) -> WarmupReport:
+            note: Callable[[str], Any] | None = None, envs: bool = True, workers: int = 1) -> WarmupReport:
     """Compile (or load from numba's cache) everything the given bots use; return a :class:`WarmupReport`.
 
     ``bots``: player specs (default :data:`DEFAULT_BOTS`); each plays one game
@@ -166,6 +211,11 @@ def warm_up(bots: Iterable[str] | None = None, board_sizes: Iterable[int | None]
     ``envs``: also compile what the envs call beyond the bots (observation
     planes, legal masks, the batched runner); a tournament, which plays bots
     only, warms with ``envs=False``.
+    ``workers > 1``: when the cache is cold, compile the bots in that many
+    processes at once (:func:`spread` balances them; this process takes one
+    group), then load everything here from the cache.  Numba compiles on
+    one core, so on a cold cache this divides the wait by up to the number
+    of cores; a warm cache loads in this process alone.
     """
     from .evaluation.play import run_game
 
@@ -193,6 +243,10 @@ def warm_up(bots: Iterable[str] | None = None, board_sizes: Iterable[int | None]
             note(f"warming up numba (first run compiles, ~{COLD_SECONDS} s)...")
     before = _counts(functions)
     t0 = time.perf_counter()
+    groups = spread(players, workers) if warm is False and int(workers) > 1 else [players]
+    report.processes = max(1, len(groups))
+    if len(groups) > 1:
+        _compile_in_parallel(groups, list(board_sizes), rules)
     for n in board_sizes:
         r = _rules_for(rules, n)
         report.board_sizes.append(r.board_size)
@@ -219,4 +273,4 @@ def warm_up(bots: Iterable[str] | None = None, board_sizes: Iterable[int | None]
     return report
 
 
-__all__ = ["warm_up", "WarmupReport", "numba_functions", "cache_is_warm", "builtin_specs", "DEFAULT_BOTS"]
+__all__ = ["warm_up", "spread", "COMPILE_WEIGHT", "WarmupReport", "numba_functions", "cache_is_warm", "builtin_specs", "DEFAULT_BOTS"]

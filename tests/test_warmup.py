@@ -118,3 +118,42 @@ def test_after_a_cold_warm_up_the_envs_compile_nothing(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900, env=env, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout.strip().splitlines()[-1]) == []
+
+
+def test_spread_balances_bots_over_processes():
+    from jiu_env.warmup import COMPILE_WEIGHT, spread
+
+    bots = ["random", "greedy", "pattern", "alphabeta:depth=1", "mcts:sims=100"]
+    for k in (1, 2, 3, 5, 9):
+        groups = spread(bots, k)
+        assert sorted(b for g in groups for b in g) == sorted(bots)  # each bot once
+        assert len(groups) == min(k, len(bots)) and all(groups)
+    two = spread(bots, 2)
+    weight = [sum(COMPILE_WEIGHT.get(b.partition(":")[0], 1) for b in g) for g in two]
+    assert max(weight) - min(weight) <= 1  # 4+2+1 against 4+2
+    assert {b for g in two for b in g if b.startswith(("alphabeta", "mcts"))} and \
+        not any({"alphabeta:depth=1", "mcts:sims=100"} <= set(g) for g in two)  # the two searchers apart
+    assert spread([], 4) == []
+
+
+@__import__("pytest").mark.slow
+def test_a_cold_warm_up_in_two_processes_leaves_everything_cached(tmp_path):
+    """From an empty numba cache: warm_up(workers=2) compiles in two processes; a later process loads all."""
+    code = textwrap.dedent("""
+        import json, sys
+        import jiu_env
+        rep = jiu_env.warm_up(["random", "greedy", "alphabeta:depth=1"], board_sizes=[6], envs=False,
+                              workers=int(sys.argv[1]))
+        print(json.dumps({"processes": rep.processes, "compiled": rep.compiled, "loaded": rep.loaded}))
+    """)
+    env = dict(_env(), NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    first = subprocess.run([sys.executable, "-c", code, "2"], capture_output=True, text=True, timeout=900, env=env,
+                           cwd=ROOT)
+    assert first.returncode == 0, first.stderr
+    got = json.loads(first.stdout.strip().splitlines()[-1])
+    assert got["processes"] == 2
+    again = subprocess.run([sys.executable, "-c", code, "2"], capture_output=True, text=True, timeout=900, env=env,
+                           cwd=ROOT)
+    got2 = json.loads(again.stdout.strip().splitlines()[-1])
+    assert got2["processes"] == 1 and got2["compiled"] == []  # warm: loaded here, no children
+    assert "jiu_env.bots.alphabeta.search_root" in got2["loaded"] and "jiu_env.bots.greedy.greedy_action" in got2["loaded"]

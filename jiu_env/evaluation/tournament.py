@@ -144,7 +144,8 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
     if workers is not None and todo and workers > len(todo) and backend == "local":
         log(f"{workers} workers asked for {len(todo)} games to play: using {len(todo)}")
     if todo and warm:
-        _warm_parent(todo, getattr(progress, "note", None))
+        _warm_parent(todo, getattr(progress, "note", None),
+                     workers=min(len(todo), workers if workers is not None and backend == "local" else default_workers()))
     scores = _running_scores(config, done.values())
     n_done = len(done)
     if progress is not None:
@@ -193,12 +194,14 @@ def _warn(msg):
     warnings.warn(msg, stacklevel=3)
 
 
-def _warm_parent(todo, note=None):
+def _warm_parent(todo, note=None, workers=1):
     """Compile (or load) the numba code of the built-in bots the games use, once, in this process.
 
     The games are played on a small board: numba compiles per argument type,
     not per board size, so this compiles everything at a fraction of the cost
-    of a full game.  Workers started afterwards load the cache.
+    of a full game.  Workers started afterwards load the cache.  On a cold
+    cache the bots compile in up to ``workers`` processes at once (the cores
+    the games are about to use), not one after another.
     """
     from ..warmup import builtin_specs, warm_up
 
@@ -206,7 +209,7 @@ def _warm_parent(todo, note=None):
     if not specs:
         return None
     n = min(8, int(todo[0].rules["board_size"]))
-    rep = warm_up(specs, board_sizes=[n], rules=todo[0].rules, note=note, envs=False)
+    rep = warm_up(specs, board_sizes=[n], rules=todo[0].rules, note=note, envs=False, workers=max(1, int(workers)))
     if note is not None:
         note(f"numba ready in {rep.seconds:.0f}s ({len(rep.compiled)} functions compiled, "
              f"{len(rep.loaded)} loaded from the cache)")
