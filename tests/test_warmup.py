@@ -157,3 +157,9 @@ def test_a_cold_warm_up_in_two_processes_leaves_everything_cached(tmp_path):
     got2 = json.loads(again.stdout.strip().splitlines()[-1])
     assert got2["processes"] == 1 and got2["compiled"] == []  # warm: loaded here, no children
     assert "jiu_env.bots.alphabeta.search_root" in got2["loaded"] and "jiu_env.bots.greedy.greedy_action" in got2["loaded"]
+
+
+def test_jiu_warm_refuses_a_bad_worker_count(capsys):
+    assert main(["warm", "random", "--board-size", "6", "--workers", "0"]) == 2
+    assert "--workers must be 1..1024" in capsys.readouterr().err
+    assert main(["warm", "random", "--board-size", "6", "--workers", "1"]) == 0

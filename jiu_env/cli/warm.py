@@ -17,6 +17,8 @@ def _warm_args(p):
                    help="board size of the warm-up games (repeatable; default 8: numba compiles per type, "
                         "not per size, so a small board compiles everything)")
     p.add_argument("--rules", default="competitive", metavar="PROFILE", help="rules profile (default competitive)")
+    p.add_argument("--workers", type=int, default=None, metavar="W",
+                   help="processes that compile at once on a cold cache (default: all cores; 1: this process only)")
 
 
 def cmd_warm(args: argparse.Namespace) -> int:
@@ -27,7 +29,12 @@ def cmd_warm(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as e:
         return _err(f"warm: {e}")
     board_sizes = args.board_size or [8]
-    rep = warm_up(args.bots or None, board_sizes=board_sizes, rules=rules,
+    from ..evaluation.config import default_workers
+
+    workers = default_workers() if args.workers is None else args.workers
+    if not 1 <= workers <= 1024:
+        return _err(f"warm: --workers must be 1..1024, not {workers}")
+    rep = warm_up(args.bots or None, board_sizes=board_sizes, rules=rules, workers=workers,
                   note=lambda text: print(text, flush=True))
     print(rep.text())
     if rep.compiled:
