@@ -16,6 +16,7 @@ placement rules do not have.
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -108,8 +109,8 @@ def load_positions(data_dirs: Iterable[str | os.PathLike[str]], max_games: int |
     """Replay every game of the runs in ``data_dirs`` (all made under the same rules) into :class:`Positions`.
 
     ``features``: the input planes written per position (:mod:`jiu_env.bots.features`).
-    ``workers > 1`` replays the data directories' chunks in that many processes; the positions and
-    their order are the same as with one.
+    ``workers > 1`` splits the games over that many processes; the positions and their order are the
+    same as with one.
     """
     check_features(features)
     dirs = list(data_dirs)
@@ -119,32 +120,32 @@ def load_positions(data_dirs: Iterable[str | os.PathLike[str]], max_games: int |
     for d in dirs[1:]:
         if rules_of_run(d) != rules:
             raise ValueError(f"{d} was made under other rules than {dirs[0]}")
-    all_games = [g for d in dirs for g in load_games(d)]
-    if max_games is not None:
-        all_games = all_games[:max(0, int(max_games))]
-    if int(workers) > 1 and len(all_games) > 1:
+    games = itertools.islice((g for d in dirs for g in load_games(d)),
+                             None if max_games is None else max(0, int(max_games)))
+    if int(workers) > 1:
         from concurrent.futures import ProcessPoolExecutor
 
-        parts = np.array_split(np.arange(len(all_games)), min(int(workers), len(all_games)))
+        todo = list(games)
+        parts = [[todo[i] for i in idx] for idx in np.array_split(np.arange(len(todo)),
+                                                                  max(1, min(int(workers), len(todo))))]
         with ProcessPoolExecutor(len(parts)) as pool:
-            done = list(pool.map(_replay_games, [rules] * len(parts), [[all_games[i] for i in p] for p in parts],
-                                 [features] * len(parts)))
-        pieces = [p for p in done if p is not None]
-        if not pieces:
-            raise ValueError(f"no labelled positions in {dirs}")
-        k = max(p.policy_targets()[0].shape[1] for p in pieces)
-        return _concat(pieces, k), rules
-    replayed = _replay_games(rules, all_games, features, progress)
-    if replayed is None:
+            pieces = [p for done in pool.map(_replay_games, [rules] * len(parts), parts, [features] * len(parts))
+                      for p in done]
+    else:
+        pieces = _replay_games(rules, games, features, progress)
+    if not pieces:
         raise ValueError(f"no labelled positions in {dirs}")
-    return replayed, rules
+    return _concat(pieces), rules
 
 
-def _concat(pieces: list[Positions], k: int) -> Positions:
-    """Positions of several replays, one after another (soft targets padded to ``k`` columns)."""
-    pads = [(p.policy_targets()[0], p.policy_targets()[1]) for p in pieces]
-    pi_a = np.concatenate([np.pad(a, ((0, 0), (0, k - a.shape[1])), constant_values=-1) for a, _ in pads])
-    pi_p = np.concatenate([np.pad(q, ((0, 0), (0, k - q.shape[1]))) for _, q in pads])
+def _concat(pieces: list[Positions]) -> Positions:
+    """Positions of several replays, one after another (soft targets padded to the widest: actions with -1,
+    probabilities with 0)."""
+    k = max(p.policy_targets()[0].shape[1] for p in pieces)
+    targets = [p.policy_targets() for p in pieces]
+    pi_a = np.concatenate([np.pad(a, ((0, 0), (0, k - a.shape[1])), constant_values=-1) for a, _ in targets])
+    pi_p = np.concatenate([np.pad(q, ((0, 0), (0, k - q.shape[1]))) for _, q in targets])
+
     def cat(field: str) -> np.ndarray:
         return np.concatenate([getattr(p, field) for p in pieces])
 
@@ -152,44 +153,32 @@ def _concat(pieces: list[Positions], k: int) -> Positions:
                      pi_a, pi_p)
 
 
-def _replay_games(rules: Rules, game_list: list[dict[str, Any]], features: str, progress: bool = False
-                  ) -> Positions | None:
-    """The labelled positions of ``game_list`` (None when it has none)."""
+def _replay_games(rules: Rules, games: Iterable[dict[str, Any]], features: str, progress: bool = False
+                  ) -> list[Positions]:
+    """The labelled positions of each game that has any, one :class:`Positions` a game."""
     n = rules.board_size
-    chunks: list[list[Any]] = [[], [], [], [], [], [], [], []]
+    out = []
     obs = np.empty((n, n, FEATURE_PLANES[features]), np.float32)
     tactics = features == "tactics"
-    games = 0
-    for game in game_list:
-        games += 1
+    for i, game in enumerate(games, 1):
         rows = []
         for s, label, value, result in iter_positions(rules, game):
             write_net_input_unchecked(s, tactics, obs)
             rows.append((np.rint(obs * PLANE_SCALE).astype(np.uint8), label, value, result,
                          s[V.H_PHASE] == V.PH_PLACEMENT))
         if rows:
-            chunks[0].append(np.stack([r[0] for r in rows]))
-            chunks[1].append(np.array([r[1] for r in rows], np.int64))
-            chunks[2].append(np.array([r[2] for r in rows], np.int32))
-            chunks[3].append(np.array([r[3] for r in rows], np.int8))
-            chunks[4].append(np.array([r[4] for r in rows], bool))
-            chunks[5].append(np.full(len(rows), game["seed"], np.int64))
+            pi_actions = pi_probs = None  # engine data: one-hot on the label (Positions.__post_init__)
             if "pi_actions" in game:  # self-play: visit counts of the most visited root actions
                 visits = game["pi_visits"].astype(np.float32)
-                chunks[6].append(game["pi_actions"].astype(np.int32))
-                chunks[7].append(visits / np.maximum(visits.sum(1, keepdims=True), 1.0))
-            else:
-                chunks[6].append(chunks[1][-1].astype(np.int32).reshape(-1, 1))
-                chunks[7].append(np.ones((len(rows), 1), np.float32))
-        if progress and games % 100 == 0:
-            print(f"replayed {games} games", flush=True)
-    if not chunks[0]:
-        return None
-    k = max(a.shape[1] for a in chunks[6])
-    pi_a = np.concatenate([np.pad(a, ((0, 0), (0, k - a.shape[1])), constant_values=-1) for a in chunks[6]])
-    pi_p = np.concatenate([np.pad(p, ((0, 0), (0, k - p.shape[1]))) for p in chunks[7]])
-    planes, actions, values, results, placement, games_of = (np.concatenate(c) for c in chunks[:6])
-    return Positions(planes, actions, values, results, placement, games_of, pi_a, pi_p)
+                pi_actions = game["pi_actions"].astype(np.int32)
+                pi_probs = visits / np.maximum(visits.sum(1, keepdims=True), 1.0)
+            out.append(Positions(np.stack([r[0] for r in rows]), np.array([r[1] for r in rows], np.int64),
+                                 np.array([r[2] for r in rows], np.int32), np.array([r[3] for r in rows], np.int8),
+                                 np.array([r[4] for r in rows], bool), np.full(len(rows), game["seed"], np.int64),
+                                 pi_actions, pi_probs))
+        if progress and i % 100 == 0:
+            print(f"replayed {i} games", flush=True)
+    return out
 
 
 def value_target(value: np.ndarray, result: np.ndarray, result_weight: float | np.ndarray, scale: float
