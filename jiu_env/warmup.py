@@ -140,14 +140,17 @@ COMPILE_WEIGHT = {"alphabeta": 4, "mcts": 4, "alphazero": 4, "greedy": 2, "patte
 def spread(specs: Iterable[str], k: int) -> list[list[str]]:
     """``specs`` split into at most ``k`` groups of about equal compile cost (heaviest first, each to the
     lightest group so far); every spec in exactly one group, none empty."""
+    def weight(spec: str) -> int:
+        return COMPILE_WEIGHT.get(spec.partition(":")[0], 1)
+
     specs = list(specs)
     k = max(1, min(int(k), len(specs)))
     groups: list[list[str]] = [[] for _ in range(k)]
     load = [0] * k
-    for spec in sorted(specs, key=lambda s: -COMPILE_WEIGHT.get(s.partition(":")[0], 1)):
+    for spec in sorted(specs, key=weight, reverse=True):
         i = load.index(min(load))
         groups[i].append(spec)
-        load[i] += COMPILE_WEIGHT.get(spec.partition(":")[0], 1)
+        load[i] += weight(spec)
     return [g for g in groups if g]
 
 
