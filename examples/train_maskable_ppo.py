@@ -44,12 +44,19 @@ a command-line flag (``--n-envs 4``, ``--minutes 10``...).
   rules' 1000-turn limit, ``capture_reward=0.1``, ``adjudicate="material"``,
   curriculum random -> greedy with 50%, 35% and 20% of its decisions random
   (``mix:P:greedy``) -> greedy, 16 envs, one torch thread, 60 CPU minutes
-  (``baselines/training/sb3-8-scratch``).
+  (``baselines/training/sb3-8-scratch``).  ``--preset scratch14``: 14x14
+  from scratch by a board-size curriculum: it starts from the scratch8 run's
+  network (``--init``, :func:`jiu_env.sb3.transfer_weights`; the network is
+  fully convolutional, so its 8x8 weights play 14x14 as they are) and goes
+  on against greedy on 14x14 for 120 CPU minutes
+  (``baselines/training/sb3-14-scratch``).  No engine's moves are copied at
+  any point: both stages are PPO from random weights.
 
 Use::
 
     python examples/train_maskable_ppo.py --quick          # smoke run, < 1 min
     python examples/train_maskable_ppo.py --preset scratch8 --out runs/ppo8_scratch   # 8x8 from scratch, 1 CPU hour
+    python examples/train_maskable_ppo.py --preset scratch14   # then 14x14 from that network, 2 CPU hours more
     python examples/train_maskable_ppo.py --minutes 30     # the baseline run, into runs/ppo14
     # (the shipped baseline in baselines/training/ppo14 is replaced only with --out baselines/training/ppo14)
     python examples/train_maskable_ppo.py --bc-games 0 --learning-rate 3e-4 --ent-coef 0.01   # pure RL
@@ -107,6 +114,9 @@ class Args:
     bc_batch_size: int = 256
     bc_learning_rate: float = 1e-3
     bc_workers: int = 2  # processes recording teacher games
+    # board-size curriculum: start from the weights of a model.zip trained on another board (the network is
+    # fully convolutional, jiu_env.sb3.transfer_weights); "" starts from random weights
+    init: str = ""
     # evaluation
     eval_every: int = 32_768
     eval_games: int = 16
@@ -140,6 +150,13 @@ PRESETS = {
                      keep_old=0.25, learning_rate=3e-4, ent_coef=0.003, n_envs=16, n_steps=128, batch_size=512,
                      eval_every=65_536, eval_games=40, eval_opponents="random,greedy", threads=1,
                      minutes=60.0, cpu_minutes=60.0, out="runs/ppo8_scratch"),
+    # 14x14 from scratch by a board-size curriculum: the scratch8 run's network goes on learning on 14x14 against
+    # greedy (pure RL throughout: no engine's moves are ever copied); 120 CPU minutes here + scratch8's 60 <= 3 h
+    "scratch14": dict(board_size=14, start="placement", bc_games=0, capture_reward=0.1, adjudicate="material",
+                      init="runs/ppo8_scratch/model.zip", curriculum="greedy", promote_at="", keep_old=0.0,
+                      learning_rate=1e-4, ent_coef=0.003, n_envs=16, n_steps=128, batch_size=512,
+                      eval_every=65_536, eval_games=40, eval_opponents="random,greedy", threads=1,
+                      minutes=240.0, cpu_minutes=120.0, out="runs/ppo14_scratch"),
 }
 
 
@@ -213,6 +230,13 @@ def main(argv=None):
     # and what it learns: the battle only (from random placements) or whole games; jiu eval and make_bot give a
     # battle-only model random placement in whole games (phases:random+sb3:model.zip) and say so
     set_model_phase(model, "battle" if args.start == "battle" else "game")
+    if args.init:
+        if not pathlib.Path(args.init).is_file():
+            raise SystemExit(f"--init {args.init}: no such model file (the scratch14 preset starts from the scratch8 "
+                             "run's model: run --preset scratch8 first, or pass --init PATH)")
+        from jiu_env.sb3 import transfer_weights
+        moved = transfer_weights(args.init, model)
+        print(f"started from {args.init}: {moved['parameters']} weights (board-size curriculum)")
     n_params = sum(p.numel() for p in model.policy.parameters())
     print(f"JiuPolicy: {n_params} parameters; {args.n_envs} envs x {args.n_steps} steps per rollout")
     if args.bc_games > 0:

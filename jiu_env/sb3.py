@@ -15,6 +15,8 @@ Needs the ``train`` extra (torch, stable-baselines3, sb3-contrib); the rest of
   pools across ``SubprocVecEnv`` workers; :class:`SelfPlayCallback` adds one
   to every env of the pool at a fixed interval.
 - :func:`evaluate`: win / draw / loss counts of a model against opponents.
+- :func:`transfer_weights`: start a policy from a model of another board size
+  (the network is fully convolutional): a board-size curriculum.
 - :func:`set_model_rules` / :func:`model_rules`: the rules a model was trained
   on, stored in its ``.zip`` (the ``jiu_rules`` attribute, which SB3 saves
   and loads with the model); a :class:`ModelPlayer` of such a model refuses a
@@ -336,6 +338,39 @@ def load_sb3_model(path: str | os.PathLike[str]) -> Any:
     return _SB3_CACHE[found]
 
 
+def transfer_weights(source: Any, model: Any) -> dict[str, int]:
+    """Start ``model``'s :class:`JiuPolicy` from the weights of ``source`` (a model or a ``.zip`` path), whatever its board size.
+
+    The policy is fully convolutional: 3x3 convolutions, a 1x1 action head
+    and a value head over pooled features, so none of its weights depends on
+    the board size, and a network that learned on 8x8 plays 14x14 as it is.
+    That makes a board-size curriculum possible (learn on a small board,
+    go on on the large one: ``train_maskable_ppo.py --init``), as in
+    fully convolutional Go networks trained across board sizes.
+
+    Both policies must be :class:`JiuPolicy` networks of the same ``channels``,
+    ``layers`` and ``value_hidden``; anything else raises ValueError naming
+    what differs, and ``model`` is left as it was.  Only the network moves,
+    not the optimizer's state, the rules (:func:`set_model_rules`) or the
+    step count.  Returns ``{"tensors": ..., "parameters": ...}`` copied.
+    """
+    src = load_sb3_model(source) if isinstance(source, (str, os.PathLike)) else source
+    what = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "the source model"
+    for name, pol in ((what, src.policy), ("the target model", model.policy)):
+        if not isinstance(pol, JiuPolicy):
+            raise ValueError(f"{name} has a {type(pol).__name__} policy, not a JiuPolicy: its weights do not transfer")
+    a, b = src.policy._get_constructor_parameters(), model.policy._get_constructor_parameters()
+    diff = [f"{k}={a[k]} against {b[k]}" for k in ("channels", "layers", "value_hidden") if a[k] != b[k]]
+    if diff:
+        raise ValueError(f"{what} is a different network ({', '.join(diff)}): its weights do not transfer")
+    state = src.policy.state_dict()
+    target = model.policy.state_dict()
+    if set(state) != set(target) or any(state[k].shape != target[k].shape for k in state):
+        raise ValueError(f"{what}: its weights do not have the target policy's names and shapes")
+    model.policy.load_state_dict(state)
+    return {"tensors": len(state), "parameters": int(sum(p.numel() for p in model.policy.parameters()))}
+
+
 class PolicySnapshot(ModelPlayer):
     """A frozen CPU copy of a model's policy that plays as a bot and pickles (for ``SubprocVecEnv``).
 
@@ -463,4 +498,4 @@ def evaluate(model: Any, opponent: Any, n_games: int = 20, seed: int = 0, determ
 
 
 __all__ = ["JiuCNN", "JiuPolicy", "SpatialActionHead", "ValueHead", "ModelPlayer", "PolicySnapshot",
-           "SelfPlayCallback", "evaluate", "policy_probs", "set_model_rules", "model_rules", "rules_mismatch", "set_model_phase", "model_phase"]
+           "SelfPlayCallback", "evaluate", "transfer_weights", "policy_probs", "set_model_rules", "model_rules", "rules_mismatch", "set_model_phase", "model_phase"]

@@ -125,3 +125,16 @@ def test_training_example_does_not_write_into_baselines_by_default():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert not mod.Args().out.startswith("baselines")
+
+
+def test_train_maskable_ppo_starts_from_a_model_of_another_board(quick_ppo, tmp_path):
+    out, _ = quick_ppo  # an 8x8 model; the board-size curriculum goes on on 6x6 from its weights
+    r = run("train_maskable_ppo.py", "--quick", "--threads", "1", "--board-size", "6", "--bc-games", "0",
+            "--init", out / "model.zip", "--total-steps", "128", "--out", tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"started from {out / 'model.zip'}" in r.stdout
+    from jiu_env.sb3 import model_rules
+
+    assert model_rules(str(tmp_path / "model.zip")).board_size == 6
+    r = run("train_maskable_ppo.py", "--quick", "--init", tmp_path / "missing.zip", "--out", tmp_path / "x")
+    assert r.returncode != 0 and "missing.zip: no such model file" in r.stderr

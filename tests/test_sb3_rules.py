@@ -21,9 +21,9 @@ from jiu_env.sb3 import JiuPolicy, ModelPlayer, model_phase, model_rules, set_mo
 RULES6 = dict(board_size=6, fly_threshold=0, max_battle_turns=60)
 
 
-def tiny_model(board_size=6):
+def tiny_model(board_size=6, seed=0):
     env = JiuVsBotEnv(board_size=board_size, start="battle", max_battle_turns=60)
-    return MaskablePPO(JiuPolicy, env, n_steps=16, batch_size=16, seed=0, device="cpu",
+    return MaskablePPO(JiuPolicy, env, n_steps=16, batch_size=16, seed=seed, device="cpu",
                        policy_kwargs=dict(channels=4, layers=1))
 
 
@@ -214,3 +214,39 @@ def test_jiu_eval_says_a_battle_only_model_is_placed_at_random(files, tmp_path, 
                    "--rule", "board_size=6", "--rule", "fly_threshold=0", "--rule", "max_battle_turns=60"])
         err = capsys.readouterr().err
         assert rc == 0 and "battle only" not in err, err
+
+
+def test_transfer_weights_moves_a_network_to_another_board_size(files):
+    import torch
+
+    from jiu_env.sb3 import evaluate, transfer_weights
+
+    src = MaskablePPO.load(files / "m6.zip", device="cpu")
+    dst = tiny_model(board_size=8, seed=1)  # other starting weights
+    before = {k: v.clone() for k, v in dst.policy.state_dict().items()}
+    moved = transfer_weights(files / "m6.zip", dst)  # a path or a model
+    assert moved["parameters"] == sum(p.numel() for p in dst.policy.parameters())
+    assert transfer_weights(src, dst)["tensors"] == moved["tensors"] == len(before)
+    for k, v in src.policy.state_dict().items():
+        assert torch.equal(dst.policy.state_dict()[k], v), k
+    assert any(not torch.equal(before[k], v) for k, v in dst.policy.state_dict().items())
+    assert model_rules(dst) is None  # only the network moves: the target's rules stay its own
+    r = evaluate(dst, "random", n_games=2, seed=1, board_size=8, max_battle_turns=60)  # and it plays the larger board
+    assert r["wins"] + r["draws"] + r["losses"] + r["undecided"] == 2 and r["forfeits"] == 0
+
+
+def test_transfer_weights_refuses_another_network_and_leaves_the_target(files):
+    import torch
+    from stable_baselines3 import PPO
+
+    from jiu_env.sb3 import transfer_weights
+
+    dst = MaskablePPO(JiuPolicy, JiuVsBotEnv(board_size=8, start="battle", max_battle_turns=60), n_steps=16,
+                      batch_size=16, seed=0, device="cpu", policy_kwargs=dict(channels=8, layers=1))
+    before = {k: v.clone() for k, v in dst.policy.state_dict().items()}
+    with pytest.raises(ValueError, match=r"channels=4 against 8"):
+        transfer_weights(files / "m6.zip", dst)
+    other = PPO("MlpPolicy", "CartPole-v1", device="cpu")
+    with pytest.raises(ValueError, match=r"not a JiuPolicy"):
+        transfer_weights(other, dst)
+    assert all(torch.equal(before[k], v) for k, v in dst.policy.state_dict().items())
