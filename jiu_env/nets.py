@@ -7,10 +7,26 @@
   and a STOP logit from pooled features, so a move learnt on one point
   generalises to every point.
 - :class:`ValueHead`: a state value from mean- and max-pooled features.
+- :func:`set_torch_threads`: the torch threads a model player sets when it is loaded.
 """
 
 import torch
 from torch import nn
+
+
+def set_torch_threads(threads):
+    """Set torch's threads for this process (``None``: leave them); a positive int or ValueError.
+
+    Model players loaded from a spec (``sb3:``, ``rllib:``, like ``policy`` and
+    ``alphazero``) set one: games are played one a core, and one small
+    network evaluating one position gains nothing from more threads, while
+    it slows down many times when another process holds a core.
+    """
+    if threads is None:
+        return
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a positive int or None, not {threads!r}")
+    torch.set_num_threads(threads)
 
 
 def conv_trunk(in_channels, channels=32, layers=4):

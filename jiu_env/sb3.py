@@ -47,7 +47,7 @@ from . import kernel as K
 from . import vocab as V
 from .bots.base import Bot
 from .game import play_game
-from .nets import SpatialActionHead, ValueHead, conv_trunk
+from .nets import SpatialActionHead, ValueHead, conv_trunk, set_torch_threads
 from .observation import write_observation
 from .players import check_model_phase, file_hash, make_player, rules_mismatch, sb3_file_phase, sb3_file_rules
 
@@ -263,8 +263,18 @@ class ModelPlayer(Bot):
         super().__init__(seed=seed)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], deterministic: bool = True, seed: int | None = None) -> ModelPlayer:
-        """The model saved at ``path`` (a MaskablePPO ``.zip``; loaded once per process) as a player."""
+    def load(cls, path: str | os.PathLike[str], deterministic: bool = True, seed: int | None = None,
+             threads: int | None = 1) -> ModelPlayer:
+        """The model saved at ``path`` (a MaskablePPO ``.zip``; loaded once per process) as a player.
+
+        ``threads``: torch threads of this process, set as the ``policy`` and
+        ``alphazero`` players set them (``None`` leaves torch's setting).  One
+        by default, what ``sb3:PATH`` players get: tournaments play one game
+        a core, and a network this small (one position a decision) gains
+        nothing from more threads but loses much when a core is busy (a
+        14x14 game took 13 s against 0.35 s beside a training run).
+        """
+        set_torch_threads(threads)
         player = cls(load_sb3_model(path), deterministic=deterministic, seed=seed)
         player.path = os.fspath(path)
         return player

@@ -250,3 +250,22 @@ def test_transfer_weights_refuses_another_network_and_leaves_the_target(files):
     with pytest.raises(ValueError, match=r"not a JiuPolicy"):
         transfer_weights(other, dst)
     assert all(torch.equal(before[k], v) for k, v in dst.policy.state_dict().items())
+
+
+def test_a_model_player_from_a_spec_evaluates_on_one_torch_thread(files):
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        make_player(f"sb3:{files / 'm6.zip'}", seed=0)  # what jiu eval builds: one game a core, one thread each
+        assert torch.get_num_threads() == 1
+        torch.set_num_threads(2)
+        ModelPlayer.load(files / "m6.zip", threads=None)  # None leaves torch's setting
+        assert torch.get_num_threads() == 2
+        for bad in (0, -1, 1.5, True, "2"):
+            with pytest.raises(ValueError, match="threads must be a positive int or None"):
+                ModelPlayer.load(files / "m6.zip", threads=bad)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -52,7 +52,7 @@ from .. import vocab as V
 from ..bots.base import Bot
 from ..envs.common import (AGENTS, RESET_OPTIONS, SEED_MAX, Thawing, _check_adjudicate, _check_capture_reward,
                            check_action, mask_space, new_game, planes_space, reset_options, start_plan)
-from ..nets import SpatialActionHead, ValueHead, conv_trunk, orthogonal_init
+from ..nets import SpatialActionHead, ValueHead, conv_trunk, orthogonal_init, set_torch_threads
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, observe
 from ..outcome import FORFEIT, Outcome, outcome_of
@@ -738,7 +738,10 @@ class RLlibPlayer(ModulePlayer):
               "deterministic": "greedy actions (default true)"}
 
     def __init__(self, path: str | os.PathLike[str], seed: int | None = None, module: str = LEARNER,
-                 deterministic: bool | str = True) -> None:
+                 deterministic: bool | str = True, threads: int | None = 1) -> None:
+        # one torch thread, as sb3: / policy / alphazero players set it (tournaments play a game a core;
+        # None leaves torch's setting)
+        set_torch_threads(threads)
         self.path = os.fspath(path)
         self.module_id = module
         super().__init__(load_module(self.path, module), seed=seed, deterministic=deterministic, source=self.path)
@@ -753,7 +756,7 @@ class RLlibPlayer(ModulePlayer):
 def rllib_player(arg: str, seed: int | None) -> RLlibPlayer:
     """Factory of the ``rllib:`` player kind: ``PATH`` or ``PATH:module=ID,deterministic=false``."""
     path, _, params = arg.partition(":")
-    kwargs = {}
+    kwargs: dict[str, Any] = {}
     for item in filter(None, params.split(",")):
         key, eq, value = item.partition("=")
         if not eq or key.strip() not in ("module", "deterministic"):
