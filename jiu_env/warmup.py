@@ -132,9 +132,12 @@ def _rules_for(rules, n):
         return base
 
 
-#: Relative cost of a bot's first compile (the search engines compile the most code): how a cold
-#: warm-up spreads the bots over processes (:func:`spread`).
-COMPILE_WEIGHT = {"alphabeta": 4, "mcts": 4, "alphazero": 4, "greedy": 2, "pattern": 2}
+#: What a bot's first compile costs beyond the kernel's: how a cold warm-up spreads the bots over processes
+#: (:func:`spread`).  Measured, in seconds of one core, as each bot's cold warm-up alone less ``random``'s
+#: (the kernel, the checks and the game loop: 10 s): ``mcts`` 32 (its rollouts compile ``greedy`` too),
+#: ``alphazero`` about as much, ``alphabeta`` 21, ``greedy`` and ``pattern`` 9 each.  So the main job's
+#: two processes compile ``mcts`` (and ``random``) in one and the rest in the other.
+COMPILE_WEIGHT = {"mcts": 32, "alphazero": 32, "alphabeta": 21, "greedy": 9, "pattern": 9}
 
 
 def spread(specs: Iterable[str], k: int) -> list[list[str]]:

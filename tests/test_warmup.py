@@ -130,9 +130,8 @@ def test_spread_balances_bots_over_processes():
         assert len(groups) == min(k, len(bots)) and all(groups)
     two = spread(bots, 2)
     weight = [sum(COMPILE_WEIGHT.get(b.partition(":")[0], 1) for b in g) for g in two]
-    assert max(weight) - min(weight) <= 1  # 4+2+1 against 4+2
-    assert {b for g in two for b in g if b.startswith(("alphabeta", "mcts"))} and \
-        not any({"alphabeta:depth=1", "mcts:sims=100"} <= set(g) for g in two)  # the two searchers apart
+    assert sorted(weight) == [33, 39]  # mcts (32) and random (1) against alphabeta, greedy and pattern (21+9+9)
+    assert sorted(map(sorted, two)) == [["alphabeta:depth=1", "greedy", "pattern"], ["mcts:sims=100", "random"]]
     assert spread([], 4) == []
 
 

@@ -498,23 +498,33 @@ def _search(s, depth, alpha, beta, ply, ctx):
             reduce = (stats[S_LMR] != 0 and neg and nd >= LMR_MIN_DEPTH - 1 and searched >= LMR_AFTER
                       and generated and bonus == 0 and (scores[i - 1] >> 32) <= 0
                       and a != killers[ply, 0] and a != killers[ply, 1])
-            full = True
-            if reduce:
-                # a late quiet move: first a null-window search one turn shallower; only a move
-                # that beats alpha there is searched at full depth (bonus is 0 for a quiet move)
-                val = -_search(s, nd - 1, -lo - 1, -lo, ply + 1, ctx)
-                full = val > alpha and stats[S_ABORT] == 0
-            if full:
-                if neg:
-                    val = -_search(s, nd, -hi, -lo, ply + 1, ctx) + bonus
-                else:
-                    val = _search(s, nd, lo, hi, ply + 1, ctx) + bonus
-                if searched > 0 and val > alpha and val < beta and stats[S_ABORT] == 0:
+            # up to three searches of the child, through one recursive call (numba types each
+            # recursive call site by inferring all of _search again: one site compiles seconds faster):
+            # pass 0, a late quiet move (reduce): a null-window search one turn shallower, and only a
+            # move that beats alpha there goes on at full depth (bonus is 0 for a quiet move);
+            # pass 1, the search at full depth (a null window after the first move: PVS);
+            # pass 2, a move that lands inside the window is searched again with the full window
+            rpass = 0 if reduce else 1
+            while True:
+                cd = nd - 1 if rpass == 0 else nd
+                clo = lo
+                chi = lo + 1 if rpass == 0 else hi
+                cneg = True if rpass == 0 else neg
+                v = _search(s, cd, -chi if cneg else clo, -clo if cneg else chi, ply + 1, ctx)
+                if cneg:
+                    v = -v
+                if rpass == 0:
+                    val = v
+                    if not (val > alpha and stats[S_ABORT] == 0):
+                        break
+                    rpass = 1
+                    continue
+                val = v + bonus
+                if rpass == 1 and searched > 0 and val > alpha and val < beta and stats[S_ABORT] == 0:
                     hi = beta - bonus
-                    if neg:
-                        val = -_search(s, nd, -hi, -lo, ply + 1, ctx) + bonus
-                    else:
-                        val = _search(s, nd, lo, hi, ply + 1, ctx) + bonus
+                    rpass = 2
+                    continue
+                break
         unmake_move(s, ply, u_hdr, u_pts, u_hist)
         searched += 1
         if stats[S_ABORT] != 0:
