@@ -96,3 +96,28 @@ def test_cycle_finder():
             return self.edges[m]
 
     assert _cycles(G()) == {frozenset("abc"), frozenset("de")}
+
+
+#: Test files that are about a concern across the package rather than one module (docs/architecture.md, Tests).
+TOPICS = {"docs", "examples", "hostile", "install", "ladder", "layers", "pickling", "random", "ray", "shaping",
+          "tianshou", "typing"}
+
+
+def test_test_files_are_named_after_what_they_test():
+    """Each tests/test_X.py names a module or sub-package of jiu_env (X, or X's first words: test_envs_aec.py is
+    envs/aec.py, test_bots_search.py the search bots), or one of the cross-cutting TOPICS."""
+    package = Path(__file__).resolve().parents[1] / "jiu_env"
+    names = set()
+    for path in package.rglob("*.py"):
+        rel = path.relative_to(package).with_suffix("")
+        parts = [p.lstrip("_") for p in rel.parts if p != "__init__"]
+        for i in range(len(parts)):  # envs/aec -> "envs", "envs_aec", "aec"
+            names.add("_".join(parts[i:]))
+            names.add("_".join(parts[:i + 1]))
+    stray = []
+    for test in sorted(Path(__file__).parent.glob("test_*.py")):
+        words = test.stem[len("test_"):].split("_")
+        prefixes = {"_".join(words[:k]) for k in range(1, len(words) + 1)}
+        if not (prefixes & names or words[0] in TOPICS):
+            stray.append(test.name)
+    assert not stray, f"name these after the module they test, or add their topic to TOPICS: {stray}"

@@ -1,4 +1,4 @@
-"""Hostile input: states, actions, buffers and parameters from outside never crash the interpreter.
+"""Hostile input to the kernel and envs: states, actions, buffers and parameters never crash the interpreter.
 
 Every case gets a clear exception naming the problem, leaves the state (or
 the env) unchanged, and the crash reproductions run in a subprocess so that a

@@ -1,5 +1,5 @@
-"""Hostile input, continued: search state across rule sets, re-entrant opponents, nesting and size
-limits, model files, failed saves and the small ones.
+"""Hostile input to players, specs and files: search state across rule sets, re-entrant opponents, nesting
+and size limits, model files, failed saves and the small ones.
 
 Each case gets a clear exception naming the problem and leaves what was
 there untouched; inputs that could kill the interpreter run in a subprocess.
