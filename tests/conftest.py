@@ -22,6 +22,20 @@ PLAIN = dict(fly_threshold=0, single_jump_ban="none", min_stones=0, repetition_d
 
 
 # ------------------------------------------------------------------ boards
+def random_actions(rules, seed, start=None):
+    """The actions of a seeded uniformly random game played to its end (from ``start``, else the rules' start)."""
+    s = rules.new_state() if start is None else start.copy()
+    rng = np.random.default_rng(seed)
+    buf = np.empty(rules.num_actions, np.int64)
+    acts = []
+    while s[K.H_PHASE] != K.PH_OVER:
+        k = K.legal_actions(s, buf)
+        a = int(buf[rng.integers(k)])
+        K.apply_action(s, a)
+        acts.append(a)
+    return acts
+
+
 def board_from_text(text):
     """N x N int64 array from rows of ``.ox``."""
     rows = [r.replace(" ", "") for r in text.strip("\n").splitlines() if r.strip()]

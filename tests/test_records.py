@@ -11,19 +11,7 @@ from jiu_env.records import (
 )
 from jiu_env.rules import Rules
 
-
-def random_actions(rules, seed, start=None):
-    """A seeded uniformly random game as an action list."""
-    s = rules.new_state() if start is None else start.copy()
-    rng = np.random.default_rng(seed)
-    buf = np.empty(rules.num_actions, np.int64)
-    acts = []
-    while s[K.H_PHASE] != K.PH_OVER:
-        k = K.legal_actions(s, buf)
-        a = int(buf[rng.integers(k)])
-        K.apply_action(s, a)
-        acts.append(a)
-    return acts
+from conftest import random_actions
 
 
 def random_record(rules, seed):

@@ -25,19 +25,7 @@ from jiu_env.notation import str_to_point
 from jiu_env.rules import PROFILES, Rules
 from jiu_env.vocab import A_LIFT, A_STEP, DC, DR
 
-
-def random_game(rules, seed):
-    """The actions of a seeded random game played to its end."""
-    s = rules.new_state()
-    rng = np.random.default_rng(seed)
-    buf = np.empty(rules.num_actions, np.int64)
-    acts = []
-    while s[K.H_PHASE] != K.PH_OVER:
-        k = K.legal_actions(s, buf)
-        a = int(buf[rng.integers(k)])
-        K.apply_action(s, a)
-        acts.append(a)
-    return acts
+from conftest import random_actions
 
 
 def flights(rec):
@@ -87,7 +75,7 @@ def test_every_format_round_trips(case):
     rules = Rules.make(prof, board_size=n, **extra)
     seen = {"fly": 0, "near_fly": 0, "jiuchess_written": 0}
     for seed in range(games):
-        rec = GameRecord.from_actions(rules, random_game(rules, 1000 * n + seed), seed=seed)
+        rec = GameRecord.from_actions(rules, random_actions(rules, 1000 * n + seed), seed=seed)
         final = rec.replay()
         fl = flights(rec)
         seen["fly"] += len(fl)
@@ -136,7 +124,7 @@ def _neighbour_fly_game():
     """A 6x6 game cut just after a fly to a neighbouring point where the step was also legal."""
     rules = Rules.make("competitive", board_size=6)
     for seed in range(100):
-        rec = GameRecord.from_actions(rules, random_game(rules, seed))
+        rec = GameRecord.from_actions(rules, random_actions(rules, seed))
         for i, a in enumerate(rec.actions):
             if a // 36 == A_LIFT and rec.actions[i + 1] in [q for p, q, step in flights(rec) if step and p == a % 36]:
                 cut = GameRecord.from_actions(rules, rec.actions[:i + 2])
@@ -193,7 +181,7 @@ def test_neighbour_fly_under_fly_only_is_written_by_jiuchess():
     """Where the step is not legal (a flyer may only fly) the two-point move can only be the fly."""
     rules = Rules.make("jqchess8", board_size=6)
     for seed in range(50):
-        rec = GameRecord.from_actions(rules, random_game(rules, seed))
+        rec = GameRecord.from_actions(rules, random_actions(rules, seed))
         if any(sorted((abs(p // 6 - q // 6), abs(p % 6 - q % 6))) == [0, 1] for p, q, _ in flights(rec)):
             break
     else:
@@ -205,7 +193,7 @@ def test_neighbour_fly_under_fly_only_is_written_by_jiuchess():
 @pytest.fixture(scope="module")
 def small():
     rules = Rules.make("competitive", board_size=5, max_battle_turns=60)
-    return GameRecord.from_actions(rules, random_game(rules, 3), seed=3)
+    return GameRecord.from_actions(rules, random_actions(rules, 3), seed=3)
 
 
 def _dict(rec, moves=True):
@@ -330,7 +318,7 @@ def test_a_record_cut_anywhere_round_trips_or_is_refused(prof):
     rules = Rules.make(prof, board_size=6, fly_threshold=36, max_battle_turns=30)
     seen = {"refused_inside": 0, "written": 0}
     for seed in range(2):
-        acts = random_game(rules, seed)
+        acts = random_actions(rules, seed)
         for cut in range(34, len(acts) + 1):
             rec = GameRecord.from_actions(rules, acts[:cut])
             s = rec.replay()
