@@ -507,10 +507,9 @@ def _search(s, depth, alpha, beta, ply, ctx):
             rpass = 0 if reduce else 1
             while True:
                 cd = nd - 1 if rpass == 0 else nd
-                clo = lo
                 chi = lo + 1 if rpass == 0 else hi
-                cneg = True if rpass == 0 else neg
-                v = _search(s, cd, -chi if cneg else clo, -clo if cneg else chi, ply + 1, ctx)
+                cneg = rpass == 0 or neg
+                v = _search(s, cd, -chi if cneg else lo, -lo if cneg else chi, ply + 1, ctx)
                 if cneg:
                     v = -v
                 if rpass == 0:
