@@ -136,5 +136,19 @@ def test_train_maskable_ppo_starts_from_a_model_of_another_board(quick_ppo, tmp_
     from jiu_env.sb3 import model_rules
 
     assert model_rules(str(tmp_path / "model.zip")).board_size == 6
+    # seeded: the same command gives the same network and the same evaluations (the clocks aside)
+    again = run("train_maskable_ppo.py", "--quick", "--threads", "1", "--board-size", "6", "--bc-games", "0",
+                "--init", out / "model.zip", "--total-steps", "128", "--out", tmp_path / "again")
+    assert again.returncode == 0, again.stdout + again.stderr
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    first, second = (MaskablePPO.load(d / "model.zip", device="cpu").policy.state_dict()
+                     for d in (tmp_path, tmp_path / "again"))
+    assert all(torch.equal(first[k], second[k]) for k in first)
+    clocks = {"minutes", "cpu_minutes", "eval_seconds"}
+    strip = [[{k: v for k, v in r.items() if k not in clocks} for r in read_rows(d / "eval.csv")]
+             for d in (tmp_path, tmp_path / "again")]
+    assert strip[0] == strip[1] and strip[0]
     r = run("train_maskable_ppo.py", "--quick", "--init", tmp_path / "missing.zip", "--out", tmp_path / "x")
     assert r.returncode != 0 and "missing.zip: no such model file" in r.stderr
