@@ -141,8 +141,8 @@ def load_positions(data_dirs: Iterable[str | os.PathLike[str]], max_games: int |
 def _concat(pieces: list[Positions]) -> Positions:
     """Positions of several replays, one after another (soft targets padded to the widest: actions with -1,
     probabilities with 0)."""
-    k = max(p.policy_targets()[0].shape[1] for p in pieces)
     targets = [p.policy_targets() for p in pieces]
+    k = max(a.shape[1] for a, _ in targets)
     pi_a = np.concatenate([np.pad(a, ((0, 0), (0, k - a.shape[1])), constant_values=-1) for a, _ in targets])
     pi_p = np.concatenate([np.pad(q, ((0, 0), (0, k - q.shape[1]))) for _, q in targets])
 
