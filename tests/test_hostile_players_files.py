@@ -463,8 +463,9 @@ def test_a_corrupt_or_foreign_sb3_file_is_a_value_error_naming_it(tmp_path):
 
 # ------------------------------------------------- class 7: a failed save leaves the old file
 def test_a_failed_record_save_leaves_the_previous_file(tmp_path, monkeypatch):
-    import jiu_env.records.game_record as G
-    from jiu_env.records import GameRecord
+    import dataclasses
+
+    from jiu_env.records import GameRecord, formats
 
     rec = GameRecord.from_actions({"board_size": 6}, [])
     # a player name that cannot be encoded (a lone surrogate, as from undecodable command-line bytes)
@@ -472,7 +473,9 @@ def test_a_failed_record_save_leaves_the_previous_file(tmp_path, monkeypatch):
     names = ("game.json", "game.txt", "game.csv")
     for name in names:
         rec.save(tmp_path / name)
-    monkeypatch.setattr(G, "to_jiuchess", lambda record: "Stage[1]:\udcff")  # the CSV line has no names (save's writer)
+    # the CSV line has no names: make save's jiuchess writer give text that cannot be encoded
+    monkeypatch.setitem(formats.FORMATS, "jiuchess",
+                        dataclasses.replace(formats.FORMATS["jiuchess"], write=lambda record: "Stage[1]:\udcff"))
     for name in names:
         path = tmp_path / name
         before = path.read_bytes()

@@ -329,3 +329,50 @@ def test_replay_memory_does_not_grow_with_the_turn_limit(tmp_path, capsys):
     rec.save(path)
     assert main(["replay", str(path), "--all"]) == 0
     assert "after 80/80" in capsys.readouterr().out
+
+
+@pytest.fixture
+def moves_format():
+    """A toy format registered for one test: ``MOVES`` then one kernel action a line (6x6 competitive)."""
+    from jiu_env.records import formats
+
+    def read(text, game, rules, strict, path):
+        formats.one_game(game, path)
+        return GameRecord(rules=Rules.make(rules), actions=[int(t) for t in text.split()[1:]])
+
+    row = formats.register(formats.RecordFormat(
+        "moves", priority=5, detect=lambda text, path: text.startswith("MOVES"), games=lambda text: 1, read=read,
+        write=lambda record: "\n".join(["MOVES", *map(str, record.actions)]), extension=".moves",
+        save_suffixes=(".moves",), stores_rules=False))
+    yield row
+    del formats.FORMATS["moves"]
+
+
+def test_a_registered_format_is_read_saved_and_exported_everywhere(moves_format, tmp_path):
+    """One register() call: load_record, detect_format, GameRecord.save, jiu export and its --format choices."""
+    from jiu_env.cli import build_parser
+    from jiu_env.records import formats
+    from jiu_env.records.export import export_games
+
+    rules = Rules.make(board_size=6)
+    rec = GameRecord(rules=rules, actions=[14, 21, 0, 1])
+    path = tmp_path / "g.MOVES"
+    rec.save(path)
+    assert path.read_text() == "MOVES\n14\n21\n0\n1\n"
+    assert detect_format(path.read_text()) == "moves"
+    assert load_record(path, rules=rules).actions == [14, 21, 0, 1]
+    with pytest.raises(RecordError, match="no game 3: it holds 1 game"):
+        load_record(path, game=3, rules=rules)
+    report = export_games([path], "moves", tmp_path / "out", rules=rules)
+    assert report.ok and [p.rsplit(".", 1)[1] for p in report.written] == ["moves"]
+    assert load_record(report.written[0], rules=rules).actions == rec.actions
+    export = next(a for a in build_parser()._subparsers._group_actions[0].choices["export"]._actions
+                  if a.dest == "format")
+    assert "moves" in export.choices and formats.for_path("x.csv").name == "jiuchess"
+
+
+def test_format_names_are_registered_once():
+    from jiu_env.records import formats
+
+    with pytest.raises(ValueError, match="'json' is registered already"):
+        formats.register(formats.FORMATS["json"])

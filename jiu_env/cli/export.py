@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..records import formats
 from .common import _add_rules_args, _err, _rules_from_args, writable_dir
 
 
@@ -13,8 +14,10 @@ def _export_args(p):
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="a games.jsonl of jiu eval (every game, or --game), or record files in any format the "
                         "package reads (JSON, competition notation, jiuchess CSV: every game line)")
-    p.add_argument("--format", required=True, choices=["json", "competition", "jiuchess"],
-                   help="the format of the files written: json (.json), competition (.txt) or jiuchess (.csv)")
+    written = formats.writable()
+    p.add_argument("--format", required=True, choices=list(written),
+                   help="the format of the files written: "
+                        + ", ".join(f"{name} ({fmt.extension})" for name, fmt in written.items()))
     p.add_argument("--out", required=True, metavar="DIR",
                    help="the folder for the files (made if missing), one per game: NNNN-WHITE-vs-BLACK.EXT, "
                         "the input's name first when several inputs are given")

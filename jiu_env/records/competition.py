@@ -29,12 +29,13 @@ from ..vocab import opponent
 from ..state import position_state
 from ..notation import COLS, ROWS
 from ..rules import Rules
-from .errors import Reader, RecordError, check_strict
+from . import formats
+from .errors import NotARecord, Reader, RecordError, check_strict
 from .fields import result_of, result_text
 from .game_record import GameRecord
 from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
 from .writers import FLY_MARK as FLY_MARK, _header_field as _header_field, _pt_text, near_fly as near_fly
-from .writers import to_competition as to_competition  # the writer sits below GameRecord (its save() uses it)
+from .writers import to_competition as to_competition  # the writer sits below GameRecord (the readers build one)
 
 RESULT_WORDS = {
     "white wins": "white", "black wins": "black", "draw": "draw", "undecided": None, "*": None,
@@ -284,3 +285,22 @@ def _rebuild(rd, plist, battle, removal_entries):
                 pass
             break
     return rebuild_position(rd, plist, removed, first_colour, first_entry, lambda p, c: _pt_text(p, n, c))
+
+
+def _read(text: str, game: int | str | None, rules: Any, strict: bool, path: str) -> GameRecord:
+    """The ``competition`` row's reader: the notation is the fallback of detection, so a text whose
+    first entry is not a placement list is not a record at all (:class:`NotARecord`)."""
+    formats.one_game(game, path)
+    try:
+        return from_competition(text, rules=rules, strict=strict)
+    except RecordError as e:
+        if e.entry == 0 and e.item is None:  # the very first entry is not a placement list
+            raise NotARecord(f"{path or 'the text'} is not a game record (format not recognised: none of "
+                             f"{', '.join(formats.FORMATS)}; as competition notation: {e})") from None
+        raise
+
+
+formats.register(formats.RecordFormat(
+    "competition", priority=90, detect=lambda text, path: True, games=lambda text: 1, read=_read,
+    write=to_competition, extension=".txt", save_suffixes=(".txt", ".jiu"), stores_rules=False,
+    doc="the competition notation of tournament records (FlameChess / CCGC style); read when nothing else fits"))

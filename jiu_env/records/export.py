@@ -36,19 +36,18 @@ import io
 import json
 import os
 import re
+import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .. import fileio
 from ..rules import Rules
-from .competition import _header_field, from_competition, to_competition
-from .errors import ChooseGame, RecordError, check_strict
+from . import formats
+from .errors import ChooseGame, NotARecord, RecordError, check_strict
 from .game_record import GameRecord, result_text
-from .jiuchess import from_jiuchess, game_lines, to_jiuchess
-from .loading import detect_format
+from .jiuchess import game_lines
+from .writers import _header_field, to_competition, to_jiuchess
 
-#: format name -> file extension (the extensions :meth:`GameRecord.save` and ``load_record`` know).
-EXPORT_FORMATS: dict[str, str] = {"json": ".json", "competition": ".txt", "jiuchess": ".csv"}
 #: The largest ``games.jsonl`` read (a single record file: :data:`jiu_env.fileio.MAX_RECORD_BYTES`).
 MAX_GAMES_BYTES: int = 1 << 30
 #: The columns of the first line of a jiuchess export (the game line's cells, the moves last).
@@ -242,46 +241,33 @@ def read_games(path: str | os.PathLike[str], game: int | str | None = None,
         raise ExportError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
     if not text.strip():
         raise ExportError(f"{path} is empty: no games to export")
-    kind = detect_format(text, path)
-    if kind == "jsonl":
+    fmt = formats.detect(text, path)
+    if fmt.name == "jsonl":  # a games.jsonl: each line's players and the tournament's title are headers too
         return _jsonl_games(path, text, file_date, game)
-    try:
-        if kind == "jiuchess":
-            count = len(game_lines(text))
-            numbers = range(count) if game is None else [_number(game, count, path)]
-            out = []
-            for k in numbers:
-                label = f"{path} game {k}"
-                try:
-                    record = from_jiuchess(text, rules=rules, strict=strict, game=k)
-                except RecordError as e:
-                    out.append(ExportGame(label, k, None, error=f"not a readable record: {e}"))
-                    continue
-                out.append(ExportGame(label, k, record, _jiuchess_headers(text, k, record, file_date)))
-            return out
-        if game is not None:
-            _number(game, 1, path)
-        if kind == "json":
-            try:
-                d = fileio.loads_json(text, path)
-            except (fileio.JSONTooDeep, json.JSONDecodeError) as e:
-                raise ExportError(f"{path} is not a game record: {e}") from None
-            if not isinstance(d, dict) or "format" not in d:
-                raise ExportError(f"{path} is not a game record (a JSON file without the record's format field)")
-            record = GameRecord.from_dict(d)
-        else:
-            try:
-                record = from_competition(text, rules=rules, strict=strict)
-            except RecordError as e:
-                if e.entry == 0 and e.item is None:
-                    raise ExportError(f"{path} is not a game record (not JSON, JSON lines, jiuchess CSV or "
-                                      f"competition notation; as competition notation: {e})") from None
-                raise
-    except ChooseGame as e:  # pragma: no cover - every game of a multi-game file is read one by one
-        raise ExportError(f"{path}: {e}") from None
-    except RecordError as e:
-        raise ExportError(f"{path}: {e}") from None
-    return [ExportGame(f"{path}", 0, record, _game_headers(record, "", file_date))]
+    count = fmt.games(text)
+    numbers = range(count) if game is None else [_number(game, count, path)]
+    headers = _HEADERS.get(fmt.name, _plain_headers)
+    out = []
+    for k in numbers:
+        label = f"{path} game {k}" if fmt.multi_game else path
+        try:
+            record = fmt.read(text, k, rules, strict, path)
+        except NotARecord as e:
+            raise ExportError(str(e)) from None
+        except ChooseGame as e:  # pragma: no cover - every game of a multi-game file is read one by one
+            raise ExportError(f"{path}: {e}") from None
+        except RecordError as e:
+            if not fmt.multi_game:
+                raise ExportError(f"{path}: {e}") from None
+            out.append(ExportGame(label, k, None, error=f"not a readable record: {e}"))  # the others still go
+            continue
+        out.append(ExportGame(label, k, record, headers(text, k, record, file_date)))
+    return out
+
+
+def _plain_headers(text: str, k: int, record: GameRecord, file_date: str) -> dict[str, Any]:
+    """The headers of a record read from a file: its own event and date, else the file's date."""
+    return _game_headers(record, "", file_date)
 
 
 def _jiuchess_headers(text: str, k: int, record: GameRecord, file_date: str) -> dict[str, Any]:
@@ -305,6 +291,10 @@ def _jiuchess_headers(text: str, k: int, record: GameRecord, file_date: str) -> 
     return _game_headers(record, "", file_date, names)
 
 
+#: A format whose export writes headers of its own reads them back here (the others: :func:`_plain_headers`).
+_HEADERS = {"jiuchess": _jiuchess_headers}
+
+
 def _number(game, count, path):
     text = str(game)
     if not (text.isascii() and text.isdigit()) or int(text) >= count:
@@ -319,36 +309,59 @@ def _clean_cell(value: Any) -> str:
     return text.replace("Stage[", "Stage(")  # a jiuchess reader finds a game by 'Stage[1]'
 
 
+def _render_json(rec: GameRecord, h: dict[str, Any]) -> str:
+    """The JSON record with the headers in its ``meta`` (``export_players``: each side's name and spec)."""
+    meta = dict(rec.meta or {})
+    for key in ("event", "date"):
+        if h.get(key):
+            meta[key] = h[key]
+    if h.get("date"):
+        meta["date_source"] = h["date_source"]
+    meta["export_players"] = {side: {"name": h[f"{side}_name"], "spec": h[f"{side}_spec"]}
+                              for side in ("white", "black")}
+    return replace(rec, meta=meta).to_json(indent=1) + "\n"
+
+
+def _render_competition(rec: GameRecord, h: dict[str, Any]) -> str:
+    """The notation's header line with the players, event and date, then two more fields."""
+    named = replace(rec, players={"white": h["white"] or None, "black": h["black"] or None})
+    text = to_competition(named, event=h["event"], date=h["date"])
+    head, nl, body = text.partition("\n")
+    # two more fields after [event]: the end reason and the rules (readers take the first six)
+    head += f"[{_header_field(h['end_reason'])}][{_header_field(h['rules'])}]"
+    return head + nl + body + "\n"
+
+
+def _render_jiuchess(rec: GameRecord, h: dict[str, Any]) -> str:
+    """A CSV file: the column names of :data:`JIUCHESS_COLUMNS`, then the headers and the game line."""
+    line = to_jiuchess(rec)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(JIUCHESS_COLUMNS)
+    w.writerow([_clean_cell(h[c]) for c in JIUCHESS_COLUMNS[:-1]] + [line])
+    return buf.getvalue()
+
+
+#: How a format's export carries the headers (a format not listed: its plain text, without headers).
+_RENDER = {"json": _render_json, "competition": _render_competition, "jiuchess": _render_jiuchess}
+
+
+def _writer(fmt: str) -> Callable[[GameRecord], str]:
+    """The writer of a format that can be written; :class:`ExportError` naming the choices otherwise."""
+    row = formats.writable().get(fmt)
+    if row is None or row.write is None:
+        raise ExportError(f"unknown export format {fmt!r}: choose one of {', '.join(formats.writable())}")
+    return row.write
+
+
 def render(game: ExportGame, fmt: str) -> str:
     """The text of one game in ``fmt`` (ValueError when the notation cannot write it, naming why)."""
     rec, h = game.record, game.headers
     if rec is None:
         raise ValueError(game.error or "no record")
-    if fmt == "json":
-        meta = dict(rec.meta or {})
-        for key in ("event", "date"):
-            if h.get(key):
-                meta[key] = h[key]
-        if h.get("date"):
-            meta["date_source"] = h["date_source"]
-        meta["export_players"] = {side: {"name": h[f"{side}_name"], "spec": h[f"{side}_spec"]}
-                                  for side in ("white", "black")}
-        return replace(rec, meta=meta).to_json(indent=1) + "\n"
-    if fmt == "competition":
-        named = replace(rec, players={"white": h["white"] or None, "black": h["black"] or None})
-        text = to_competition(named, event=h["event"], date=h["date"])
-        head, nl, body = text.partition("\n")
-        # two more fields after [event]: the end reason and the rules (readers take the first six)
-        head += f"[{_header_field(h['end_reason'])}][{_header_field(h['rules'])}]"
-        return head + nl + body + "\n"
-    if fmt == "jiuchess":
-        line = to_jiuchess(rec)
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(JIUCHESS_COLUMNS)
-        w.writerow([_clean_cell(h[c]) for c in JIUCHESS_COLUMNS[:-1]] + [line])
-        return buf.getvalue()
-    raise ExportError(f"unknown export format {fmt!r}: choose one of {', '.join(EXPORT_FORMATS)}")
+    write = _writer(fmt)
+    decorate = _RENDER.get(fmt)
+    return decorate(rec, h) if decorate is not None else write(rec) + "\n"
 
 
 def _slug(text: Any, fallback: str) -> str:
@@ -362,7 +375,7 @@ def file_name(game: ExportGame, fmt: str) -> str:
     white = _slug(h.get("white_name") or h.get("white_spec"), "white")
     black = _slug(h.get("black_name") or h.get("black_spec"), "black")
     head = f"{game.prefix}-" if game.prefix else ""
-    return f"{head}{game.number:04d}-{white}-vs-{black}{EXPORT_FORMATS[fmt]}"
+    return f"{head}{game.number:04d}-{white}-vs-{black}{formats.FORMATS[fmt].extension}"
 
 
 def _prefixes(paths: Sequence[str]) -> list[str]:
@@ -386,8 +399,7 @@ def export_games(inputs: Sequence[str | os.PathLike[str]], fmt: str, out_dir: st
     an unknown format, an input that cannot be read, no inputs, or files that
     exist already in ``out_dir`` (unless ``force``).
     """
-    if fmt not in EXPORT_FORMATS:
-        raise ExportError(f"unknown export format {fmt!r}: choose one of {', '.join(EXPORT_FORMATS)}")
+    _writer(fmt)
     paths = [os.fspath(p) for p in inputs]
     if not paths:
         raise ExportError("no input: give a games.jsonl or record files")
@@ -433,5 +445,14 @@ def export_games(inputs: Sequence[str | os.PathLike[str]], fmt: str, out_dir: st
     return report
 
 
-__all__ = ["EXPORT_FORMATS", "ExportError", "ExportGame", "ExportReport", "export_games", "read_games", "render",
+def __getattr__(name: str) -> Any:
+    if name == "EXPORT_FORMATS":  # the writable formats' extensions, before the format table held them
+        warnings.warn("jiu_env.records.export.EXPORT_FORMATS is deprecated: use "
+                      "jiu_env.records.formats.writable() (format name -> RecordFormat, .extension)",
+                      DeprecationWarning, stacklevel=2)
+        return {name: fmt.extension for name, fmt in formats.writable().items()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["ExportError", "ExportGame", "ExportReport", "export_games", "read_games", "render",
            "file_name", "rules_text", "player_text", "split_player", "today", "utc_date"]

@@ -12,18 +12,19 @@ from typing import Any, Iterator
 import numpy as np
 
 from .. import vocab as V
+from .. import fileio
 from ..fileio import atomic_write_text
 from ..state import position_state
 from ..notation import action_to_str, str_to_action
 from ..outcome import FORFEIT, Outcome
 from ..rules import Rules
-from .errors import Irregularity, RecordError
+from . import formats
+from .errors import Irregularity, NotARecord, RecordError
 from .fields import (  # the names, results and start every format shares, importable from here as before
     COLOUR_NAMES as COLOUR_NAMES, END_REASONS as END_REASONS, WINNER_NAMES as WINNER_NAMES, norm_start as norm_start,
     result_of as result_of, result_text as result_text,
 )
 from .replay import check_passes, play, walk
-from .writers import to_competition, to_jiuchess
 
 FORMAT: str = "jiu-record"
 VERSION: int = 1
@@ -322,8 +323,9 @@ class GameRecord:
         return cls.from_dict(d, check=check)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the record: ``.txt`` / ``.jiu`` get the competition notation, ``.csv`` the
-        jiuchess CSV line, anything else JSON.
+        """Write the record in the format its path's ending names (:func:`.formats.for_path`):
+        ``.txt`` / ``.jiu`` get the competition notation, ``.csv`` the jiuchess CSV line, anything
+        else JSON.
 
         The text is made in full and written to a temporary file that then
         replaces ``path`` (:func:`jiu_env.fileio.atomic_write_text`): if
@@ -331,14 +333,9 @@ class GameRecord:
         be encoded, a full disk) the file that was there is left as it was.
         """
         path = os.fspath(path)
-        low = path.lower()
-        if low.endswith((".txt", ".jiu")):
-            text = to_competition(self)
-        elif low.endswith(".csv"):
-            text = to_jiuchess(self)
-        else:
-            text = self.to_json(indent=1)
-        atomic_write_text(path, text + "\n")  # a failed save leaves the previous file whole
+        write = formats.for_path(path).write
+        assert write is not None  # for_path gives only writable formats
+        atomic_write_text(path, write(self) + "\n")  # a failed save leaves the previous file whole
 
 
 def _parse_move(m: Any, n: int) -> int | None:
@@ -346,3 +343,24 @@ def _parse_move(m: Any, n: int) -> int | None:
         return str_to_action(m, n)
     except (TypeError, ValueError, AttributeError):
         return None
+
+
+def _read_json(text: str, game: int | str | None, rules: Any, strict: bool, path: str) -> GameRecord:
+    """The ``json`` row's reader: one record, which stores its own rules (``rules``/``strict`` unused)."""
+    formats.one_game(game, path)
+    where = path or "the text"
+    try:
+        d = fileio.loads_json(text, where)
+    except fileio.JSONTooDeep as e:
+        raise NotARecord(str(e)) from None
+    except json.JSONDecodeError as e:
+        raise NotARecord(f"{where} is not a game record: {e}") from None
+    if not isinstance(d, dict) or "format" not in d:
+        raise NotARecord(f"{where} is not a game record (a JSON file without the record's format field)")
+    return GameRecord.from_dict(d)
+
+
+formats.register(formats.RecordFormat(
+    "json", priority=10, detect=lambda text, path: text.startswith("{"), games=lambda text: 1, read=_read_json,
+    write=lambda record: record.to_json(indent=1), extension=".json",
+    doc="the exact JSON record of docs/records.md (format jiu-record): rules, start, actions, result"))

@@ -41,12 +41,13 @@ from .. import vocab as V
 from ..vocab import opponent
 from ..state import position_state
 from ..rules import Rules
+from . import formats
 from .errors import ChooseGame, Reader, RecordError, check_strict
 from .fields import result_of
 from .game_record import GameRecord
 from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
 from .writers import COLOUR_LETTER as COLOUR_LETTER, LETTERS as LETTERS, point_text as point_text
-from .writers import to_jiuchess as to_jiuchess  # the writer sits below GameRecord (its save() uses it)
+from .writers import to_jiuchess as to_jiuchess  # the writer sits below GameRecord (the readers build one)
 
 _PT = r"[WB]\([A-Za-z],[0-9]+\)"
 _PLACE = re.compile(r"([WB])\(([A-Za-z]),([0-9]+)\)")
@@ -180,3 +181,11 @@ def _parse_move(rd, tok, k):
         lists.append(pts)
     tc, fc = lists
     return Move(colour, path, tc + fc, m.group("path"), jumped_listed=len(tc))
+
+
+formats.register(formats.RecordFormat(
+    "jiuchess", priority=20, detect=lambda text, path: bool(game_lines(text)),
+    games=lambda text: len(game_lines(text)),
+    read=lambda text, game, rules, strict, path: from_jiuchess(text, rules=rules, strict=strict, game=game),
+    write=to_jiuchess, extension=".csv", save_suffixes=(".csv",), multi_game=True, stores_rules=False,
+    doc="the CSV lines of the jiuchess human-game data set (Stage[1]: ...; Stage[2]: ...), one game a line"))

@@ -7,26 +7,48 @@ import os
 from typing import Any
 
 from .. import fileio
-from .competition import from_competition
-from .errors import ChooseGame, NotARecord, RecordError, check_strict
+from . import formats
+from .errors import ChooseGame, RecordError, check_strict
 from .game_record import GameRecord
-from .jiuchess import from_jiuchess, game_lines
 from ..rules import Rules
 
-FORMATS = ("json", "jsonl", "jiuchess", "competition")
+
+def _read_jsonl(text: str, game: int | str | None, rules: Any, strict: bool, path: str) -> GameRecord:
+    """The ``jsonl`` row's reader: game ``game`` (an id, or a line number from 0 counting non-blank lines)
+    of a ``games.jsonl`` of ``jiu eval`` or a file of JSON records, one a line; lines cut short by an
+    interrupted run, and lines that are not JSON objects, are passed over."""
+    numbered = [(k + 1, ln) for k, ln in enumerate(text.splitlines()) if ln.strip()]
+    where = path or "the text"
+    if game is None:
+        if len(numbered) != 1:
+            raise ChooseGame(f"{where} holds {len(numbered)} games; choose one with game=<id or line number>",
+                             len(numbered))
+        game = 0
+    for i, (lineno, ln) in enumerate(numbered):
+        try:
+            d = fileio.loads_json(ln, f"{where} line {lineno}")
+        except fileio.JSONTooDeep as e:
+            raise RecordError(str(e)) from None
+        except json.JSONDecodeError:
+            continue  # a line cut short by an interrupted run
+        if not isinstance(d, dict):
+            continue
+        if str(d.get("id")) == str(game) or (str(game).isdigit() and i == int(game)):
+            return GameRecord.from_dict(d.get("record", d))
+    raise RecordError(f"no game {game!r} in {where}")
+
+
+formats.register(formats.RecordFormat(
+    "jsonl", priority=0,
+    detect=lambda text, path: path.endswith(".jsonl") or (text.startswith("{") and "\n{" in text.rstrip()),
+    games=lambda text: sum(1 for ln in text.splitlines() if ln.strip()), read=_read_jsonl, multi_game=True,
+    doc="JSON lines, one game a line: the games.jsonl of jiu eval (read only)"))
 
 
 def detect_format(text: str, path: str | os.PathLike[str] | None = None) -> str:
-    """``"json"``, ``"jsonl"`` (games.jsonl of ``jiu eval``), ``"jiuchess"`` (CSV lines) or ``"competition"``."""
-    stripped = text.lstrip("\ufeff").lstrip()
-    low = os.fspath(path).lower() if path is not None else ""
-    if low.endswith(".jsonl") or (stripped.startswith("{") and "\n{" in stripped.rstrip()):
-        return "jsonl"
-    if stripped.startswith("{"):
-        return "json"
-    if game_lines(stripped):
-        return "jiuchess"
-    return "competition"
+    """The name of a text's format (:func:`.formats.detect`): ``"jsonl"`` (games.jsonl of ``jiu eval``),
+    ``"json"``, ``"jiuchess"`` (CSV lines) or ``"competition"`` (what nothing else recognises)."""
+    return formats.detect(text, path).name
 
 
 def load_record(path: str | os.PathLike[str], game: int | str | None = None, strict: bool = True,
@@ -34,7 +56,8 @@ def load_record(path: str | os.PathLike[str], game: int | str | None = None, str
     """Read a record file: JSON, JSON lines, jiuchess CSV or competition text (detected from the content).
 
     ``game`` chooses one game of a multi-game file: in JSON lines the game id
-    or 0-based line number, in a jiuchess CSV file the 0-based game line.
+    or 0-based line number, in a jiuchess CSV file the 0-based game line; a
+    single-game file holds game 0 only.
     Text formats are read with ``strict`` and ``rules`` (they do not store the
     rules).  A leading UTF-8 byte-order mark is ignored.  A file larger than
     :data:`jiu_env.fileio.MAX_RECORD_BYTES` (64 MiB), or a stream that does
@@ -47,45 +70,4 @@ def load_record(path: str | os.PathLike[str], game: int | str | None = None, str
         text = fileio.read_text_limited(path, fileio.MAX_RECORD_BYTES, "record file").lstrip("\ufeff")
     except fileio.FileTooLarge as e:
         raise RecordError(str(e)) from None
-    kind = detect_format(text, path)
-    if kind == "jsonl":
-        numbered = [(k + 1, ln) for k, ln in enumerate(text.splitlines()) if ln.strip()]
-        lines = [ln for _, ln in numbered]
-        if game is None:
-            if len(lines) != 1:
-                raise ChooseGame(f"{path} holds {len(lines)} games; choose one with game=<id or line number>",
-                                 len(lines))
-            game = 0
-        chosen = None
-        for i, ln in enumerate(lines):
-            try:
-                d = fileio.loads_json(ln, f"{path} line {numbered[i][0]}")
-            except fileio.JSONTooDeep as e:
-                raise RecordError(str(e)) from None
-            except json.JSONDecodeError:
-                continue  # a line cut short by an interrupted run
-            if not isinstance(d, dict):
-                continue
-            if str(d.get("id")) == str(game) or (str(game).isdigit() and i == int(game)):
-                chosen = d
-                break
-        if chosen is None:
-            raise RecordError(f"no game {game!r} in {path}")
-        return GameRecord.from_dict(chosen.get("record", chosen))
-    if kind == "json":
-        try:
-            d = fileio.loads_json(text, path)
-        except (fileio.JSONTooDeep, json.JSONDecodeError):
-            d = None
-        if not isinstance(d, dict) or "format" not in d:
-            raise NotARecord(f"{path} is not a game record (a JSON file without the record's format field)")
-        return GameRecord.from_json(text)
-    if kind == "jiuchess":
-        return from_jiuchess(text, rules=rules, strict=strict, game=game)
-    try:
-        return from_competition(text, rules=rules, strict=strict)
-    except RecordError as e:
-        if e.entry == 0 and e.item is None:  # the very first entry is not a placement list
-            raise NotARecord(f"{path} is not a game record (format not recognised: not JSON, JSON lines, "
-                             f"jiuchess CSV or competition notation; as competition notation: {e})") from None
-        raise
+    return formats.detect(text, path).read(text, game, rules, strict, path)
