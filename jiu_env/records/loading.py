@@ -70,4 +70,5 @@ def load_record(path: str | os.PathLike[str], game: int | str | None = None, str
         text = fileio.read_text_limited(path, fileio.MAX_RECORD_BYTES, "record file").lstrip("\ufeff")
     except fileio.FileTooLarge as e:
         raise RecordError(str(e)) from None
-    return formats.detect(text, path).read(text, game, rules, strict, path)
+    record: GameRecord = formats.detect(text, path).read(text, game, rules, strict, path)
+    return record
