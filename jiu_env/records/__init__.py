@@ -10,6 +10,8 @@
 * :mod:`.jiuchess`: the CSV notation of the jiuchess human-game data set
   (``Stage[1]: W(G,7);...``), :func:`to_jiuchess` / :func:`from_jiuchess`.
 * :func:`load_record` reads any of them from a file and detects the format.
+* :mod:`.formats`: the format table every reader and writer goes through (one
+  :class:`~jiu_env.records.formats.RecordFormat` row a format; a new format registers its row).
 
 Text imports are strict (the first irregularity raises :class:`RecordError`
 naming the entry) or lenient (irregularities are listed in
