@@ -343,7 +343,7 @@ def moves_format():
     row = formats.register(formats.RecordFormat(
         "moves", priority=5, detect=lambda text, path: text.startswith("MOVES"), games=lambda text: 1, read=read,
         write=lambda record: "\n".join(["MOVES", *map(str, record.actions)]), extension=".moves",
-        save_suffixes=(".moves",), stores_rules=False))
+        save_suffixes=(".moves",)))
     yield row
     del formats.FORMATS["moves"]
 

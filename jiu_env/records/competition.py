@@ -302,5 +302,4 @@ def _read(text: str, game: int | str | None, rules: Any, strict: bool, path: str
 
 formats.register(formats.RecordFormat(
     "competition", priority=90, detect=lambda text, path: True, games=lambda text: 1, read=_read,
-    write=to_competition, extension=".txt", save_suffixes=(".txt", ".jiu"), stores_rules=False,
-    doc="the competition notation of tournament records (FlameChess / CCGC style); read when nothing else fits"))
+    write=to_competition, extension=".txt", save_suffixes=(".txt", ".jiu")))

@@ -35,7 +35,7 @@ class RecordFormat:
     ``game`` (``None``: the only one; else an id or a number from 0 that the
     format's own reader checks) of a ``text`` recognised as this format;
     ``rules`` and ``strict`` matter to the formats that do not store the rules
-    (``stores_rules`` False); ``path`` names the file in errors.  ``write``
+    (the text notations); ``path`` names the file in errors.  ``write``
     makes a record's text (without the final newline), ``None`` for a format
     that is only read.
     """
@@ -57,10 +57,6 @@ class RecordFormat:
     save_suffixes: tuple[str, ...] = ()
     #: Does one text hold several games (a bad one is then refused alone, the others still read)?
     multi_game: bool = False
-    #: Does the text store the rules (else it is read under the rules given)?
-    stores_rules: bool = True
-    #: One line for the docs and the command-line help.
-    doc: str = ""
 
 
 #: Every registered format by name, in the order they were registered (the order help texts list them).

@@ -362,5 +362,4 @@ def _read_json(text: str, game: int | str | None, rules: Any, strict: bool, path
 
 formats.register(formats.RecordFormat(
     "json", priority=10, detect=lambda text, path: text.startswith("{"), games=lambda text: 1, read=_read_json,
-    write=lambda record: record.to_json(indent=1), extension=".json",
-    doc="the exact JSON record of docs/records.md (format jiu-record): rules, start, actions, result"))
+    write=lambda record: record.to_json(indent=1), extension=".json"))

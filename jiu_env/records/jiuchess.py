@@ -187,5 +187,4 @@ formats.register(formats.RecordFormat(
     "jiuchess", priority=20, detect=lambda text, path: bool(game_lines(text)),
     games=lambda text: len(game_lines(text)),
     read=lambda text, game, rules, strict, path: from_jiuchess(text, rules=rules, strict=strict, game=game),
-    write=to_jiuchess, extension=".csv", save_suffixes=(".csv",), multi_game=True, stores_rules=False,
-    doc="the CSV lines of the jiuchess human-game data set (Stage[1]: ...; Stage[2]: ...), one game a line"))
+    write=to_jiuchess, extension=".csv", save_suffixes=(".csv",), multi_game=True))

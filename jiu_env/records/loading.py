@@ -41,8 +41,7 @@ def _read_jsonl(text: str, game: int | str | None, rules: Any, strict: bool, pat
 formats.register(formats.RecordFormat(
     "jsonl", priority=0,
     detect=lambda text, path: path.endswith(".jsonl") or (text.startswith("{") and "\n{" in text.rstrip()),
-    games=lambda text: sum(1 for ln in text.splitlines() if ln.strip()), read=_read_jsonl, multi_game=True,
-    doc="JSON lines, one game a line: the games.jsonl of jiu eval (read only)"))
+    games=lambda text: sum(1 for ln in text.splitlines() if ln.strip()), read=_read_jsonl, multi_game=True))
 
 
 def detect_format(text: str, path: str | os.PathLike[str] | None = None) -> str:
