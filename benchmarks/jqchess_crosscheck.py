@@ -46,7 +46,7 @@ import numpy as np
 
 from jiu_env import Rules
 from jiu_env import kernel as K
-from jiu_env.notation import action_to_str
+from jiu_env.notation import COLS, ROWS, action_to_str, point_to_str
 from jiu_env.vocab import encode_jump, landing
 
 HERE = Path(__file__).resolve().parent
@@ -457,11 +457,6 @@ def play_game(game: int, seed: int, rules: Rules, jq: JQOracle, tally: Tally) ->
 
 
 # ------------------------------------------------------------------ the report
-def point_name(p: int, n: int = 8) -> str:
-    """Our point name (row letter, column digit), as jiu_env.notation writes it."""
-    return "abcdefghijklmnopqrst"[p // n] + "0123456789ABCDEFGHIJ"[p % n]
-
-
 def jq_to_ours(notation: str) -> str:
     """A JQ move with its points renamed ours: JQ's "C5" is rank C (our row c), file 5 (our column 4)."""
     def rename(token: str) -> str:
@@ -474,15 +469,15 @@ def jq_to_ours(notation: str) -> str:
 def changes(before: str, after: str) -> str:
     """What a turn did to the board, point by point ("d3 W>." = the white stone on d3 left)."""
     sign = {"0": ".", "1": "W", "2": "B"}
-    return " ".join(f"{point_name(i)} {sign[x]}>{sign[y]}" for i, (x, y) in enumerate(zip(before, after)) if x != y)
+    return " ".join(f"{point_to_str(i, 8)} {sign[x]}>{sign[y]}" for i, (x, y) in enumerate(zip(before, after)) if x != y)
 
 
 def diagram(board: str, n: int = 8) -> str:
     """The board as n rows (W white, B black, . empty) with our row letters and column digits."""
     sign = {"0": ".", "1": "W", "2": "B"}
-    rows = ["   " + " ".join("0123456789ABCDEFGHIJ"[:n])]
+    rows = ["   " + " ".join(COLS[:n])]
     for r in range(n):
-        rows.append("abcdefghijklmnopqrst"[r] + "  " + " ".join(sign[c] for c in board[r * n:(r + 1) * n]))
+        rows.append(ROWS[r] + "  " + " ".join(sign[c] for c in board[r * n:(r + 1) * n]))
     return "\n".join(rows)
 
 
