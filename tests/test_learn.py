@@ -95,6 +95,44 @@ def test_bad_data_settings_are_refused():
         DataConfig(rules={"board_size": 3})
 
 
+def test_players_play_the_games_and_the_teacher_only_labels(tmp_path):
+    # DAgger: greedy (white in even games) against random; every labelled decision is the teacher's fresh search
+    cfg = DataConfig(**{**CFG6.to_dict(), "explore": 0.0, "players": ("greedy", "random")})
+    generate(tmp_path, cfg, 4, progress=False)
+    assert read_manifest(tmp_path)["config"]["players"] == ["greedy", "random"]
+    rng = np.random.default_rng(0)
+    checked = differ = 0
+    for index, game in enumerate(load_games(tmp_path, verify=True)):  # games come in play order
+        even = index % 2 == 0
+        bots = {K.WHITE: make_bot("greedy" if even else "random"), K.BLACK: make_bot("random" if even else "greedy")}
+        for b in bots.values():
+            b.restart(game["seed"])
+        s = R6.new_state()
+        for a, lab, val in zip(game["actions"], game["labels"], game["values"]):
+            if lab >= 0:
+                # the played move is the player's, made from the same position
+                assert bots[int(s[K.H_TO_MOVE])].step(s) == a
+                differ += int(a != lab)
+                if rng.random() < 0.2:
+                    assert teacher_label(make_bot(cfg.teacher), s.copy(), game["seed"]) == (lab, val)
+                    checked += 1
+            K.apply_action(s, int(a))
+    assert checked >= 10 and differ > 0  # random is not the teacher: the labels differ from the moves played
+
+
+def test_players_setting_is_checked_and_old_manifests_stay_resumable(tmp_path):
+    with pytest.raises(ValueError, match="players"):
+        DataConfig(players=("greedy",))
+    with pytest.raises(ValueError, match="players"):
+        DataConfig(players="greedy")
+    with pytest.raises(ValueError, match="players"):
+        DataConfig(players=("greedy", ""))
+    assert "players" not in CFG6.to_dict()  # a run made before the field existed has the same settings
+    generate(tmp_path, CFG6, 2, progress=False)
+    with pytest.raises(ValueError, match="other settings"):
+        generate(tmp_path, DataConfig(**{**CFG6.to_dict(), "players": ["greedy", "greedy"]}), 2, progress=False)
+
+
 def test_killed_generation_resumes_with_nothing_lost_or_duplicated(tmp_path):
     cfg = DataConfig(**{**CFG6.to_dict(), "chunk_games": 1})
     generate(tmp_path / "ref", cfg, 6, progress=False)
@@ -328,3 +366,21 @@ def test_snapshots_are_the_networks_of_their_steps_and_rate_over_training(data6,
     assert [int(r["step"]) for r in rows] == [10, 20]
     assert all(int(r["games"]) == 4 for r in rows)  # 2 games against each of the 2 anchors
     assert (tmp_path / "elo" / "elo.png").stat().st_size > 0
+
+
+def test_jiu_train_players_flag_reaches_the_data_run(tmp_path):
+    import argparse
+
+    from jiu_env.learn import pipeline
+
+    p = argparse.ArgumentParser()
+    pipeline.add_arguments(p)
+    args = p.parse_args([str(tmp_path), "--stage", "data", "--games", "2", "--chunk-games", "2", "--explore", "0",
+                         "--teacher", "alphabeta:depth=1,tt_bits=14", "--players", "greedy", "random"])
+    report = pipeline.run_pipeline(tmp_path, pipeline.settings(args, R6), "data", progress=False)
+    assert report["data"]["games"] == 2
+    assert read_manifest(tmp_path / "data")["config"]["players"] == ["greedy", "random"]
+    args = p.parse_args([str(tmp_path), "--stage", "data", "--games", "2", "--chunk-games", "2", "--explore", "0",
+                         "--teacher", "alphabeta:depth=1,tt_bits=14"])
+    with pytest.raises(ValueError, match="other settings"):  # the same directory without --players is refused
+        pipeline.run_pipeline(tmp_path, pipeline.settings(args, R6), "data", progress=False)

@@ -26,6 +26,19 @@ and the games reach positions the teacher alone would not (a learner facing
 weaker opponents meets them).  The first ``k`` placements, ``k`` drawn from
 ``0..random_opening``, are random and unlabelled.
 
+**Played by other players** (``players``, DAgger).  A network that copies
+its teacher makes mistakes the teacher never makes, and the positions they
+lead to are in no game of the teacher's: the learner meets them in play but
+never learned them.  DAgger (Ross, Gordon and Bagnell 2011) plays the
+games with the learner (or any players) and keeps the teacher as the
+labeller: with ``players=(A, B)``, game ``g`` of the run is played by ``A``
+as white and ``B`` as black when ``g`` is even, colours swapped when it is
+odd; every decision is still put to the teacher, which labels it and plays
+nothing.  Both players are restarted with the game's seed at its start, so
+a chunk is again a function of the settings and its index.  A player spec
+naming a checkpoint names a file: the run does not follow the file if it
+changes, so give a new run directory to a new network.
+
 Storage.  A run directory holds ``manifest.json`` (the settings, and per
 chunk its games, decisions, labels, CPU seconds and SHA-256) and the chunks
 ``chunk-00000.npz``...; chunk ``i`` holds games ``i*chunk_games`` to
@@ -73,8 +86,16 @@ class DataConfig:
     chunk_games: int = 8
     random_opening: int = 8
     explore: float = 0.05
+    #: the two players that play the games (white in even games; empty: the teacher plays them)
+    players: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        if isinstance(self.players, (str, bytes)) or not isinstance(self.players, (tuple, list)):
+            raise ValueError(f"players must be two bot spec strings, not {self.players!r}")
+        object.__setattr__(self, "players", tuple(self.players))
+        if self.players and (len(self.players) != 2
+                             or not all(isinstance(p, str) and p for p in self.players)):
+            raise ValueError(f"players must be two bot spec strings (white in even games), not {self.players!r}")
         if not isinstance(self.teacher, str) or not self.teacher:
             raise ValueError(f"teacher must be a bot spec string, not {self.teacher!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
@@ -93,7 +114,12 @@ class DataConfig:
         return Rules.make(dict(self.rules))
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if not self.players:
+            del d["players"]  # the manifests of runs made before the field existed stay resumable
+        else:
+            d["players"] = list(self.players)
+        return d
 
 
 def decision_seed(gseed: int, decision: int) -> int:
@@ -112,8 +138,16 @@ def teacher_label(teacher: Any, state: np.ndarray, gseed: int) -> tuple[int, int
     return a, int(max(-VALUE_WIN, min(VALUE_WIN, int(v))))
 
 
-def play_labelled_game(config: DataConfig, teacher: Any, gseed: int) -> dict[str, Any]:
-    """One game of the run: its actions, per-decision labels and result."""
+def play_labelled_game(config: DataConfig, teacher: Any, gseed: int,
+                       players: tuple[Any, Any] | None = None) -> dict[str, Any]:
+    """One game of the run: its actions, per-decision labels and result.
+
+    ``players``: the bots (white, black) that play the game, restarted here
+    with ``gseed``; None: the teacher's labels are played.
+    """
+    if players is not None:
+        for p in players:
+            p.restart(gseed)
     rules = config.rules_obj
     rng = np.random.default_rng(gseed)
     opening = int(rng.integers(config.random_opening + 1))
@@ -131,7 +165,7 @@ def play_labelled_game(config: DataConfig, teacher: Any, gseed: int) -> dict[str
             a = int(buf[0])
         else:
             label, value = teacher_label(teacher, s, gseed)
-            a = label
+            a = label if players is None else int(players[0 if s[V.H_TO_MOVE] == V.WHITE else 1].step(s))
             if config.explore > 0 and s[V.H_PHASE] == V.PH_BATTLE and s[V.H_SUB] == V.SUB_MOVE \
                     and rng.random() < config.explore:
                 a = int(buf[rng.integers(k)])
@@ -162,7 +196,12 @@ def play_chunk(config: DataConfig, index: int) -> tuple[bytes, float, float]:
     t0 = time.process_time()
     w0 = time.perf_counter()
     teacher = make_bot(config.teacher, seed=0)
-    games = [play_labelled_game(config, teacher, game_seed(config, g))
+    bots = tuple(make_bot(spec, seed=0) for spec in config.players)
+
+    def players(g: int) -> tuple[Any, Any] | None:
+        return None if not bots else (bots[0], bots[1]) if g % 2 == 0 else (bots[1], bots[0])
+
+    games = [play_labelled_game(config, teacher, game_seed(config, g), players(g))
              for g in range(index * config.chunk_games, (index + 1) * config.chunk_games)]
     offsets = np.cumsum([0] + [len(g["actions"]) for g in games]).astype(np.int64)
     arrays = {
