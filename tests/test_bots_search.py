@@ -411,6 +411,44 @@ def test_alphabeta_equals_plain_minimax(depth):
     assert checked >= 8
 
 
+@pytest.mark.parametrize("depth,margin", [(1, 50), (2, 50), (2, 400)])
+def test_root_margin_scores_every_near_best_root_move_exactly(depth, margin):
+    # the root scores behind soft training labels: exact within the margin, an upper bound below it
+    checked = 0
+    for name, s in _minimax_positions():
+        spec = f"alphabeta:depth={depth},cap_width=0,drop_width=0,quiesce=0,lmr=false,eval=hand"
+        bot = make_bot(f"{spec},root_margin={margin}", seed=depth)
+        a = bot.step(s)
+        if len(legal_actions(s)) == 1:
+            assert "root" not in bot.last_info
+            continue
+        side, reached = int(s[K.H_TO_MOVE]), bot.last_info["depth"]
+        vals = {int(x): ref_child(s, int(x), side, 3 - side, reached) for x in legal_actions(s)}
+        moves, scores = bot.last_info["root"]
+        assert sorted(int(m) for m in moves) == sorted(vals)
+        best = max(vals.values())
+        assert int(scores[0]) == best == bot.last_info["value"] and int(moves[0]) == a, name
+        for m, v in zip(moves, scores):
+            if vals[int(m)] > best - margin:
+                assert v == vals[int(m)], name
+            else:
+                assert vals[int(m)] <= v <= best - margin, name
+            checked += 1
+    assert checked >= 40
+
+
+def test_root_margin_needs_no_time_budget_and_is_checked():
+    s = _minimax_positions()[0][1]
+    timed = make_bot("alphabeta:time=0.05,root_margin=100", seed=0)
+    timed.step(s)
+    assert "root" not in timed.last_info  # a timed search has no complete last iteration to report
+    plain = make_bot("alphabeta:depth=1", seed=0)
+    plain.step(s)
+    assert "root" not in plain.last_info
+    with pytest.raises(ValueError, match="root_margin"):
+        make_bot("alphabeta:depth=1,root_margin=-1")
+
+
 def ref_pick_order(moves, scores):
     """The order in which the search's lazy selection sort (``alphabeta._pick``) tries moves, ties included."""
     moves, scores = list(moves), list(scores)

@@ -16,8 +16,8 @@ import pytest
 
 from jiu_env import Rules, make_bot, play_game
 from jiu_env import kernel as K
-from jiu_env.learn.data import (DataConfig, generate, iter_positions, load_games, play_labelled_game, read_manifest,
-                                teacher_label)
+from jiu_env.learn.data import (SOFT_SCALE, SOFT_TOP_K, DataConfig, generate, iter_positions, load_games,
+                                play_labelled_game, read_manifest, soft_target, teacher_label)
 from jiu_env.observation import NUM_PLANES, write_observation
 from jiu_env.symmetry import (ALL_SYMMETRIES, placement_symmetries, symmetries_for, transform_action,
                               transform_state)
@@ -131,6 +131,51 @@ def test_players_setting_is_checked_and_old_manifests_stay_resumable(tmp_path):
     generate(tmp_path, CFG6, 2, progress=False)
     with pytest.raises(ValueError, match="other settings"):
         generate(tmp_path, DataConfig(**{**CFG6.to_dict(), "players": ["greedy", "greedy"]}), 2, progress=False)
+
+
+def test_soft_labels_are_the_teachers_root_scores(tmp_path):
+    # every labelled decision also stores the best root moves of the same fresh search, weighted by score
+    cfg = DataConfig(**{**CFG6.to_dict(), "teacher": "alphabeta:depth=2,tt_bits=14,root_margin=200", "soft": 50.0})
+    generate(tmp_path, cfg, 2, progress=False)
+    assert read_manifest(tmp_path)["config"]["soft"] == 50.0
+    rng = np.random.default_rng(1)
+    checked = 0
+    for game in load_games(tmp_path, verify=True):
+        assert len(game["pi_actions"]) == int((game["labels"] >= 0).sum())
+        for (s, label, value, _), pa, pv in zip(iter_positions(R6, game), game["pi_actions"], game["pi_visits"]):
+            assert pa.shape == pv.shape == (SOFT_TOP_K,) and label in pa and pv[list(pa).index(label)] >= 1
+            assert abs(int(pv.sum()) - SOFT_SCALE) <= SOFT_TOP_K and np.all(np.diff(pv[pa >= 0]) <= 0)
+            assert all(K.is_legal(s, int(x)) for x in pa[pa >= 0])
+            if rng.random() < 0.15:
+                fresh = make_bot(cfg.teacher)
+                assert teacher_label(fresh, s.copy(), game["seed"]) == (label, value)
+                moves, scores = fresh.last_info["root"]
+                best = int(scores.max())
+                for x, w in zip(pa[pa >= 0], pv[pa >= 0]):  # the weights follow the fresh search's scores
+                    sc = int(scores[list(moves).index(x)])
+                    want = np.exp((sc - best) / 50.0) / np.exp((np.sort(scores)[::-1][:SOFT_TOP_K] - best) / 50.0).sum()
+                    assert abs(w / SOFT_SCALE - want) < 2e-3 or x == label
+                checked += 1
+    assert checked >= 5
+    # the dataset's policy targets are those weights, normalised
+    data, _ = load_positions([tmp_path])
+    pa, pp = data.policy_targets()
+    assert np.allclose(pp.sum(1), 1.0, atol=1e-3) and (pp > 0).sum(1).max() > 1
+
+
+def test_soft_labels_need_root_scores_and_a_valid_temperature():
+    with pytest.raises(ValueError, match="soft"):
+        DataConfig(soft=-1.0)
+    with pytest.raises(ValueError, match="soft"):
+        DataConfig(soft=True)
+    assert "soft" not in CFG6.to_dict()  # runs made before the field existed stay resumable
+    teacher = make_bot("alphabeta:depth=1")
+    teacher.step(R6.new_state())
+    with pytest.raises(ValueError, match="root_margin"):
+        soft_target(teacher, 0, 50.0)
+    cfg = DataConfig(**{**CFG6.to_dict(), "teacher": "alphabeta:depth=1", "soft": 50.0})
+    with pytest.raises(ValueError, match="root_margin"):
+        play_labelled_game(cfg, make_bot(cfg.teacher), 0)
 
 
 def test_killed_generation_resumes_with_nothing_lost_or_duplicated(tmp_path):
@@ -384,3 +429,17 @@ def test_jiu_train_players_flag_reaches_the_data_run(tmp_path):
                          "--teacher", "alphabeta:depth=1,tt_bits=14"])
     with pytest.raises(ValueError, match="other settings"):  # the same directory without --players is refused
         pipeline.run_pipeline(tmp_path, pipeline.settings(args, R6), "data", progress=False)
+
+
+def test_jiu_train_soft_flag_reaches_the_data_run(tmp_path):
+    import argparse
+
+    from jiu_env.learn import pipeline
+
+    p = argparse.ArgumentParser()
+    pipeline.add_arguments(p)
+    args = p.parse_args([str(tmp_path), "--stage", "data", "--games", "2", "--chunk-games", "2", "--soft", "40",
+                         "--teacher", "alphabeta:depth=1,tt_bits=14,root_margin=160"])
+    pipeline.run_pipeline(tmp_path, pipeline.settings(args, R6), "data", progress=False)
+    assert read_manifest(tmp_path / "data")["config"]["soft"] == 40.0
+    assert all(len(g["pi_actions"]) == int((g["labels"] >= 0).sum()) for g in load_games(tmp_path / "data"))

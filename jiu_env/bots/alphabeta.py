@@ -544,11 +544,17 @@ def _search(s, depth, alpha, beta, ply, ctx):
 
 
 @njit(cache=True)
-def search_root(s, root_moves, root_scores, nroot, depth, ctx):
+def search_root(s, root_moves, root_scores, nroot, depth, ctx, margin=0):
     """One iteration at ``depth`` over ``root_moves[:nroot]`` (searched in that order).
 
     Returns (index of the best move, its value, root moves fully searched).
     The best move is swapped to the front of ``root_moves`` for the next iteration.
+    ``margin > 0``: every move after the first is searched with the window
+    ``(best so far - margin, beta)`` instead of a null window, so that
+    ``root_scores`` holds the exact score of every move within ``margin`` of
+    the best (an upper bound at most ``best - margin`` for the others).  It
+    costs more, and the best move can differ from a null-window search's
+    where the transposition table, filled differently, changes a value.
     """
     movebuf, scorebuf, u_hdr, u_pts, u_hist, killers, history, tt, stats, timing, weights, ecache = ctx
     side = s[V.H_TO_MOVE]
@@ -569,6 +575,8 @@ def search_root(s, root_moves, root_scores, nroot, depth, ctx):
             bonus = (before - s[V.H_COUNT + opp]) * PROCESS * depth
             if i == 0:
                 val = _child(s, side, depth, alpha - bonus, beta - bonus, 0, ctx) + bonus
+            elif margin > 0:
+                val = _child(s, side, depth, alpha - margin - bonus, beta - bonus, 0, ctx) + bonus
             else:
                 val = _child(s, side, depth, alpha - bonus, alpha - bonus + 1, 0, ctx) + bonus
                 if val > alpha and stats[S_ABORT] == 0:
@@ -654,10 +662,12 @@ class AlphaBetaBot(Bot):
         "cap_width": "capture choices searched below the root, most damaging first (default 8; 0 = all)",
         "drop_width": "fly drops searched below the root, best-ordered first (default 12; 0 = all)",
         "tt_bits": "log2 of transposition-table entries (default 20)",
+        "root_margin": "centistones: with a depth and no time, every root move within this margin of the best "
+                       "is scored exactly, reported in last_info['root'] (soft training targets; default 0 = off)",
     }
 
     def __init__(self, seed=None, depth=None, time=None, place_depth=2, cap_width=8, drop_width=12,
-                 tt_bits=20, quiesce=1, qdelta=300, lmr=True, null=0, eval="spsa", turn_time=True):
+                 tt_bits=20, quiesce=1, qdelta=300, lmr=True, null=0, eval="spsa", turn_time=True, root_margin=0):
         if depth is None and time is None:
             depth = 3
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 64):
@@ -673,6 +683,7 @@ class AlphaBetaBot(Bot):
         quiesce = check_param("alphabeta", "quiesce", quiesce, 0, 16, integer=True)
         qdelta = check_param("alphabeta", "qdelta", qdelta, 0, 1 << 30, integer=True)
         null = check_param("alphabeta", "null", null, 0, 8, integer=True)
+        root_margin = check_param("alphabeta", "root_margin", root_margin, 0, 1 << 30, integer=True)
         for name, v in (("lmr", lmr), ("turn_time", turn_time)):
             if not isinstance(v, bool):
                 raise ValueError(f"alphabeta {name} must be true or false, not {v!r}")
@@ -689,6 +700,7 @@ class AlphaBetaBot(Bot):
         self.lmr = lmr
         self.eval = eval
         self.turn_time = turn_time
+        self.root_margin = root_margin
         self._ctx = None
         self._ctx_points = 0
         self._ctx_rules = None  # the RULE_FIELDS values the table and caches were filled under
@@ -782,13 +794,17 @@ class AlphaBetaBot(Bot):
         stats[S_QDELTA] = self.qdelta
         stats[S_NULL] = self.null
         best_move, best_val, reached = int(root[0]), 0, 0
+        scored = None  # (moves, scores) of the last finished iteration, with root_margin
         for d in range(1, max_depth + 1):
-            bi, val, done = search_root(s, root, root_scores, len(root), d, ctx)
+            margin = self.root_margin if self.time is None else 0
+            bi, val, done = search_root(s, root, root_scores, len(root), d, ctx, margin)
             if stats[S_ABORT]:
                 if done >= 1:  # the first root move is the previous best: anything kept is no worse
                     best_move, best_val = int(root[bi]), int(val)
                 break
             best_move, best_val, reached = int(root[bi]), int(val), d
+            if margin:
+                scored = (root.copy(), root_scores.copy())
             if abs(best_val) >= WIN:
                 break  # a forced result is known
             if budget is not None and _time.perf_counter() - t0 > 0.5 * budget:
@@ -798,4 +814,6 @@ class AlphaBetaBot(Bot):
             self._turn = (turn_key, self._turn[1] + seconds)
         self.last_info = {"depth": reached, "value": best_val, "nodes": int(stats[S_NODES]),
                           "qnodes": int(stats[S_QNODES]), "nullcuts": int(stats[S_NULLCUT]), "seconds": seconds, "budget": budget, "forced": False}
+        if scored is not None:
+            self.last_info["root"] = scored
         return best_move

@@ -19,6 +19,16 @@ teacher's move and its search value (centistones for the side to move,
 forced result).  Decisions with one legal action are not labelled (there is
 nothing to learn from them).
 
+**Soft labels** (``soft``, a temperature in centistones).  One engine move
+is one bit of what the search knows: the moves it scored nearly as well,
+and how badly the others lose, are thrown away.  With ``soft > 0`` the
+teacher must report its root scores (``alphabeta`` with ``root_margin``,
+which scores every root move within that margin of the best exactly), and
+each label also stores the ``SOFT_TOP_K`` best root moves with weights
+``exp((score - best) / soft)`` (in units of 1/``SOFT_SCALE``, as the
+``pi_actions`` / ``pi_visits`` of a self-play chunk), the soft policy target
+the training then learns instead of the one-hot move.
+
 The game is played by the labels, except that with probability ``explore``
 a battle move (not a chain jump, drop or capture choice) is replaced by a
 random legal move: the position is still labelled with the teacher's move,
@@ -74,6 +84,8 @@ DATA_FORMAT = "jiu_env.learn.games/1"
 MANIFEST = "manifest.json"
 VALUE_WIN = 100_000  # label of a forced win for the side to move (centistones; a loss is -VALUE_WIN)
 NO_VALUE = np.iinfo(np.int32).min  # a labelled decision whose teacher reports no value
+SOFT_TOP_K = 8  # root moves kept per soft label
+SOFT_SCALE = 10_000  # a soft label's weights are stored as integers summing to about this
 
 
 @dataclass(frozen=True)
@@ -88,6 +100,8 @@ class DataConfig:
     explore: float = 0.05
     #: the two players that play the games (white in even games; empty: the teacher plays them)
     players: tuple[str, ...] = ()
+    #: temperature of the soft labels in centistones (0: the teacher's move alone)
+    soft: float = 0.0
 
     def __post_init__(self) -> None:
         if isinstance(self.players, (str, bytes)) or not isinstance(self.players, (tuple, list)):
@@ -107,6 +121,8 @@ class DataConfig:
             raise ValueError(f"random_opening must be an int in 0..64, not {self.random_opening!r}")
         if isinstance(self.explore, bool) or not isinstance(self.explore, (int, float)) or not 0 <= self.explore <= 1:
             raise ValueError(f"explore must be a number in 0..1, not {self.explore!r}")
+        if isinstance(self.soft, bool) or not isinstance(self.soft, (int, float)) or not 0 <= self.soft <= 100_000:
+            raise ValueError(f"soft must be a temperature in centistones in 0..100000, not {self.soft!r}")
         Rules.make(dict(self.rules))  # refuse bad rules now, not in a worker
 
     @property
@@ -119,6 +135,8 @@ class DataConfig:
             del d["players"]  # the manifests of runs made before the field existed stay resumable
         else:
             d["players"] = list(self.players)
+        if not self.soft:
+            del d["soft"]  # likewise
         return d
 
 
@@ -136,6 +154,33 @@ def teacher_label(teacher: Any, state: np.ndarray, gseed: int) -> tuple[int, int
     if v is None:
         return a, int(NO_VALUE)
     return a, int(max(-VALUE_WIN, min(VALUE_WIN, int(v))))
+
+
+def soft_target(teacher: Any, action: int, temperature: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(actions, weights)``: the soft label of the teacher's last search (``SOFT_TOP_K`` entries each).
+
+    The root moves by score, best first (ties by action), weighted
+    ``exp((score - best) / temperature)`` in units of ``1/SOFT_SCALE`` of
+    their sum; unused entries hold action -1 and weight 0.  The teacher's
+    move keeps weight >= 1 even where its score is not the best reported.
+    """
+    info = getattr(teacher, "last_info", None) or {}
+    root = info.get("root")
+    if root is None:
+        raise ValueError("soft labels need a teacher that reports its root scores (last_info['root']): "
+                         "use alphabeta with a depth and root_margin > 0, e.g. alphabeta:depth=2,root_margin=240")
+    moves = np.asarray(root[0], np.int64)
+    scores = np.clip(np.asarray(root[1], np.int64), -VALUE_WIN, VALUE_WIN).astype(np.float64)
+    order = np.lexsort((moves, -scores))[:SOFT_TOP_K]
+    if action not in moves[order]:
+        order = np.concatenate([[int(np.flatnonzero(moves == action)[0])], order[:SOFT_TOP_K - 1]])
+    w = np.exp((scores[order] - scores[order].max()) / temperature)
+    weights = np.maximum(np.rint(SOFT_SCALE * w / w.sum()), 0).astype(np.int32)
+    weights[moves[order] == action] = np.maximum(weights[moves[order] == action], 1)
+    pa = np.full(SOFT_TOP_K, -1, np.int32)
+    pv = np.zeros(SOFT_TOP_K, np.int32)
+    pa[:order.size], pv[:order.size] = moves[order], weights
+    return pa, pv
 
 
 def play_labelled_game(config: DataConfig, teacher: Any, gseed: int,
@@ -156,6 +201,8 @@ def play_labelled_game(config: DataConfig, teacher: Any, gseed: int,
     actions: list[int] = []
     labels: list[int] = []
     values: list[int] = []
+    pi_actions: list[np.ndarray] = []
+    pi_weights: list[np.ndarray] = []
     while s[V.H_PHASE] != V.PH_OVER:
         k = K.legal_actions(s, buf)
         label, value = -1, 0
@@ -165,6 +212,10 @@ def play_labelled_game(config: DataConfig, teacher: Any, gseed: int,
             a = int(buf[0])
         else:
             label, value = teacher_label(teacher, s, gseed)
+            if config.soft:
+                pa, pv = soft_target(teacher, label, config.soft)
+                pi_actions.append(pa)
+                pi_weights.append(pv)
             a = label if players is None else int(players[0 if s[V.H_TO_MOVE] == V.WHITE else 1].step(s))
             if config.explore > 0 and s[V.H_PHASE] == V.PH_BATTLE and s[V.H_SUB] == V.SUB_MOVE \
                     and rng.random() < config.explore:
@@ -173,9 +224,12 @@ def play_labelled_game(config: DataConfig, teacher: Any, gseed: int,
         actions.append(a)
         labels.append(label)
         values.append(value)
-    return {"seed": gseed, "actions": actions, "labels": labels, "values": values,
+    game = {"seed": gseed, "actions": actions, "labels": labels, "values": values,
             "result": int(K.result_for_white(s)), "end_reason": int(s[V.H_END_REASON]),
             "battle_turns": int(s[V.H_TURNS])}
+    if config.soft:
+        game["pi_actions"], game["pi_visits"] = pi_actions, pi_weights
+    return game
 
 
 def chunk_name(i: int) -> str:
@@ -214,6 +268,9 @@ def play_chunk(config: DataConfig, index: int) -> tuple[bytes, float, float]:
         "end_reason": np.array([g["end_reason"] for g in games], np.int8),
         "battle_turns": np.array([g["battle_turns"] for g in games], np.int32),
     }
+    if config.soft:  # the soft label of every labelled decision, in order (as in a self-play chunk)
+        for key in ("pi_actions", "pi_visits"):
+            arrays[key] = np.concatenate([np.array(g[key], np.int32).reshape(-1, SOFT_TOP_K) for g in games])
     buf = io.BytesIO()
     np.savez_compressed(buf, **cast(dict[str, Any], arrays))  # numpy's stub confuses **arrays with allow_pickle
     return buf.getvalue(), time.process_time() - t0, time.perf_counter() - w0
@@ -404,7 +461,7 @@ def load_games(out_dir: str | os.PathLike[str], verify: bool = False) -> Iterato
         with np.load(path) as z:
             arr = {k: z[k] for k in z.files}
         off = arr["offsets"]
-        # self-play chunks: the soft policy target of every labelled decision, in order
+        # self-play and soft-labelled chunks: the soft policy target of every labelled decision, in order
         lab_off = np.concatenate([[0], np.cumsum(arr["labels"] >= 0)]) if "pi_actions" in arr else None
         for g in range(arr["seed"].size):
             sl = slice(int(off[g]), int(off[g + 1]))
@@ -430,6 +487,7 @@ def iter_positions(rules: Rules, game: dict[str, Any]) -> Iterator[tuple[np.ndar
         K.apply_action(s, int(a))
 
 
-__all__ = ["DataConfig", "DATA_FORMAT", "VALUE_WIN", "NO_VALUE", "game_seed", "decision_seed", "teacher_label",
+__all__ = ["DataConfig", "DATA_FORMAT", "VALUE_WIN", "NO_VALUE", "SOFT_TOP_K", "SOFT_SCALE", "game_seed",
+           "decision_seed", "teacher_label", "soft_target",
            "play_labelled_game", "play_chunk", "store_chunk", "make_chunk", "open_run", "generate", "load_games", "iter_positions",
            "read_manifest"]

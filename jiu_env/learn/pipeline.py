@@ -77,6 +77,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="data: the games are played by these two bot specs (A white in even games, colours "
                         "swapped in odd ones) and only labelled by the teacher (DAgger: the teacher's labels on "
                         "the positions a learner reaches; default: the teacher plays)")
+    p.add_argument("--soft", type=float, default=0.0, metavar="T",
+                   help="data: soft labels, the teacher's best root moves weighted exp((score - best) / T), T in "
+                        "centistones; needs a teacher reporting root scores, e.g. --teacher "
+                        "alphabeta:depth=2,tt_bits=18,root_margin=240 (default 0: the teacher's move alone)")
     p.add_argument("--seed", type=int, default=0, help="seed of the games and of the training (default 0)")
     p.add_argument("--workers", type=int, default=1, help="processes generating data (default 1)")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
@@ -115,7 +119,7 @@ def settings(args: argparse.Namespace, rules: Rules) -> dict[str, Any]:
         "rules": rules.to_dict(),
         "teacher": pick("teacher", args.teacher), "games": pick("games", args.games),
         "chunk_games": pick("chunk_games", args.chunk_games), "random_opening": pick("random_opening", args.random_opening),
-        "explore": args.explore, "seed": args.seed, "players": list(args.players or ()),
+        "explore": args.explore, "seed": args.seed, "players": list(args.players or ()), "soft": args.soft,
         "train": {"steps": pick("steps", args.steps), "batch": pick("batch", args.batch),
                   "channels": pick("channels", args.channels), "blocks": pick("blocks", args.blocks),
                   "features": args.features, "lr": args.lr, "result_weight": args.result_weight,
@@ -137,7 +141,8 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
     out.mkdir(parents=True, exist_ok=True)
     report: dict[str, Any] = {"dir": str(out)}
     cfg = DataConfig(teacher=s["teacher"], rules=s["rules"], seed=s["seed"], chunk_games=s["chunk_games"],
-                     random_opening=s["random_opening"], explore=s["explore"], players=tuple(s.get("players") or ()))
+                     random_opening=s["random_opening"], explore=s["explore"], players=tuple(s.get("players") or ()),
+                     soft=s.get("soft", 0.0))
     if stage in ("all", "data"):
         t0 = time.process_time()
         manifest = generate(out / "data", cfg, s["games"], workers=workers, progress=progress, backend=backend,
