@@ -24,7 +24,7 @@ from jiu_env.symmetry import (ALL_SYMMETRIES, placement_symmetries, symmetries_f
 
 torch = pytest.importorskip("torch")
 
-from jiu_env.learn.dataset import (PLANE_SCALE, apply_symmetries, load_positions,  # noqa: E402
+from jiu_env.learn.dataset import (PLANE_SCALE, Positions, apply_symmetries, load_positions,  # noqa: E402
                                    random_symmetries, value_target)
 from jiu_env.learn.train import TrainConfig, train  # noqa: E402
 
@@ -260,6 +260,24 @@ def test_training_refuses_other_settings(trained6):
     out, data, rules, cfg = trained6
     with pytest.raises(ValueError, match="other settings"):
         train(data, rules, out, TrainConfig(channels=4, blocks=1, steps=41), progress=False)
+
+
+def test_policy_target_move_ignores_soft_labels(tmp_path):
+    cfg = DataConfig(**{**CFG6.to_dict(), "teacher": "alphabeta:depth=1,tt_bits=14,root_margin=200", "soft": 50.0})
+    generate(tmp_path / "data", cfg, 2, progress=False)
+    data, rules = load_positions([tmp_path / "data"])
+    assert data.soft
+    hard = Positions(data.planes, data.action, data.value, data.result, data.placement, data.game)  # one-hot
+    tc = dict(channels=4, blocks=1, batch=16, steps=6, eval_every=3, save_every=3)
+    weights = {}
+    for name, d, target in (("move", data, "move"), ("onehot", hard, "soft"), ("soft", data, "soft")):
+        train(d, rules, tmp_path / name, TrainConfig(**tc, policy_target=target), progress=False, snapshot_every=None)
+        weights[name] = torch.load(tmp_path / name / "state.pt", weights_only=False)["net"]
+    same = [torch.equal(weights["move"][k], weights["onehot"][k]) for k in weights["move"]]
+    differ = [not torch.equal(weights["move"][k], weights["soft"][k]) for k in weights["move"]]
+    assert all(same) and any(differ)
+    with pytest.raises(ValueError, match="policy_target"):
+        TrainConfig(policy_target="visits")
 
 
 def test_checkpoint_round_trips(trained6):

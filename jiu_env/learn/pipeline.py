@@ -97,6 +97,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--features", choices=("planes", "tactics"), default="planes",
                    help="the network's input: planes (the 21 observation planes) or tactics (those and what each "
                         "move of either side takes at once; jiu_env.bots.features) (default planes)")
+    p.add_argument("--policy-target", choices=("soft", "move"), default="soft",
+                   help="train: the policy learns each position's stored distribution (self-play visits, soft "
+                        "labels) where the data has one (soft), or the labelled move alone (move) (default soft)")
     p.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (default 0.002)")
     p.add_argument("--result-weight", type=float, default=0.5,
                    help="weight of the game result in battle positions' value target (the rest: the search value; "
@@ -122,7 +125,7 @@ def settings(args: argparse.Namespace, rules: Rules) -> dict[str, Any]:
         "explore": args.explore, "seed": args.seed, "players": list(args.players or ()), "soft": args.soft,
         "train": {"steps": pick("steps", args.steps), "batch": pick("batch", args.batch),
                   "channels": pick("channels", args.channels), "blocks": pick("blocks", args.blocks),
-                  "features": args.features, "lr": args.lr, "result_weight": args.result_weight,
+                  "features": args.features, "policy_target": args.policy_target, "lr": args.lr, "result_weight": args.result_weight,
                   "placement_result_weight": args.placement_result_weight, "eval_every": pick("eval_every", args.eval_every),
                   "save_every": pick("save_every", args.save_every), "seed": args.seed},
         "init": args.init,

@@ -64,11 +64,16 @@ class TrainConfig:
     save_every: int = 500
     #: the network's input planes (:mod:`jiu_env.bots.features`): "planes" or "tactics"
     features: str = "planes"
+    #: the policy's target: "soft" (a position's stored distribution, self-play visits or soft
+    #: labels, where the data has one; else its move) or "move" (the labelled move alone, one-hot)
+    policy_target: str = "soft"
 
     def __post_init__(self) -> None:
         from ..bots.features import check_features
 
         check_features(self.features)
+        if self.policy_target not in ("soft", "move"):
+            raise ValueError(f"policy_target must be 'soft' or 'move', not {self.policy_target!r}")
         ints = dict(channels=(1, 1024), blocks=(0, 64), batch=(1, 1 << 16), steps=(1, 10 ** 9), warmup=(0, 10 ** 9),
                     seed=(0, 2 ** 63 - 1), eval_every=(1, 10 ** 9), save_every=(1, 10 ** 9))
         for name, (lo, hi) in ints.items():
@@ -185,7 +190,7 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
         raise ValueError(f"the positions have {data.planes.shape[-1]} input planes, the {cfg.features!r} feature set "
                          f"{FEATURE_PLANES[cfg.features]}: load them with load_positions(..., features={cfg.features!r})")
     net = build_net(cfg.channels, cfg.blocks, features=cfg.features).to(device).to(memory_format=torch.channels_last)
-    soft = train_set.soft
+    soft = train_set.soft and cfg.policy_target == "soft"
     pi_actions, pi_probs = train_set.policy_targets()
     if init is not None and not (out / STATE).exists():
         from ..bots.network import load_network
@@ -205,8 +210,8 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     state_path = out / STATE
     if state_path.exists():
         st = torch.load(state_path, map_location=device, weights_only=False)
-        # a run saved before feature sets had names read the observation planes
-        if {"features": "planes", **st["config"]} != asdict(cfg) or st["rules"] != rules.to_dict():
+        # a run saved before feature sets had names read the observation planes (and learnt soft targets)
+        if {"features": "planes", "policy_target": "soft", **st["config"]} != asdict(cfg) or st["rules"] != rules.to_dict():
             raise ValueError(f"{state_path} belongs to a run with other settings: {st['config']} under rules "
                              f"{st['rules']}; use another directory")
         if data_key is not None and st.get("data_key") not in (None, data_key):
@@ -247,7 +252,7 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
         net.train()
         rng = np.random.default_rng([cfg.seed, step])
         idx = rng.integers(len(train_set), size=cfg.batch)
-        if soft:  # self-play data: cross-entropy to the search's visit distribution
+        if soft:  # self-play data or soft labels: cross-entropy to the stored distribution
             planes, pa = augment(train_set.planes[idx], pi_actions[idx], train_set.placement[idx], n, rng)
         else:
             planes, actions = augment(train_set.planes[idx], train_set.action[idx], train_set.placement[idx], n, rng)
