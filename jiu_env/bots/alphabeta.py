@@ -794,17 +794,14 @@ class AlphaBetaBot(Bot):
         stats[S_QDELTA] = self.qdelta
         stats[S_NULL] = self.null
         best_move, best_val, reached = int(root[0]), 0, 0
-        scored = None  # (moves, scores) of the last finished iteration, with root_margin
+        margin = self.root_margin if self.time is None else 0  # exact root scores need finished iterations
         for d in range(1, max_depth + 1):
-            margin = self.root_margin if self.time is None else 0
             bi, val, done = search_root(s, root, root_scores, len(root), d, ctx, margin)
             if stats[S_ABORT]:
                 if done >= 1:  # the first root move is the previous best: anything kept is no worse
                     best_move, best_val = int(root[bi]), int(val)
                 break
             best_move, best_val, reached = int(root[bi]), int(val), d
-            if margin:
-                scored = (root.copy(), root_scores.copy())
             if abs(best_val) >= WIN:
                 break  # a forced result is known
             if budget is not None and _time.perf_counter() - t0 > 0.5 * budget:
@@ -814,6 +811,6 @@ class AlphaBetaBot(Bot):
             self._turn = (turn_key, self._turn[1] + seconds)
         self.last_info = {"depth": reached, "value": best_val, "nodes": int(stats[S_NODES]),
                           "qnodes": int(stats[S_QNODES]), "nullcuts": int(stats[S_NULLCUT]), "seconds": seconds, "budget": budget, "forced": False}
-        if scored is not None:
-            self.last_info["root"] = scored
+        if margin and reached and not stats[S_ABORT]:  # the root arrays hold the last iteration, finished
+            self.last_info["root"] = (root.copy(), root_scores.copy())
         return best_move
