@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import pathlib
@@ -278,6 +279,30 @@ def test_policy_target_move_ignores_soft_labels(tmp_path):
     assert all(same) and any(differ)
     with pytest.raises(ValueError, match="policy_target"):
         TrainConfig(policy_target="visits")
+
+
+def test_bf16_precision_trains_close_to_fp32(trained6, tmp_path):
+    out, data, rules, cfg = trained6
+    fp32 = torch.load(out / "state.pt", weights_only=False)["net"]
+    bf = dataclasses.replace(cfg, precision="bf16")
+    train(data, rules, tmp_path / "a", bf, progress=False, snapshot_every=None)
+    train(data, rules, tmp_path / "b", bf, progress=False, snapshot_every=None, stop_after=17)
+    train(data, rules, tmp_path / "b", bf, progress=False, snapshot_every=None)
+    a = torch.load(tmp_path / "a" / "state.pt", weights_only=False)
+    b = torch.load(tmp_path / "b" / "state.pt", weights_only=False)["net"]
+    assert a["config"]["precision"] == "bf16" and a["net"]["stem.0.weight"].dtype == torch.float32
+    assert all(torch.equal(a["net"][k], b[k]) for k in b)  # deterministic and resumable in bf16 too
+    # bf16 arithmetic: other weights than float32's, but the same training (40 steps from one seed)
+    w, w32 = a["net"]["stem.0.weight"], fp32["stem.0.weight"]
+    assert not torch.equal(w, w32)
+    assert float((w - w32).norm() / w32.norm()) < 0.05
+    curve = list(csv.DictReader(open(tmp_path / "a" / "curve.csv", encoding="utf-8")))
+    ref = list(csv.DictReader(open(out / "curve.csv", encoding="utf-8")))
+    assert abs(float(curve[-1]["val_policy_loss"]) - float(ref[-1]["val_policy_loss"])) < 0.02 * float(ref[-1]["val_policy_loss"])
+    with pytest.raises(ValueError, match="other settings"):  # a run does not change its arithmetic on resume
+        train(data, rules, out, bf, progress=False)
+    with pytest.raises(ValueError, match="precision"):
+        TrainConfig(precision="fp16")
 
 
 def test_checkpoint_round_trips(trained6):

@@ -36,6 +36,7 @@ from ..fileio import atomic_write_bytes, atomic_write_text
 from ..rules import Rules
 from .dataset import PLANE_SCALE, Positions, augment, value_target
 
+PRECISIONS = ("fp32", "bf16")
 STATE = "state.pt"
 CURVE = "curve.csv"
 NET = "net.pt"
@@ -67,6 +68,10 @@ class TrainConfig:
     #: the policy's target: "soft" (a position's stored distribution, self-play visits or soft
     #: labels, where the data has one; else its move) or "move" (the labelled move alone, one-hot)
     policy_target: str = "soft"
+    #: the arithmetic of the training step's forward and backward pass: "fp32", or "bf16" (autocast to
+    #: bfloat16, the weights and optimiser stay float32; on a CPU with AVX512-BF16 about 1.7 times
+    #: faster for 64x6 on 14x14, on one without it slower); validation is float32 either way
+    precision: str = "fp32"
 
     def __post_init__(self) -> None:
         from ..bots.features import check_features
@@ -74,6 +79,8 @@ class TrainConfig:
         check_features(self.features)
         if self.policy_target not in ("soft", "move"):
             raise ValueError(f"policy_target must be 'soft' or 'move', not {self.policy_target!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, not {self.precision!r}")
         ints = dict(channels=(1, 1024), blocks=(0, 64), batch=(1, 1 << 16), steps=(1, 10 ** 9), warmup=(0, 10 ** 9),
                     seed=(0, 2 ** 63 - 1), eval_every=(1, 10 ** 9), save_every=(1, 10 ** 9))
         for name, (lo, hi) in ints.items():
@@ -211,7 +218,7 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     if state_path.exists():
         st = torch.load(state_path, map_location=device, weights_only=False)
         # a run saved before feature sets had names read the observation planes (and learnt soft targets)
-        if {"features": "planes", "policy_target": "soft", **st["config"]} != asdict(cfg) or st["rules"] != rules.to_dict():
+        if {"features": "planes", "policy_target": "soft", "precision": "fp32", **st["config"]} != asdict(cfg) or st["rules"] != rules.to_dict():
             raise ValueError(f"{state_path} belongs to a run with other settings: {st['config']} under rules "
                              f"{st['rules']}; use another directory")
         if data_key is not None and st.get("data_key") not in (None, data_key):
@@ -258,7 +265,9 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
             planes, actions = augment(train_set.planes[idx], train_set.action[idx], train_set.placement[idx], n, rng)
         for g in opt.param_groups:
             g["lr"] = _lr(cfg, step)
-        logits, v = net(_tensor(planes, device))
+        with torch.autocast(torch.device(device).type, dtype=torch.bfloat16, enabled=cfg.precision == "bf16"):
+            logits, v = net(_tensor(planes, device))
+        logits, v = logits.float(), v.float()  # the losses in float32
         if soft:
             logp = F.log_softmax(logits, dim=1).gather(1, torch.from_numpy(np.maximum(pa, 0).astype(np.int64)).to(device))
             lp = -(torch.from_numpy(pi_probs[idx]).to(device) * logp).sum(1).mean()
