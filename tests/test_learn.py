@@ -269,14 +269,24 @@ def test_policy_target_move_ignores_soft_labels(tmp_path):
     data, rules = load_positions([tmp_path / "data"])
     assert data.soft
     hard = Positions(data.planes, data.action, data.value, data.result, data.placement, data.game)  # one-hot
+    # soft labels in battle, the move in placement, by hand
+    pa, pp = (a.copy() for a in data.policy_targets())
+    pa[data.placement], pp[data.placement] = -1, 0.0
+    pa[data.placement, 0], pp[data.placement, 0] = data.action[data.placement], 1.0
+    mixed = Positions(data.planes, data.action, data.value, data.result, data.placement, data.game, pa, pp)
+    assert data.placement.any() and (~data.placement).any()
     tc = dict(channels=4, blocks=1, batch=16, steps=6, eval_every=3, save_every=3)
     weights = {}
-    for name, d, target in (("move", data, "move"), ("onehot", hard, "soft"), ("soft", data, "soft")):
+    for name, d, target in (("move", data, "move"), ("onehot", hard, "soft"), ("soft", data, "soft"),
+                            ("soft-battle", data, "soft-battle"), ("mixed", mixed, "soft")):
         train(d, rules, tmp_path / name, TrainConfig(**tc, policy_target=target), progress=False, snapshot_every=None)
         weights[name] = torch.load(tmp_path / name / "state.pt", weights_only=False)["net"]
-    same = [torch.equal(weights["move"][k], weights["onehot"][k]) for k in weights["move"]]
-    differ = [not torch.equal(weights["move"][k], weights["soft"][k]) for k in weights["move"]]
-    assert all(same) and any(differ)
+
+    def same(a, b):
+        return all(torch.equal(weights[a][k], weights[b][k]) for k in weights[a])
+
+    assert same("move", "onehot") and not same("move", "soft")
+    assert same("soft-battle", "mixed") and not same("soft-battle", "soft") and not same("soft-battle", "move")
     with pytest.raises(ValueError, match="policy_target"):
         TrainConfig(policy_target="visits")
 

@@ -36,7 +36,7 @@ import time
 from typing import Any
 
 from ..rules import Rules
-from .train import PRECISIONS
+from .train import POLICY_TARGETS, PRECISIONS
 
 #: ``--quick``: a 6x6 run of every stage in well under a minute.
 QUICK = dict(board_size=6, teacher="alphabeta:depth=1,tt_bits=14", games=8, chunk_games=2, steps=150, channels=16,
@@ -98,9 +98,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--features", choices=("planes", "tactics"), default="planes",
                    help="the network's input: planes (the 21 observation planes) or tactics (those and what each "
                         "move of either side takes at once; jiu_env.bots.features) (default planes)")
-    p.add_argument("--policy-target", choices=("soft", "move"), default="soft",
+    p.add_argument("--policy-target", choices=POLICY_TARGETS, default="soft",
                    help="train: the policy learns each position's stored distribution (self-play visits, soft "
-                        "labels) where the data has one (soft), or the labelled move alone (move) (default soft)")
+                        "labels) where the data has one (soft), the labelled move alone (move), or the "
+                        "distribution in battle and the move in placement (soft-battle) (default soft)")
     p.add_argument("--precision", choices=PRECISIONS, default="fp32",
                    help="train: the arithmetic of the training step, fp32 or bf16 (autocast to bfloat16; faster on "
                         "CPUs with AVX512-BF16 and on GPUs, slower elsewhere; weights stay float32) (default fp32)")

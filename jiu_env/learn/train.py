@@ -37,6 +37,7 @@ from ..rules import Rules
 from .dataset import PLANE_SCALE, Positions, augment, value_target
 
 PRECISIONS = ("fp32", "bf16")
+POLICY_TARGETS = ("soft", "move", "soft-battle")
 STATE = "state.pt"
 CURVE = "curve.csv"
 NET = "net.pt"
@@ -66,7 +67,8 @@ class TrainConfig:
     #: the network's input planes (:mod:`jiu_env.bots.features`): "planes" or "tactics"
     features: str = "planes"
     #: the policy's target: "soft" (a position's stored distribution, self-play visits or soft
-    #: labels, where the data has one; else its move) or "move" (the labelled move alone, one-hot)
+    #: labels, where the data has one; else its move), "move" (the labelled move alone, one-hot) or
+    #: "soft-battle" (the distribution in battle positions, the move in placement ones)
     policy_target: str = "soft"
     #: the arithmetic of the training step's forward and backward pass: "fp32", or "bf16" (autocast to
     #: bfloat16, the weights and optimiser stay float32; on a CPU with AVX512-BF16 about 1.7 times
@@ -77,8 +79,8 @@ class TrainConfig:
         from ..bots.features import check_features
 
         check_features(self.features)
-        if self.policy_target not in ("soft", "move"):
-            raise ValueError(f"policy_target must be 'soft' or 'move', not {self.policy_target!r}")
+        if self.policy_target not in POLICY_TARGETS:
+            raise ValueError(f"policy_target must be one of {POLICY_TARGETS}, not {self.policy_target!r}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {self.precision!r}")
         ints = dict(channels=(1, 1024), blocks=(0, 64), batch=(1, 1 << 16), steps=(1, 10 ** 9), warmup=(0, 10 ** 9),
@@ -197,8 +199,15 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
         raise ValueError(f"the positions have {data.planes.shape[-1]} input planes, the {cfg.features!r} feature set "
                          f"{FEATURE_PLANES[cfg.features]}: load them with load_positions(..., features={cfg.features!r})")
     net = build_net(cfg.channels, cfg.blocks, features=cfg.features).to(device).to(memory_format=torch.channels_last)
-    soft = train_set.soft and cfg.policy_target == "soft"
+    soft = train_set.soft and cfg.policy_target != "move"
     pi_actions, pi_probs = train_set.policy_targets()
+    if soft and cfg.policy_target == "soft-battle":  # placement positions learn their move alone
+        pi_actions, pi_probs = pi_actions.copy(), pi_probs.copy()
+        place = train_set.placement
+        pi_actions[place] = -1
+        pi_actions[place, 0] = train_set.action[place]
+        pi_probs[place] = 0.0
+        pi_probs[place, 0] = 1.0
     if init is not None and not (out / STATE).exists():
         from ..bots.network import load_network
 
