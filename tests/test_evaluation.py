@@ -402,6 +402,16 @@ def test_phases_player_hands_each_phase_to_its_player():
     assert seen["battle"] and K.PH_PLACEMENT not in seen["battle"]
     again = run_game(rules, make_player("phases:random+greedy", seed=4), make_player("random", seed=9), seed=4)
     assert again["record"].actions == g["record"].actions  # seeded
+    # it reports what the player of the last decision reported (a teacher for jiu train)
+    ph = make_player("phases:alphabeta:depth=1+alphabeta:depth=2", seed=1)
+    assert ph.last_info == {}
+    st = rules.new_state()
+    ph.step(st)
+    assert ph.last_info == ph.placement.last_info and ph.last_info["depth"] == 1
+    while st[K.H_PHASE] == K.PH_PLACEMENT:
+        K.apply_action(st, int(make_player("random", seed=2).step(st)))
+    ph.step(st)
+    assert ph.last_info == ph.battle.last_info and ph.last_info["depth"] == 2
 
 
 def test_sb3_player_errors(tmp_path, monkeypatch):

@@ -17,7 +17,7 @@ import pytest
 
 from jiu_env import Rules, make_bot, play_game
 from jiu_env import kernel as K
-from jiu_env.learn.data import (SOFT_SCALE, SOFT_TOP_K, DataConfig, generate, iter_positions, load_games,
+from jiu_env.learn.data import (NO_VALUE, SOFT_SCALE, SOFT_TOP_K, DataConfig, generate, iter_positions, load_games,
                                 play_labelled_game, read_manifest, soft_target, teacher_label)
 from jiu_env.observation import NUM_PLANES, write_observation
 from jiu_env.symmetry import (ALL_SYMMETRIES, placement_symmetries, symmetries_for, transform_action,
@@ -231,8 +231,6 @@ def test_augmentation_maps_planes_and_targets_exactly(data6):
 
 
 def test_value_target_mixes_result_and_search():
-    from jiu_env.learn.data import NO_VALUE
-
     v = value_target(np.array([0, 800, NO_VALUE], np.int32), np.array([1, -1, -1], np.int8), 0.5, 800.0)
     assert v == pytest.approx([0.5, -0.5 + 0.5 * np.tanh(1.0), -1.0])
 
@@ -496,3 +494,43 @@ def test_jiu_train_soft_flag_reaches_the_data_run(tmp_path):
     pipeline.run_pipeline(tmp_path, pipeline.settings(args, R6), "data", progress=False)
     assert read_manifest(tmp_path / "data")["config"]["soft"] == 40.0
     assert all(len(g["pi_actions"]) == int((g["labels"] >= 0).sum()) for g in load_games(tmp_path / "data"))
+
+
+def test_placement_data_trains_each_phase_on_its_own_teacher(data6, tmp_path):
+    import argparse
+
+    from jiu_env.learn import pipeline
+
+    # a phases teacher labels each phase with its own engine (and reports its root scores: soft labels work)
+    p = argparse.ArgumentParser()
+    pipeline.add_arguments(p)
+    teacher = "phases:alphabeta:depth=1,tt_bits=14,root_margin=160+alphabeta:depth=1,tt_bits=14,root_margin=160"
+    args = p.parse_args([str(tmp_path / "place"), "--stage", "data", "--games", "2", "--chunk-games", "2",
+                         "--teacher", teacher, "--soft", "40"])
+    pipeline.run_pipeline(tmp_path / "place", pipeline.settings(args, R6), "data", progress=False)
+    games = list(load_games(tmp_path / "place" / "data"))
+    assert all((g["values"][g["labels"] >= 0] != NO_VALUE).all() for g in games)
+    # the phase filter keeps exactly one phase's positions of each game, in order
+    both, _ = load_positions([data6])
+    for phase, want in (("placement", both.placement), ("battle", ~both.placement)):
+        part, _ = load_positions([data6], phase=phase, workers=2 if phase == "battle" else 1)
+        assert np.array_equal(part.action, both.action[want]) and np.array_equal(part.planes, both.planes[want])
+    with pytest.raises(ValueError, match="phase must be"):
+        load_positions([data6], phase="opening")
+    # --placement-data: battle positions from the run's data, placement positions from the other run
+    place, _ = load_positions([tmp_path / "place" / "data"], phase="placement")
+    args = p.parse_args([str(tmp_path / "run"), "--stage", "train", "--data", str(data6), "--placement-data",
+                         str(tmp_path / "place" / "data"), "--steps", "3", "--batch", "8", "--channels", "4",
+                         "--blocks", "1", "--eval-every", "3", "--save-every", "3"])
+    report = pipeline.run_pipeline(tmp_path / "run", pipeline.settings(args, R6), "train", progress=False,
+                                   extra_data=args.data, placement_data=args.placement_data)
+    assert report["train"]["data_positions"] == int((~both.placement).sum()) + len(place)
+    meta = torch.load(tmp_path / "run" / "net" / "net.pt", weights_only=False)["meta"]
+    assert meta["placement_data"] == [str(tmp_path / "place" / "data")]
+    # the same run directory refuses the same data without the split (other positions)
+    args = p.parse_args([str(tmp_path / "run"), "--stage", "train", "--data", str(data6), "--data",
+                         str(tmp_path / "place" / "data"), "--steps", "3", "--batch", "8", "--channels", "4",
+                         "--blocks", "1", "--eval-every", "3", "--save-every", "3"])
+    with pytest.raises(ValueError, match="other data"):
+        pipeline.run_pipeline(tmp_path / "run", pipeline.settings(args, R6), "train", progress=False,
+                              extra_data=args.data)

@@ -79,6 +79,7 @@ class PhasePlayer(Bot):
 
     def restart(self, seed: int | None = None) -> None:
         super().restart(seed)
+        self.last_info: dict[str, Any] = {}
         for i, inner in enumerate((self.placement, self.battle)):
             inner.restart(child_seed(self.seed, 2 + i))
 
@@ -87,7 +88,11 @@ class PhasePlayer(Bot):
 
     def _choose(self, state):
         inner = self.placement if state[V.H_PHASE] == V.PH_PLACEMENT else self.battle
-        return inner.step(state)
+        action = inner.step(state)
+        # what the player of this decision reports (e.g. alphabeta's value and root scores, which make
+        # ``phases:...`` a teacher of jiu train with each phase's own engine)
+        self.last_info = dict(getattr(inner, "last_info", None) or {})
+        return action
 
 
 __all__ = ["MixPlayer", "PhasePlayer", "child_seed"]

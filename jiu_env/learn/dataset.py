@@ -104,15 +104,23 @@ def data_key(data_dirs: Iterable[str | os.PathLike[str]]) -> str:
     return h.hexdigest()[:16]
 
 
+#: which labelled positions :func:`load_positions` keeps
+PHASES = ("both", "placement", "battle")
+
+
 def load_positions(data_dirs: Iterable[str | os.PathLike[str]], max_games: int | None = None,
-                   progress: bool = False, features: str = "planes", workers: int = 1) -> tuple[Positions, Rules]:
+                   progress: bool = False, features: str = "planes", workers: int = 1,
+                   phase: str = "both") -> tuple[Positions, Rules]:
     """Replay every game of the runs in ``data_dirs`` (all made under the same rules) into :class:`Positions`.
 
     ``features``: the input planes written per position (:mod:`jiu_env.bots.features`).
     ``workers > 1`` splits the games over that many processes; the positions and their order are the
-    same as with one.
+    same as with one.  ``phase``: keep the positions of one phase only (``"placement"`` or
+    ``"battle"``), e.g. to train each phase on another teacher's labels (:func:`concat_positions`).
     """
     check_features(features)
+    if phase not in PHASES:
+        raise ValueError(f"phase must be one of {PHASES}, not {phase!r}")
     dirs = list(data_dirs)
     if not dirs:
         raise ValueError("no data directories given")
@@ -129,18 +137,21 @@ def load_positions(data_dirs: Iterable[str | os.PathLike[str]], max_games: int |
         parts = [[todo[i] for i in idx] for idx in np.array_split(np.arange(len(todo)),
                                                                   max(1, min(int(workers), len(todo))))]
         with ProcessPoolExecutor(len(parts)) as pool:
-            pieces = [p for done in pool.map(_replay_games, [rules] * len(parts), parts, [features] * len(parts))
+            pieces = [p for done in pool.map(_replay_games, [rules] * len(parts), parts, [features] * len(parts),
+                                             [False] * len(parts), [phase] * len(parts))
                       for p in done]
     else:
-        pieces = _replay_games(rules, games, features, progress)
+        pieces = _replay_games(rules, games, features, progress, phase)
     if not pieces:
-        raise ValueError(f"no labelled positions in {dirs}")
-    return _concat(pieces), rules
+        raise ValueError(f"no labelled {'' if phase == 'both' else phase + ' '}positions in {dirs}")
+    return concat_positions(pieces), rules
 
 
-def _concat(pieces: list[Positions]) -> Positions:
-    """Positions of several replays, one after another (soft targets padded to the widest: actions with -1,
+def concat_positions(pieces: list[Positions]) -> Positions:
+    """Positions of several sets, one after another (soft targets padded to the widest: actions with -1,
     probabilities with 0)."""
+    if not pieces:
+        raise ValueError("no positions to concatenate")
     targets = [p.policy_targets() for p in pieces]
     k = max(a.shape[1] for a, _ in targets)
     pi_a = np.concatenate([np.pad(a, ((0, 0), (0, k - a.shape[1])), constant_values=-1) for a, _ in targets])
@@ -153,9 +164,9 @@ def _concat(pieces: list[Positions]) -> Positions:
                      pi_a, pi_p)
 
 
-def _replay_games(rules: Rules, games: Iterable[dict[str, Any]], features: str, progress: bool = False
-                  ) -> list[Positions]:
-    """The labelled positions of each game that has any, one :class:`Positions` a game."""
+def _replay_games(rules: Rules, games: Iterable[dict[str, Any]], features: str, progress: bool = False,
+                  phase: str = "both") -> list[Positions]:
+    """The labelled positions (of ``phase``) of each game that has any, one :class:`Positions` a game."""
     n = rules.board_size
     out = []
     obs = np.empty((n, n, FEATURE_PLANES[features]), np.float32)
@@ -172,10 +183,14 @@ def _replay_games(rules: Rules, games: Iterable[dict[str, Any]], features: str, 
                 visits = game["pi_visits"].astype(np.float32)
                 pi_actions = game["pi_actions"].astype(np.int32)
                 pi_probs = visits / np.maximum(visits.sum(1, keepdims=True), 1.0)
-            out.append(Positions(np.stack([r[0] for r in rows]), np.array([r[1] for r in rows], np.int64),
-                                 np.array([r[2] for r in rows], np.int32), np.array([r[3] for r in rows], np.int8),
-                                 np.array([r[4] for r in rows], bool), np.full(len(rows), game["seed"], np.int64),
-                                 pi_actions, pi_probs))
+            pos = Positions(np.stack([r[0] for r in rows]), np.array([r[1] for r in rows], np.int64),
+                            np.array([r[2] for r in rows], np.int32), np.array([r[3] for r in rows], np.int8),
+                            np.array([r[4] for r in rows], bool), np.full(len(rows), game["seed"], np.int64),
+                            pi_actions, pi_probs)
+            if phase != "both":
+                pos = pos.subset(np.flatnonzero(pos.placement == (phase == "placement")))
+            if len(pos):
+                out.append(pos)
         if progress and i % 100 == 0:
             print(f"replayed {i} games", flush=True)
     return out

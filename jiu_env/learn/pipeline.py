@@ -91,6 +91,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", action="append", metavar="DIR", default=[],
                    help="another data directory (made by jiu train under the same rules) to train on as well "
                         "(repeatable)")
+    p.add_argument("--placement-data", action="append", metavar="DIR", default=[],
+                   help="train: take the placement positions from these data directories (repeatable) and only "
+                        "the battle positions from the others (the run's own and --data): each phase learns "
+                        "its own teacher's labels")
     p.add_argument("--steps", type=int, default=20_000, help="training steps (default 20000)")
     p.add_argument("--batch", type=int, default=256, help="positions per training step (default 256)")
     p.add_argument("--channels", type=int, default=32, help="network width (default 32)")
@@ -141,6 +145,7 @@ def settings(args: argparse.Namespace, rules: Rules) -> dict[str, Any]:
 
 
 def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all", workers: int = 1, extra_data=(),
+                 placement_data=(),
                  threads: int = 1, device: str = "cpu", max_steps_now: int | None = None,
                  progress: bool = True, backend: str = "local", address: str | None = None) -> dict[str, Any]:
     """Run (or resume) the stages of the pipeline with settings ``s`` (see :func:`settings`) in ``out``."""
@@ -176,19 +181,29 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
                               "cpu_seconds": round(sum(c["cpu_seconds"] or 0.0 for c in chunks), 1),
                               "cpu_seconds_now": round(time.process_time() - t0, 1), "net": str(net)}
     if stage in ("all", "train"):
-        from .dataset import data_key, load_positions
+        from .dataset import concat_positions, data_key, load_positions
         from .train import NET, TrainConfig, train
 
         dirs = [d for d in (out / "data", out / "selfplay") if (d / "manifest.json").exists()] + list(extra_data)
         if not dirs:
             raise FileNotFoundError(f"nothing to train on: no {out / 'data'} or {out / 'selfplay'} and no --data")
         tcfg = TrainConfig(**s["train"])
-        data, rules = load_positions(dirs, features=tcfg.features, workers=workers)
+        place_dirs = list(placement_data)
+        data, rules = load_positions(dirs, features=tcfg.features, workers=workers,
+                                     phase="battle" if place_dirs else "both")
+        key = data_key(dirs)
+        meta: dict[str, Any] = {"teacher": s["teacher"], "data": [str(d) for d in dirs]}
+        if place_dirs:  # placement positions from other runs (another teacher's labels)
+            place, place_rules = load_positions(place_dirs, features=tcfg.features, workers=workers, phase="placement")
+            if place_rules != rules:
+                raise ValueError(f"--placement-data {place_dirs[0]} was made under other rules than {dirs[0]}")
+            data = concat_positions([data, place])
+            key = data_key([*dirs, *place_dirs]) + "+placement" + str(len(place_dirs))
+            meta["placement_data"] = [str(d) for d in place_dirs]
         init = s.get("init")
+        meta["data_games"] = int(len(set(data.game.tolist())))
         row = train(data, rules, out / "net", tcfg, device=device, threads=threads, progress=progress,
-                    stop_after=max_steps_now, init=init, data_key=data_key(dirs),
-                    meta={"teacher": s["teacher"], "data_games": int(len(set(data.game.tolist()))),
-                          "data": [str(d) for d in dirs]})
+                    stop_after=max_steps_now, init=init, data_key=key, meta=meta)
         report["train"] = {"data_positions": len(data), "checkpoint": str(out / "net" / NET), **row}
     if stage == "gate":
         report["gate"] = gate(out, s, workers=workers, progress=progress, backend=backend, address=address)
@@ -241,7 +256,8 @@ def run(args: argparse.Namespace, rules: Rules) -> int:
         print(f"jiu train: error: {e}", file=sys.stderr)
         return 2
     try:
-        report = run_pipeline(args.out, s, args.stage, workers=args.workers, extra_data=args.data, threads=args.threads,
+        report = run_pipeline(args.out, s, args.stage, workers=args.workers, extra_data=args.data,
+                              placement_data=args.placement_data, threads=args.threads,
                               device=args.device, max_steps_now=args.max_steps_now, backend=args.backend,
                               address=args.address)
     except (ValueError, FileNotFoundError, ImportError) as e:
