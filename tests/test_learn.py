@@ -527,6 +527,8 @@ def test_placement_data_trains_each_phase_on_its_own_teacher(data6, tmp_path):
     assert report["train"]["data_positions"] == int((~both.placement).sum()) + len(place)
     meta = torch.load(tmp_path / "run" / "net" / "net.pt", weights_only=False)["meta"]
     assert meta["placement_data"] == [str(tmp_path / "place" / "data")]
+    # the checkpoint names the teachers of the data, not the command line's default --teacher
+    assert meta["teachers"] == [CFG6.teacher] and meta["placement_teachers"] == [teacher]
     # the same run directory refuses the same data without the split (other positions)
     args = p.parse_args([str(tmp_path / "run"), "--stage", "train", "--data", str(data6), "--data",
                          str(tmp_path / "place" / "data"), "--steps", "3", "--batch", "8", "--channels", "4",

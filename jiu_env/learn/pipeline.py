@@ -192,7 +192,15 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
         data, rules = load_positions(dirs, features=tcfg.features, workers=workers,
                                      phase="battle" if place_dirs else "both")
         key = data_key(dirs)
-        meta: dict[str, Any] = {"teacher": s["teacher"], "data": [str(d) for d in dirs]}
+        from .data import read_manifest
+
+        def teacher_of(d: pathlib.Path) -> str:  # who labelled a data run (self-play: its network's search)
+            return str(((read_manifest(d) or {}).get("config") or {}).get("teacher"))
+
+        # the teachers of the data trained on, not this command's --teacher (a run that trains on --data
+        # made none of it)
+        meta: dict[str, Any] = {"teacher": teacher_of(dirs[0]), "data": [str(d) for d in dirs],
+                                "teachers": [teacher_of(d) for d in dirs]}
         if place_dirs:  # placement positions from other runs (another teacher's labels)
             place, place_rules = load_positions(place_dirs, features=tcfg.features, workers=workers, phase="placement")
             if place_rules != rules:
@@ -200,6 +208,7 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
             data = concat_positions([data, place])
             key = data_key([*dirs, *place_dirs]) + "+placement" + str(len(place_dirs))
             meta["placement_data"] = [str(d) for d in place_dirs]
+            meta["placement_teachers"] = [teacher_of(d) for d in place_dirs]
         init = s.get("init")
         meta["data_games"] = int(len(set(data.game.tolist())))
         row = train(data, rules, out / "net", tcfg, device=device, threads=threads, progress=progress,
