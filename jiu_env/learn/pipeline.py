@@ -181,6 +181,7 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
                               "cpu_seconds": round(sum(c["cpu_seconds"] or 0.0 for c in chunks), 1),
                               "cpu_seconds_now": round(time.process_time() - t0, 1), "net": str(net)}
     if stage in ("all", "train"):
+        from .data import read_manifest
         from .dataset import concat_positions, data_key, load_positions
         from .train import NET, TrainConfig, train
 
@@ -192,7 +193,6 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
         data, rules = load_positions(dirs, features=tcfg.features, workers=workers,
                                      phase="battle" if place_dirs else "both")
         key = data_key(dirs)
-        from .data import read_manifest
 
         def teacher_of(d: pathlib.Path) -> str:  # who labelled a data run (self-play: its network's search)
             return str(((read_manifest(d) or {}).get("config") or {}).get("teacher"))

@@ -226,7 +226,7 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     state_path = out / STATE
     if state_path.exists():
         st = torch.load(state_path, map_location=device, weights_only=False)
-        # a run saved before feature sets had names read the observation planes (and learnt soft targets)
+        # a run saved before feature sets had names read the observation planes (and learnt soft targets, in float32)
         if {"features": "planes", "policy_target": "soft", "precision": "fp32", **st["config"]} != asdict(cfg) or st["rules"] != rules.to_dict():
             raise ValueError(f"{state_path} belongs to a run with other settings: {st['config']} under rules "
                              f"{st['rules']}; use another directory")
