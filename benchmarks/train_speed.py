@@ -36,6 +36,8 @@ def synthetic(board: int, positions: int, planes: int, seed: int = 0):
 
 
 def main(argv: list[str] | None = None) -> None:
+    import torch
+
     from jiu_env import Rules
     from jiu_env.bots.features import FEATURE_PLANES
     from jiu_env.learn.train import PRECISIONS, TrainConfig, train
@@ -60,8 +62,6 @@ def main(argv: list[str] | None = None) -> None:
             with tempfile.TemporaryDirectory() as d:
                 # one untimed step (allocation, the first call's set-up), then the timed ones
                 train(data, rules, d, cfg, threads=a.threads, progress=False, snapshot_every=None, stop_after=1)
-                import torch
-
                 first = float(torch.load(f"{d}/state.pt", weights_only=False)["cpu_seconds"])
                 train(data, rules, d, cfg, threads=a.threads, progress=False, snapshot_every=None)
                 total = float(torch.load(f"{d}/state.pt", weights_only=False)["cpu_seconds"])

@@ -173,24 +173,25 @@ def _replay_games(rules: Rules, games: Iterable[dict[str, Any]], features: str, 
     tactics = features == "tactics"
     for i, game in enumerate(games, 1):
         rows = []
+        keep = []  # per labelled position: of the phase kept (the others' input planes are never written)
         for s, label, value, result in iter_positions(rules, game):
+            placement = bool(s[V.H_PHASE] == V.PH_PLACEMENT)
+            keep.append(phase == "both" or placement == (phase == "placement"))
+            if not keep[-1]:
+                continue
             write_net_input_unchecked(s, tactics, obs)
-            rows.append((np.rint(obs * PLANE_SCALE).astype(np.uint8), label, value, result,
-                         s[V.H_PHASE] == V.PH_PLACEMENT))
+            rows.append((np.rint(obs * PLANE_SCALE).astype(np.uint8), label, value, result, placement))
         if rows:
             pi_actions = pi_probs = None  # engine data: one-hot on the label (Positions.__post_init__)
             if "pi_actions" in game:  # self-play: visit counts of the most visited root actions
-                visits = game["pi_visits"].astype(np.float32)
-                pi_actions = game["pi_actions"].astype(np.int32)
+                mask = np.array(keep, bool)
+                visits = game["pi_visits"][mask].astype(np.float32)
+                pi_actions = game["pi_actions"][mask].astype(np.int32)
                 pi_probs = visits / np.maximum(visits.sum(1, keepdims=True), 1.0)
-            pos = Positions(np.stack([r[0] for r in rows]), np.array([r[1] for r in rows], np.int64),
-                            np.array([r[2] for r in rows], np.int32), np.array([r[3] for r in rows], np.int8),
-                            np.array([r[4] for r in rows], bool), np.full(len(rows), game["seed"], np.int64),
-                            pi_actions, pi_probs)
-            if phase != "both":
-                pos = pos.subset(np.flatnonzero(pos.placement == (phase == "placement")))
-            if len(pos):
-                out.append(pos)
+            out.append(Positions(np.stack([r[0] for r in rows]), np.array([r[1] for r in rows], np.int64),
+                                 np.array([r[2] for r in rows], np.int32), np.array([r[3] for r in rows], np.int8),
+                                 np.array([r[4] for r in rows], bool), np.full(len(rows), game["seed"], np.int64),
+                                 pi_actions, pi_probs))
         if progress and i % 100 == 0:
             print(f"replayed {i} games", flush=True)
     return out
