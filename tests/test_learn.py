@@ -289,6 +289,78 @@ def test_policy_target_move_ignores_soft_labels(tmp_path):
         TrainConfig(policy_target="visits")
 
 
+def test_sharpen_retempers_soft_labels_exactly():
+    from jiu_env.learn.dataset import sharpen_targets
+
+    scores = np.array([[0.0, -20.0, -60.0, -100.0], [0.0, 0.0, -40.0, 0.0]])
+    mask = np.array([[1, 1, 1, 1], [1, 1, 1, 0]], bool)  # the last entry of row 2 is padding
+
+    def label(t):
+        w = np.where(mask, np.exp(scores / t), 0.0)
+        return w / w.sum(1, keepdims=True)
+
+    np.testing.assert_allclose(sharpen_targets(label(40.0), 40 / 15), label(15.0), rtol=1e-5)
+    np.testing.assert_allclose(sharpen_targets(label(40.0), 1.0), label(40.0), rtol=1e-6)
+    onehot = np.array([[1.0, 0.0, 0.0]], np.float32)
+    assert np.array_equal(sharpen_targets(onehot, 3.0), onehot)
+    with pytest.raises(ValueError, match="power"):
+        sharpen_targets(onehot, 0.0)
+    with pytest.raises(ValueError, match="sharpen"):
+        TrainConfig(sharpen=0)
+
+
+def test_sharpen_changes_only_soft_training(tmp_path):
+    cfg = DataConfig(**{**CFG6.to_dict(), "teacher": "alphabeta:depth=1,tt_bits=14,root_margin=200", "soft": 50.0})
+    generate(tmp_path / "data", cfg, 2, progress=False)
+    data, rules = load_positions([tmp_path / "data"])
+    hard = Positions(data.planes, data.action, data.value, data.result, data.placement, data.game)
+    tc = dict(channels=4, blocks=1, batch=16, steps=4, eval_every=2, save_every=2)
+    weights = {}
+    for name, d, k in (("soft", data, 1.0), ("sharp", data, 3.0), ("hard", hard, 1.0), ("hard-sharp", hard, 3.0)):
+        train(d, rules, tmp_path / name, TrainConfig(**tc, sharpen=k), progress=False, snapshot_every=None)
+        weights[name] = torch.load(tmp_path / name / "state.pt", weights_only=False)["net"]
+
+    def same(a, b):
+        return all(torch.equal(weights[a][k], weights[b][k]) for k in weights[a])
+
+    assert not same("soft", "sharp") and same("hard", "hard-sharp")
+
+
+def test_deepen_computes_the_same_function_and_trains_from_it(trained6, tmp_path):
+    from jiu_env.bots.network import build_net, deepen, load_network, save_checkpoint
+
+    out, data, rules, cfg = trained6
+    small, _, _ = load_network(out / "net.pt")
+    big = deepen(small, cfg.blocks + 2)
+    assert big.config["blocks"] == cfg.blocks + 2 and big.config["channels"] == cfg.channels
+    x = torch.from_numpy(np.ascontiguousarray(data.planes[:64].transpose(0, 3, 1, 2)).astype(np.float32) / 240)
+    for mode in ("eval", "train"):  # batch norm with running or with batch statistics
+        getattr(small, mode)(), getattr(big, mode)()
+        with torch.no_grad():
+            (la, va), (lb, vb) = small(x), big(x)
+        torch.testing.assert_close(la, lb, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(va, vb, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="deepened"):
+        deepen(small, cfg.blocks - 1)
+    # the run: --init with fewer blocks starts the deeper network from those weights (lr 0 keeps them);
+    # fewer blocks or another width are refused
+    deeper = dataclasses.replace(cfg, blocks=cfg.blocks + 1, steps=2, eval_every=1, save_every=1, lr=0.0)
+    train(data, rules, tmp_path / "deep", deeper, progress=False, snapshot_every=None, init=out / "net.pt")
+    st = torch.load(tmp_path / "deep" / "state.pt", weights_only=False)
+    assert st["config"]["blocks"] == cfg.blocks + 1
+    trained = build_net(cfg.channels, cfg.blocks + 1)
+    trained.load_state_dict(st["net"])
+    trained.train(), small.train()  # batch statistics (the running ones moved in training)
+    with torch.no_grad():
+        torch.testing.assert_close(trained(x)[0], small(x)[0], rtol=1e-5, atol=1e-5)
+    save_checkpoint(tmp_path / "wide.pt", build_net(cfg.channels + 1, cfg.blocks), rules)
+    with pytest.raises(ValueError, match="cannot start this run"):
+        train(data, rules, tmp_path / "bad", dataclasses.replace(cfg, blocks=cfg.blocks - 1), progress=False,
+              snapshot_every=None, init=out / "net.pt")
+    with pytest.raises(ValueError, match="cannot start this run"):
+        train(data, rules, tmp_path / "bad2", cfg, progress=False, snapshot_every=None, init=tmp_path / "wide.pt")
+
+
 def test_bf16_precision_trains_close_to_fp32(trained6, tmp_path):
     out, data, rules, cfg = trained6
     fp32 = torch.load(out / "state.pt", weights_only=False)["net"]

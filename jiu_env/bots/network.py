@@ -105,6 +105,37 @@ def build_net(channels=32, blocks=3, in_planes=None, features="planes"):
     return PolicyValueNet()
 
 
+def deepen(net, blocks):
+    """A network of ``blocks`` residual blocks computing exactly what ``net`` (fewer, same width) computes.
+
+    ``net``'s blocks keep their order, spread evenly among the new ones; each
+    new block starts with the scale and shift of its last batch norm at zero,
+    so its residual is 0 and the block passes its (non-negative, post-ReLU)
+    input through unchanged, in training and in evaluation mode alike.
+    Training then grows the new blocks from there (Net2Net's deeper
+    network, Chen et al. 2016): a larger network starts from a trained one
+    instead of from random weights.
+    """
+    import torch
+
+    old = int(net.config["blocks"])
+    if not isinstance(blocks, int) or isinstance(blocks, bool) or blocks < old:
+        raise ValueError(f"a network of {old} blocks can only be deepened to >= {old} blocks, not {blocks!r}")
+    big = build_net(int(net.config["channels"]), blocks, features=net_features(net))
+    kept = {k: v for k, v in net.state_dict().items() if not k.startswith("trunk.")}
+    at = [(j * blocks) // old for j in range(old)] if old else []  # where the old blocks go
+    for j, i in enumerate(at):
+        kept.update({f"trunk.{i}.{k}": v for k, v in net.trunk[j].state_dict().items()})
+    missing = big.load_state_dict(kept, strict=False).missing_keys
+    with torch.no_grad():
+        for i in set(range(blocks)) - set(at):
+            big.trunk[i].b2.weight.zero_()
+            big.trunk[i].b2.bias.zero_()
+    if any(not k.startswith("trunk.") or int(k.split(".")[1]) in at for k in missing):
+        raise AssertionError(f"deepen left weights unset: {missing}")  # never: the shapes are build_net's
+    return big
+
+
 def net_features(net) -> str:
     """The feature set a network reads (``"planes"`` for networks made before feature sets had names)."""
     return str(getattr(net, "config", {}).get("features", "planes"))

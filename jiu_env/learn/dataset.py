@@ -212,6 +212,20 @@ def value_target(value: np.ndarray, result: np.ndarray, result_weight: float | n
     return (result_weight * result + (1.0 - result_weight) * search).astype(np.float32)
 
 
+def sharpen_targets(probs: np.ndarray, power: float) -> np.ndarray:
+    """Policy target rows ``(M, K)`` raised to ``power`` and renormalised (zeros and one-hot rows stay).
+
+    A soft label's weights are ``exp((score - best) / T)``, so the power
+    turns it into the label of temperature ``T / power`` exactly (up to the
+    stored weights' rounding), without labelling the games again.
+    """
+    if not power > 0:
+        raise ValueError(f"the sharpening power must be > 0, not {power!r}")
+    p = np.power(probs.astype(np.float64), power)
+    total = p.sum(1, keepdims=True)
+    return np.where(total > 0, p / np.where(total > 0, total, 1.0), 0.0).astype(np.float32)
+
+
 def random_symmetries(placement: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """One symmetry per position, uniform over those that commute with the rules of its phase."""
     place_syms = np.array(placement_symmetries(n))
@@ -241,5 +255,5 @@ def augment(planes: np.ndarray, actions: np.ndarray, placement: np.ndarray, n: i
     return apply_symmetries(planes, actions, random_symmetries(placement, n, rng), n)
 
 
-__all__ = ["Positions", "PLANE_SCALE", "load_positions", "data_key", "rules_of_run", "value_target", "augment",
+__all__ = ["Positions", "PLANE_SCALE", "load_positions", "data_key", "rules_of_run", "value_target", "sharpen_targets", "augment",
            "random_symmetries", "apply_symmetries"]

@@ -56,7 +56,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="selfplay: the network that plays; gate: the new network (default DIR/net/net.pt)")
     p.add_argument("--against", metavar="CHECKPOINT", help="gate: the network it must beat (the last generation)")
     p.add_argument("--init", metavar="CHECKPOINT",
-                   help="train: start from these weights (the last generation) instead of random ones")
+                   help="train: start from these weights (the last generation) instead of random ones; a "
+                        "network of the same width and fewer blocks starts a deeper one (new blocks pass their "
+                        "input through unchanged until trained)")
     p.add_argument("--sims", type=int, default=32, help="selfplay: simulations per decision (default 32)")
     p.add_argument("--adjudicate-turns", type=int, default=0,
                    help="selfplay: a game still going after this many battle turns is scored by the stone "
@@ -106,6 +108,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="train: the policy learns each position's stored distribution (self-play visits, soft "
                         "labels) where the data has one (soft), the labelled move alone (move), or the "
                         "distribution in battle and the move in placement (soft-battle) (default soft)")
+    p.add_argument("--sharpen", type=float, default=1.0, metavar="K",
+                   help="train: raise every soft target to the power K and renormalise (a soft label of temperature "
+                        "T learns as one of T / K; self-play visits as N ** K) (default 1: as stored)")
     p.add_argument("--precision", choices=PRECISIONS, default="fp32",
                    help="train: the arithmetic of the training step, fp32 or bf16 (autocast to bfloat16; faster on "
                         "CPUs with AVX512-BF16 and on GPUs, slower elsewhere; weights stay float32) (default fp32)")
@@ -135,6 +140,7 @@ def settings(args: argparse.Namespace, rules: Rules) -> dict[str, Any]:
         "train": {"steps": pick("steps", args.steps), "batch": pick("batch", args.batch),
                   "channels": pick("channels", args.channels), "blocks": pick("blocks", args.blocks),
                   "features": args.features, "policy_target": args.policy_target,
+                  "sharpen": args.sharpen,
                   "precision": args.precision, "lr": args.lr, "result_weight": args.result_weight,
                   "placement_result_weight": args.placement_result_weight, "eval_every": pick("eval_every", args.eval_every),
                   "save_every": pick("save_every", args.save_every), "seed": args.seed},

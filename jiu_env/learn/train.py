@@ -34,7 +34,7 @@ import numpy as np
 
 from ..fileio import atomic_write_bytes, atomic_write_text
 from ..rules import Rules
-from .dataset import PLANE_SCALE, Positions, augment, value_target
+from .dataset import PLANE_SCALE, Positions, augment, sharpen_targets, value_target
 
 PRECISIONS = ("fp32", "bf16")
 POLICY_TARGETS = ("soft", "move", "soft-battle")
@@ -70,6 +70,11 @@ class TrainConfig:
     #: labels, where the data has one; else its move), "move" (the labelled move alone, one-hot) or
     #: "soft-battle" (the distribution in battle positions, the move in placement ones)
     policy_target: str = "soft"
+    #: the soft targets raised to this power and renormalised (1: as stored): a soft label made at
+    #: temperature T learns as one made at T / sharpen (the scores' exponent is linear in 1/T), and
+    #: self-play visit shares as AlphaZero's ``N ** (1 / tau)`` with tau = 1 / sharpen; one-hot targets
+    #: are unchanged
+    sharpen: float = 1.0
     #: the arithmetic of the training step's forward and backward pass: "fp32", or "bf16" (autocast to
     #: bfloat16, the weights and optimiser stay float32; on a CPU with AVX512-BF16 about 1.7 times
     #: faster for 64x6 on 14x14, on one without it slower); validation is float32 either way
@@ -90,7 +95,7 @@ class TrainConfig:
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
                 raise ValueError(f"{name} must be an int in {lo}..{hi}, not {v!r}")
         floats = dict(lr=(0, 10), weight_decay=(0, 1), value_weight=(0, 100), result_weight=(0, 1),
-                      placement_result_weight=(0, 1),
+                      placement_result_weight=(0, 1), sharpen=(0.01, 100),
                       value_scale=(1e-6, 1e9), val_share=(0, 0.5))
         for name, (low, high) in floats.items():  # float bounds (lo, hi above are ints)
             v = getattr(self, name)
@@ -183,7 +188,7 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     import torch
     import torch.nn.functional as F
 
-    from ..bots.network import atomic_torch_save, build_net, save_checkpoint
+    from ..bots.network import atomic_torch_save, build_net, deepen, save_checkpoint
 
     if threads:
         torch.set_num_threads(int(threads))
@@ -208,17 +213,21 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
         pi_actions[place, 0] = train_set.action[place]
         pi_probs[place] = 0.0
         pi_probs[place, 0] = 1.0
+    if soft and cfg.sharpen != 1.0:
+        pi_probs = sharpen_targets(pi_probs, cfg.sharpen)
     if init is not None and not (out / STATE).exists():
         from ..bots.network import load_network
 
         start, data_init, init_rules = load_network(init)
         shape = data_init["config"]
-        if (shape.get("channels") != cfg.channels or shape.get("blocks") != cfg.blocks
+        if (shape.get("channels") != cfg.channels or not 0 <= int(shape.get("blocks", -1)) <= cfg.blocks
                 or shape.get("features", "planes") != cfg.features):
             raise ValueError(f"{init} is a {data_init['config']} network, not channels={cfg.channels}, "
-                             f"blocks={cfg.blocks}, features={cfg.features!r}: it cannot start this run")
+                             f"blocks <= {cfg.blocks}, features={cfg.features!r}: it cannot start this run")
         if init_rules is not None and init_rules != rules:
             raise ValueError(f"{init} was trained under other rules ({init_rules.to_dict()}) than this data")
+        if int(shape["blocks"]) < cfg.blocks:  # a deeper network that starts computing what init computes
+            start = deepen(start, cfg.blocks)
         net.load_state_dict(start.state_dict())
         net.to(memory_format=torch.channels_last)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
@@ -227,7 +236,8 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     if state_path.exists():
         st = torch.load(state_path, map_location=device, weights_only=False)
         # a run saved before feature sets had names read the observation planes (and learnt soft targets, in float32)
-        if {"features": "planes", "policy_target": "soft", "precision": "fp32", **st["config"]} != asdict(cfg) or st["rules"] != rules.to_dict():
+        if {"features": "planes", "policy_target": "soft", "precision": "fp32", "sharpen": 1.0,
+                **st["config"]} != asdict(cfg) or st["rules"] != rules.to_dict():
             raise ValueError(f"{state_path} belongs to a run with other settings: {st['config']} under rules "
                              f"{st['rules']}; use another directory")
         if data_key is not None and st.get("data_key") not in (None, data_key):
