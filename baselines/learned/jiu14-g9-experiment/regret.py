@@ -1,0 +1,75 @@
+"""How much does each player's battle move give away, judged by a deeper search?
+
+Battle turns where `p` was to move (the turn's first decision) in a `jiu eval` folder of `p` against `ab1` (up to K a game, from
+battle turn 6 on, picked with a seeded generator) are searched by a judge that scores every root move within
+a margin exactly (`alphabeta` with `root_margin`); a player's regret at a position is the best score minus the
+score of its move (a move outside the margin counts as the margin, a lower bound).  Every player moves from the
+same positions, so the mean regrets and the shares of moves giving away >= a quarter / one stone are paired.
+
+    python regret.py FOLDER GAMES K SEED JUDGE NAME=SPEC ...
+    python regret.py baselines/learned/jiu14-g7/policy-vs-ab1 150 2 0 alphabeta:depth=3,tt_bits=18,root_margin=300 \
+        g7=policy ab1=alphabeta:depth=1
+"""
+import json
+import math
+import sys
+import time
+
+import numpy as np
+
+from jiu_env import make_bot
+from jiu_env import vocab as V
+from jiu_env.records.game_record import GameRecord
+
+
+def positions(folder: str, games: int, k: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for line in list(open(f"{folder}/games.jsonl"))[:games]:
+        g = json.loads(line)
+        rec = GameRecord.from_dict(g["record"])
+        p_colour = V.WHITE if g["white"] == "p" else V.BLACK
+        cands = [s for s in rec.states() if s[V.H_PHASE] == V.PH_BATTLE and s[V.H_SUB] == V.SUB_MOVE
+                 and int(s[V.H_TO_MOVE]) == p_colour and int(s[V.H_TURNS]) >= 6]
+        for i in sorted(rng.choice(len(cands), size=min(k, len(cands)), replace=False)):
+            out.append(cands[i])
+    return out
+
+
+def main() -> None:
+    folder, games, k, seed, judge_spec = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    players = dict(a.split("=", 1) for a in sys.argv[6:])
+    margin = int(judge_spec.split("root_margin=")[1].split(",")[0])
+    pos = positions(folder, games, k, seed)
+    judge = make_bot(judge_spec)
+    bots = {name: make_bot(spec) for name, spec in players.items()}
+    regret = {name: [] for name in players}
+    t0 = time.process_time()
+    for i, s in enumerate(pos):
+        judge.restart(seed + i)
+        judge.step(s.copy())
+        moves, scores = judge.last_info["root"]
+        best = max(scores)
+        score_of = dict(zip(map(int, moves), scores))
+        for name, bot in bots.items():
+            bot.restart(seed + i)
+            a = int(bot.step(s.copy()))
+            regret[name].append(min(margin, best - score_of[a]) if a in score_of else margin)
+    print(f"{len(pos)} positions from {folder} (up to {k} a game, {games} games, seed {seed}); judge {judge_spec}; "
+          f"{time.process_time() - t0:.0f} CPU s")
+    print("player  mean regret (cs)  >= 25  >= 100")
+    for name, r in regret.items():
+        r = np.asarray(r, float)
+        print(f"{name}  {r.mean():.1f} +- {1.96 * r.std(ddof=1) / math.sqrt(r.size):.1f}  "
+              f"{100 * (r >= 25).mean():.1f}%  {100 * (r >= 100).mean():.1f}%")
+    names = list(regret)
+    for a in names:
+        for b in names:
+            if a < b:
+                d = np.asarray(regret[a], float) - np.asarray(regret[b], float)
+                print(f"{a} - {b}: {d.mean():+.1f} cs (95% {d.mean() - 1.96 * d.std(ddof=1) / math.sqrt(d.size):+.1f} "
+                      f".. {d.mean() + 1.96 * d.std(ddof=1) / math.sqrt(d.size):+.1f})")
+
+
+if __name__ == "__main__":
+    main()
