@@ -36,12 +36,17 @@ def positions(folder: str, games: int, k: int, seed: int) -> list[np.ndarray]:
     return out
 
 
+def half_width(x: np.ndarray) -> float:
+    """Half the 95% normal interval of the mean of ``x``."""
+    return 1.96 * float(x.std(ddof=1)) / math.sqrt(x.size)
+
+
 def main() -> None:
     folder, games, k, seed, judge_spec = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     players = dict(a.split("=", 1) for a in sys.argv[6:])
-    margin = int(judge_spec.split("root_margin=")[1].split(",")[0])
     pos = positions(folder, games, k, seed)
     judge = make_bot(judge_spec)
+    margin = judge.root_margin
     bots = {name: make_bot(spec) for name, spec in players.items()}
     regret = {name: [] for name in players}
     t0 = time.process_time()
@@ -58,17 +63,16 @@ def main() -> None:
     print(f"{len(pos)} positions from {folder} (up to {k} a game, {games} games, seed {seed}); judge {judge_spec}; "
           f"{time.process_time() - t0:.0f} CPU s")
     print("player  mean regret (cs)  >= 25  >= 100")
-    for name, r in regret.items():
-        r = np.asarray(r, float)
-        print(f"{name}  {r.mean():.1f} +- {1.96 * r.std(ddof=1) / math.sqrt(r.size):.1f}  "
-              f"{100 * (r >= 25).mean():.1f}%  {100 * (r >= 100).mean():.1f}%")
-    names = list(regret)
-    for a in names:
-        for b in names:
+    r = {name: np.asarray(v, float) for name, v in regret.items()}
+    for name, x in r.items():
+        print(f"{name}  {x.mean():.1f} +- {half_width(x):.1f}  {100 * (x >= 25).mean():.1f}%  "
+              f"{100 * (x >= 100).mean():.1f}%")
+    for a in r:
+        for b in r:
             if a < b:
-                d = np.asarray(regret[a], float) - np.asarray(regret[b], float)
-                print(f"{a} - {b}: {d.mean():+.1f} cs (95% {d.mean() - 1.96 * d.std(ddof=1) / math.sqrt(d.size):+.1f} "
-                      f".. {d.mean() + 1.96 * d.std(ddof=1) / math.sqrt(d.size):+.1f})")
+                d = r[a] - r[b]
+                print(f"{a} - {b}: {d.mean():+.1f} cs (95% {d.mean() - half_width(d):+.1f} .. "
+                      f"{d.mean() + half_width(d):+.1f})")
 
 
 if __name__ == "__main__":
