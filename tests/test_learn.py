@@ -326,6 +326,74 @@ def test_sharpen_changes_only_soft_training(tmp_path):
     assert not same("soft", "sharp") and same("hard", "hard-sharp")
 
 
+def test_decision_kinds_read_the_phase_and_sub_phase_planes():
+    from jiu_env import vocab as V
+    from jiu_env.learn.dataset import DECISION_KINDS, decision_kinds
+
+    rules = Rules(board_size=6)
+    rng = np.random.default_rng(3)
+    states, want = [], []
+    for _ in range(3):  # positions of random games, every kind of decision
+        s = rules.new_state()
+        buf = np.empty(K.num_actions(6), np.int64)
+        while s[V.H_PHASE] != V.PH_OVER and len(states) < 2000:
+            states.append(s.copy())
+            want.append(0 if s[V.H_PHASE] == V.PH_PLACEMENT else 1 + int(s[V.H_SUB]))
+            m = K.legal_actions(s, buf)
+            K.apply_action(s, int(buf[rng.integers(m)]))
+    planes = np.zeros((len(states), 6, 6, NUM_PLANES), np.float32)
+    for st, out in zip(states, planes):
+        write_observation(st, int(st[K.H_TO_MOVE]), out)
+    kinds = decision_kinds((planes * PLANE_SCALE).astype(np.uint8))
+    assert np.array_equal(kinds, np.array(want))
+    assert set(kinds.tolist()) >= {0, 1, 3}  # placement, move and capture decisions at least
+    assert DECISION_KINDS[0] == "placement" and DECISION_KINDS[1:] == V.SUBPHASE_NAMES
+
+
+def test_decision_weight_reweighs_only_the_kinds_named(data6, tmp_path):
+    from jiu_env.learn.dataset import DECISION_KINDS, decision_kinds
+
+    data, rules = load_positions([data6])
+    kinds = decision_kinds(data.planes)
+    assert set(kinds.tolist()) == set(range(len(DECISION_KINDS)))  # the 6x6 games reach every kind
+    moves = data.subset(np.flatnonzero(kinds == DECISION_KINDS.index("move")))
+    tc = dict(channels=4, blocks=1, batch=16, steps=4, eval_every=2, save_every=2)
+    weights = {}
+    runs = (("plain", data, {}), ("ones", data, {"move": 1.0, "capture": 1.0}), ("move3", data, {"move": 3.0}),
+            ("moves", moves, {}), ("moves-capture5", moves, {"capture": 5.0}), ("moves-move3", moves, {"move": 3.0}))
+    for name, d, dw in runs:
+        train(d, rules, tmp_path / name, TrainConfig(**tc, decision_weight=dw), progress=False, snapshot_every=None)
+        weights[name] = torch.load(tmp_path / name / "state.pt", weights_only=False)["net"]
+
+    def close(a, b):
+        return all(torch.allclose(weights[a][k].float(), weights[b][k].float(), atol=1e-6) for k in weights[a])
+
+    # weights of 1 train the plain mean, and so does one weight for every position of a batch (the loss is
+    # divided by the batch's total weight) or a weight of a kind no position is; a weight of some kinds does not
+    assert close("plain", "ones") and not close("plain", "move3")
+    assert close("moves", "moves-capture5") and close("moves", "moves-move3")
+    assert TrainConfig(decision_weight={"capture": 3, "move": 2}).decision_weight == {"move": 2.0, "capture": 3.0}
+    for bad, match in (({"jump": 2.0}, "unknown decision kind 'jump'"), ({"drop": 0.0}, "weight of 'drop'"),
+                       ({"drop": float("nan")}, "weight of 'drop'"), ([("drop", 2.0)], "must map")):
+        with pytest.raises(ValueError, match=match):
+            TrainConfig(decision_weight=bad)
+
+
+def test_jiu_train_decision_weight_flag(tmp_path):
+    import argparse
+
+    from jiu_env.learn import pipeline
+
+    p = argparse.ArgumentParser()
+    pipeline.add_arguments(p)
+    args = p.parse_args([str(tmp_path), "--decision-weight", "capture=3", "--decision-weight", "drop=2.5"])
+    assert pipeline.settings(args, R6)["train"]["decision_weight"] == {"capture": 3.0, "drop": 2.5}
+    assert pipeline.settings(p.parse_args([str(tmp_path)]), R6)["train"]["decision_weight"] == {}
+    for bad in ("capture", "jump=2", "capture=x", "capture=0", "capture=inf"):
+        with pytest.raises(SystemExit):
+            p.parse_args([str(tmp_path), "--decision-weight", bad])
+
+
 def test_deepen_computes_the_same_function_and_trains_from_it(trained6, tmp_path):
     from jiu_env.bots.network import build_net, deepen, load_network, save_checkpoint
 

@@ -226,6 +226,22 @@ def sharpen_targets(probs: np.ndarray, power: float) -> np.ndarray:
     return np.where(total > 0, p / np.where(total > 0, total, 1.0), 0.0).astype(np.float32)
 
 
+#: The kinds of decision a position is, as :func:`decision_kinds` numbers them: a placement, or
+#: the battle's sub-phase (``vocab.SUBPHASE_NAMES``).
+DECISION_KINDS = ("placement",) + V.SUBPHASE_NAMES
+
+
+def decision_kinds(planes: np.ndarray) -> np.ndarray:
+    """The kind of each position of ``planes`` ``(M, N, N, C)`` (an index of :data:`DECISION_KINDS`).
+
+    Read from the constant phase planes the observation writes (``PL_PLACEMENT``, ``PL_MOVE + sub``),
+    so it needs nothing beside the stored planes.
+    """
+    const = planes[:, 0, 0, :]
+    sub = np.argmax(const[:, V.PL_MOVE:V.PL_MOVE + len(V.SUBPHASE_NAMES)], axis=1)
+    return np.where(const[:, V.PL_PLACEMENT] > 0, 0, 1 + sub).astype(np.int64)
+
+
 def random_symmetries(placement: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """One symmetry per position, uniform over those that commute with the rules of its phase."""
     place_syms = np.array(placement_symmetries(n))
@@ -256,4 +272,5 @@ def augment(planes: np.ndarray, actions: np.ndarray, placement: np.ndarray, n: i
 
 
 __all__ = ["Positions", "PLANE_SCALE", "load_positions", "data_key", "rules_of_run", "value_target", "sharpen_targets", "augment",
+           "DECISION_KINDS", "decision_kinds",
            "random_symmetries", "apply_symmetries"]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import pathlib
 import sys
 import time
@@ -111,6 +112,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sharpen", type=float, default=1.0, metavar="K",
                    help="train: raise every soft target to the power K and renormalise (a soft label of temperature "
                         "T learns as one of T / K; self-play visits as N ** K) (default 1: as stored)")
+    p.add_argument("--decision-weight", type=_decision_weight, action="append", metavar="KIND=W",
+                   help="train: weigh the policy loss of one kind of decision (placement, move, chain, drop, "
+                        "capture) by W, the others by 1; repeat for more kinds (default: all 1)")
     p.add_argument("--precision", choices=PRECISIONS, default="fp32",
                    help="train: the arithmetic of the training step, fp32 or bf16 (autocast to bfloat16; faster on "
                         "CPUs with AVX512-BF16 and on GPUs, slower elsewhere; weights stay float32) (default fp32)")
@@ -128,6 +132,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="train at most K steps in this call, then stop (resume later)")
 
 
+def _decision_weight(text: str) -> tuple[str, float]:
+    """``KIND=W`` of ``--decision-weight`` as ``(kind, weight)``; a usage error names what is wrong."""
+    from .dataset import DECISION_KINDS
+
+    kind, sep, w = text.partition("=")
+    if not sep or kind not in DECISION_KINDS:
+        raise argparse.ArgumentTypeError(f"expected KIND=W with KIND one of {', '.join(DECISION_KINDS)}, not {text!r}")
+    try:
+        weight = float(w)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"the weight of {kind} must be a number, not {w!r}") from None
+    if not math.isfinite(weight) or not 0 < weight <= 100:
+        raise argparse.ArgumentTypeError(f"the weight of {kind} must be in (0, 100], not {w!r}")
+    return kind, weight
+
+
 def settings(args: argparse.Namespace, rules: Rules) -> dict[str, Any]:
     """The run's settings from the command line and its rules (``--quick`` replaces the sizes)."""
     q = QUICK if args.quick else {}
@@ -140,7 +160,7 @@ def settings(args: argparse.Namespace, rules: Rules) -> dict[str, Any]:
         "train": {"steps": pick("steps", args.steps), "batch": pick("batch", args.batch),
                   "channels": pick("channels", args.channels), "blocks": pick("blocks", args.blocks),
                   "features": args.features, "policy_target": args.policy_target,
-                  "sharpen": args.sharpen,
+                  "sharpen": args.sharpen, "decision_weight": dict(args.decision_weight or ()),
                   "precision": args.precision, "lr": args.lr, "result_weight": args.result_weight,
                   "placement_result_weight": args.placement_result_weight, "eval_every": pick("eval_every", args.eval_every),
                   "save_every": pick("save_every", args.save_every), "seed": args.seed},

@@ -27,14 +27,15 @@ import os
 import pathlib
 import sys
 import time
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..fileio import atomic_write_bytes, atomic_write_text
 from ..rules import Rules
-from .dataset import PLANE_SCALE, Positions, augment, sharpen_targets, value_target
+from .dataset import DECISION_KINDS, PLANE_SCALE, Positions, augment, decision_kinds, sharpen_targets, value_target
 
 PRECISIONS = ("fp32", "bf16")
 POLICY_TARGETS = ("soft", "move", "soft-battle")
@@ -75,6 +76,12 @@ class TrainConfig:
     #: self-play visit shares as AlphaZero's ``N ** (1 / tau)`` with tau = 1 / sharpen; one-hot targets
     #: are unchanged
     sharpen: float = 1.0
+    #: the policy loss of a position weighted by its kind of decision (:data:`DECISION_KINDS
+    #: <jiu_env.learn.dataset.DECISION_KINDS>`: placement, move, chain, drop, capture; a kind not named
+    #: weighs 1), the batch's loss divided by its total weight; empty: the plain mean.  Where a network
+    #: is weak at one kind of decision (a capture choice, a flying stone's drop) that is not common,
+    #: this spends more of its training there without changing the data
+    decision_weight: Mapping[str, float] = field(default_factory=dict)
     #: the arithmetic of the training step's forward and backward pass: "fp32", or "bf16" (autocast to
     #: bfloat16, the weights and optimiser stay float32; on a CPU with AVX512-BF16 about 1.7 times
     #: faster for 64x6 on 14x14, on one without it slower); validation is float32 either way
@@ -84,6 +91,17 @@ class TrainConfig:
         from ..bots.features import check_features
 
         check_features(self.features)
+        if not isinstance(self.decision_weight, Mapping):
+            raise ValueError(f"decision_weight must map decision kinds to weights, not {self.decision_weight!r}")
+        for kind, w in self.decision_weight.items():
+            if kind not in DECISION_KINDS:
+                raise ValueError(f"decision_weight: unknown decision kind {kind!r} (expected one of "
+                                 f"{', '.join(DECISION_KINDS)})")
+            if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or not 0 < w <= 100:
+                raise ValueError(f"decision_weight: the weight of {kind!r} must be a number in (0, 100], not {w!r}")
+        # stored as a plain dict in the kinds' order (the run's state compares it), hashable config kept frozen
+        object.__setattr__(self, "decision_weight", {k: float(self.decision_weight[k]) for k in DECISION_KINDS
+                                                     if k in self.decision_weight})
         if self.policy_target not in POLICY_TARGETS:
             raise ValueError(f"policy_target must be one of {POLICY_TARGETS}, not {self.policy_target!r}")
         if self.precision not in PRECISIONS:
@@ -236,7 +254,7 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     if state_path.exists():
         st = torch.load(state_path, map_location=device, weights_only=False)
         # a run saved before feature sets had names read the observation planes (and learnt soft targets, in float32)
-        if {"features": "planes", "policy_target": "soft", "precision": "fp32", "sharpen": 1.0,
+        if {"features": "planes", "policy_target": "soft", "precision": "fp32", "sharpen": 1.0, "decision_weight": {},
                 **st["config"]} != asdict(cfg) or st["rules"] != rules.to_dict():
             raise ValueError(f"{state_path} belongs to a run with other settings: {st['config']} under rules "
                              f"{st['rules']}; use another directory")
@@ -249,6 +267,10 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     _trim_curve(out / CURVE, step)
     c_start, w_start = time.process_time(), time.perf_counter()
     target_all = _targets(train_set, cfg)
+    weight_all = None
+    if cfg.decision_weight:
+        weight_all = np.array([cfg.decision_weight.get(k, 1.0) for k in DECISION_KINDS],
+                              np.float32)[decision_kinds(train_set.planes)]
     n = rules.board_size
     run_meta = {"kind": "policy-value", "phase": "both", "train": asdict(cfg), **(meta or {})}
     if init is not None:
@@ -289,9 +311,15 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
         logits, v = logits.float(), v.float()  # the losses in float32
         if soft:
             logp = F.log_softmax(logits, dim=1).gather(1, torch.from_numpy(np.maximum(pa, 0).astype(np.int64)).to(device))
-            lp = -(torch.from_numpy(pi_probs[idx]).to(device) * logp).sum(1).mean()
+            ce = -(torch.from_numpy(pi_probs[idx]).to(device) * logp).sum(1)
         else:
-            lp = F.cross_entropy(logits, torch.from_numpy(actions).to(device))
+            ce = F.cross_entropy(logits, torch.from_numpy(actions).to(device),
+                                 reduction="mean" if weight_all is None else "none")
+        if weight_all is None:
+            lp = ce.mean()
+        else:  # each position's loss by its kind's weight, the batch's by its total weight
+            wt = torch.from_numpy(weight_all[idx]).to(device)
+            lp = (wt * ce).sum() / wt.sum()
         lv = F.mse_loss(v, torch.from_numpy(target_all[idx]).to(device))
         loss = lp + cfg.value_weight * lv
         opt.zero_grad(set_to_none=True)

@@ -1,12 +1,13 @@
 """How much does each player's battle move give away, judged by a deeper search?
 
-Battle turns where `p` was to move (the turn's first decision) in a `jiu eval` folder of `p` against `ab1` (up to K a game, from
-battle turn 6 on, picked with a seeded generator) are searched by a judge that scores every root move within
+Battle turns where `p` was to move (the turn's first decision; with `--decisions KIND` the battle decisions of
+that sub-phase instead, `chain`, `drop` or `capture`, where `p` had more than one legal action) in a `jiu eval`
+folder of `p` against `ab1` (up to K a game, from battle turn 6 on, picked with a seeded generator) are searched by a judge that scores every root move within
 a margin exactly (`alphabeta` with `root_margin`); a player's regret at a position is the best score minus the
 score of its move (a move outside the margin counts as the margin, a lower bound).  Every player moves from the
 same positions, so the mean regrets and the shares of moves giving away >= a quarter / one stone are paired.
 
-    python regret.py FOLDER GAMES K SEED JUDGE NAME=SPEC ...
+    python regret.py [--decisions KIND] FOLDER GAMES K SEED JUDGE NAME=SPEC ...
     python regret.py baselines/learned/jiu14-g7/policy-vs-ab1 150 2 0 alphabeta:depth=3,tt_bits=18,root_margin=300 \
         g7=policy ab1=alphabeta:depth=1
 """
@@ -17,20 +18,25 @@ import time
 
 import numpy as np
 
+from jiu_env import kernel as K
 from jiu_env import make_bot
 from jiu_env import vocab as V
 from jiu_env.records.game_record import GameRecord
 
 
-def positions(folder: str, games: int, k: int, seed: int) -> list[np.ndarray]:
+def positions(folder: str, games: int, k: int, seed: int, sub: int = V.SUB_MOVE) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     out = []
+
+    def choice(s: np.ndarray) -> bool:  # a turn's first decision; in the other sub-phases one with a choice
+        return sub == V.SUB_MOVE or K.legal_actions(s, np.empty(V.num_actions(int(s[V.H_N])), np.int64)) > 1
+
     for line in list(open(f"{folder}/games.jsonl"))[:games]:
         g = json.loads(line)
         rec = GameRecord.from_dict(g["record"])
         p_colour = V.WHITE if g["white"] == "p" else V.BLACK
-        cands = [s for s in rec.states() if s[V.H_PHASE] == V.PH_BATTLE and s[V.H_SUB] == V.SUB_MOVE
-                 and int(s[V.H_TO_MOVE]) == p_colour and int(s[V.H_TURNS]) >= 6]
+        cands = [s for s in rec.states() if s[V.H_PHASE] == V.PH_BATTLE and s[V.H_SUB] == sub
+                 and int(s[V.H_TO_MOVE]) == p_colour and int(s[V.H_TURNS]) >= 6 and choice(s)]
         for i in sorted(rng.choice(len(cands), size=min(k, len(cands)), replace=False)):
             out.append(cands[i])
     return out
@@ -42,9 +48,12 @@ def half_width(x: np.ndarray) -> float:
 
 
 def main() -> None:
-    folder, games, k, seed, judge_spec = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-    players = dict(a.split("=", 1) for a in sys.argv[6:])
-    pos = positions(folder, games, k, seed)
+    argv, sub = sys.argv[1:], V.SUB_MOVE
+    if argv[0] == "--decisions":
+        sub, argv = V.SUBPHASE_NAMES.index(argv[1]), argv[2:]
+    folder, games, k, seed, judge_spec = argv[0], int(argv[1]), int(argv[2]), int(argv[3]), argv[4]
+    players = dict(a.split("=", 1) for a in argv[5:])
+    pos = positions(folder, games, k, seed, sub)
     judge = make_bot(judge_spec)
     margin = judge.root_margin
     bots = {name: make_bot(spec) for name, spec in players.items()}
@@ -60,7 +69,8 @@ def main() -> None:
             bot.restart(seed + i)
             a = int(bot.step(s.copy()))
             regret[name].append(min(margin, best - score_of[a]) if a in score_of else margin)
-    print(f"{len(pos)} positions from {folder} (up to {k} a game, {games} games, seed {seed}); judge {judge_spec}; "
+    print(f"{len(pos)} {V.SUBPHASE_NAMES[sub]} positions from {folder} (up to {k} a game, {games} games, seed {seed}); "
+          f"judge {judge_spec}; "
           f"{time.process_time() - t0:.0f} CPU s")
     print("player  mean regret (cs)  >= 25  >= 100")
     r = {name: np.asarray(v, float) for name, v in regret.items()}
