@@ -372,7 +372,10 @@ def test_decision_weight_reweighs_only_the_kinds_named(data6, tmp_path):
     # divided by the batch's total weight) or a weight of a kind no position is; a weight of some kinds does not
     assert close("plain", "ones") and not close("plain", "move3")
     assert close("moves", "moves-capture5") and close("moves", "moves-move3")
-    assert TrainConfig(decision_weight={"capture": 3, "move": 2}).decision_weight == {"move": 2.0, "capture": 3.0}
+    cfg = TrainConfig(decision_weight={"capture": 3, "move": 2})
+    assert cfg.decision_weight == {"move": 2.0, "capture": 3.0}
+    assert cfg == TrainConfig(decision_weight={"move": 2.0, "capture": 3.0}) and hash(cfg) == hash(
+        TrainConfig(decision_weight={"move": 2.0, "capture": 3.0})) and cfg != TrainConfig()
     for bad, match in (({"jump": 2.0}, "unknown decision kind 'jump'"), ({"drop": 0.0}, "weight of 'drop'"),
                        ({"drop": float("nan")}, "weight of 'drop'"), ([("drop", 2.0)], "must map")):
         with pytest.raises(ValueError, match=match):

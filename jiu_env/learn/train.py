@@ -99,7 +99,7 @@ class TrainConfig:
                                  f"{', '.join(DECISION_KINDS)})")
             if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or not 0 < w <= 100:
                 raise ValueError(f"decision_weight: the weight of {kind!r} must be a number in (0, 100], not {w!r}")
-        # stored as a plain dict in the kinds' order (the run's state compares it), hashable config kept frozen
+        # a plain dict in the kinds' order (what the run's state stores and compares); set once, here
         object.__setattr__(self, "decision_weight", {k: float(self.decision_weight[k]) for k in DECISION_KINDS
                                                      if k in self.decision_weight})
         if self.policy_target not in POLICY_TARGETS:
@@ -119,6 +119,9 @@ class TrainConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not low <= v <= high:
                 raise ValueError(f"{name} must be a number in {low}..{high}, not {v!r}")
+
+    def __hash__(self) -> int:  # the generated hash would fail on the dict field
+        return hash(json.dumps(asdict(self), sort_keys=True))
 
 
 def _lr(cfg: TrainConfig, step: int) -> float:
