@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import pathlib
 import sys
 import time
@@ -133,18 +132,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _decision_weight(text: str) -> tuple[str, float]:
-    """``KIND=W`` of ``--decision-weight`` as ``(kind, weight)``; a usage error names what is wrong."""
+    """``KIND=W`` of ``--decision-weight`` as ``(kind, weight)``; a usage error names what is wrong
+    (the kinds and bounds are :class:`TrainConfig`'s own check)."""
     from .dataset import DECISION_KINDS
+    from .train import check_decision_weight
 
     kind, sep, w = text.partition("=")
-    if not sep or kind not in DECISION_KINDS:
+    if not sep:
         raise argparse.ArgumentTypeError(f"expected KIND=W with KIND one of {', '.join(DECISION_KINDS)}, not {text!r}")
     try:
         weight = float(w)
     except ValueError:
         raise argparse.ArgumentTypeError(f"the weight of {kind} must be a number, not {w!r}") from None
-    if not math.isfinite(weight) or not 0 < weight <= 100:
-        raise argparse.ArgumentTypeError(f"the weight of {kind} must be in (0, 100], not {w!r}")
+    try:
+        check_decision_weight(kind, weight)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
     return kind, weight
 
 

@@ -46,6 +46,16 @@ CURVE_FIELDS = ("step", "positions", "cpu_seconds", "wall_seconds", "lr", "train
                 "val_policy_loss", "val_value_loss", "val_placement_value_loss", "val_accuracy", "val_placement_accuracy", "val_battle_accuracy")
 
 
+def check_decision_weight(kind: Any, weight: Any) -> None:
+    """ValueError unless ``kind`` is one of :data:`DECISION_KINDS` and ``weight`` a number in (0, 100]."""
+    if kind not in DECISION_KINDS:
+        raise ValueError(f"decision_weight: unknown decision kind {kind!r} (expected one of "
+                         f"{', '.join(DECISION_KINDS)})")
+    if (isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight)
+            or not 0 < weight <= 100):
+        raise ValueError(f"decision_weight: the weight of {kind!r} must be a number in (0, 100], not {weight!r}")
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Network shape and optimisation settings (stored with the run; a resumed run must match)."""
@@ -94,11 +104,7 @@ class TrainConfig:
         if not isinstance(self.decision_weight, Mapping):
             raise ValueError(f"decision_weight must map decision kinds to weights, not {self.decision_weight!r}")
         for kind, w in self.decision_weight.items():
-            if kind not in DECISION_KINDS:
-                raise ValueError(f"decision_weight: unknown decision kind {kind!r} (expected one of "
-                                 f"{', '.join(DECISION_KINDS)})")
-            if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or not 0 < w <= 100:
-                raise ValueError(f"decision_weight: the weight of {kind!r} must be a number in (0, 100], not {w!r}")
+            check_decision_weight(kind, w)
         # a plain dict in the kinds' order (what the run's state stores and compares); set once, here
         object.__setattr__(self, "decision_weight", {k: float(self.decision_weight[k]) for k in DECISION_KINDS
                                                      if k in self.decision_weight})
@@ -352,4 +358,4 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     return row
 
 
-__all__ = ["TrainConfig", "train", "evaluate_net", "STATE", "CURVE", "NET"]
+__all__ = ["TrainConfig", "check_decision_weight", "train", "evaluate_net", "STATE", "CURVE", "NET"]
