@@ -8,7 +8,7 @@ converts.  Printed: the score, and for each T the mean lead with its 95% interva
 and its score in those games; the same for NAME as White and as Black.
 
     python lead.py FOLDER NAME [T ...]
-    python lead.py baselines/learned/jiu14-g7/placement-vs-abt1 pt 1 10 30
+    python lead.py baselines/learned/jiu14-g7/placement-vs-abt1 pt 10 30
 """
 import json
 import math
@@ -63,7 +63,7 @@ def main() -> None:
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     folder, name = sys.argv[1], sys.argv[2]
-    turns = [int(t) for t in sys.argv[3:]] or [1, 10, 30]
+    turns = [int(t) for t in sys.argv[3:]] or [10, 30]
     games = []
     for line in open(f"{folder}/games.jsonl"):
         try:
