@@ -456,6 +456,46 @@ def test_bf16_precision_trains_close_to_fp32(trained6, tmp_path):
         TrainConfig(precision="fp16")
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (`--device cuda`); CI has none")
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_training_on_a_gpu_matches_the_cpu_and_its_files_work_anywhere(trained6, tmp_path, precision):
+    """`jiu train --device cuda`: the same training as on the CPU (other arithmetic, so close, not equal), a
+    checkpoint of CPU tensors that plays on a machine without a GPU, and a state that resumes on the CPU."""
+    from jiu_env.bots.network import load_checkpoint
+
+    out, data, rules, cfg = trained6
+    cfg = dataclasses.replace(cfg, precision=precision)
+    cpu_run, gpu_run, moved = tmp_path / "cpu", tmp_path / "gpu", tmp_path / "moved"
+    train(data, rules, cpu_run, cfg, progress=False, snapshot_every=None)
+    train(data, rules, gpu_run, cfg, device="cuda", progress=False, snapshot_every=None)
+    ref = torch.load(cpu_run / "state.pt", weights_only=False)["net"]
+    got = torch.load(gpu_run / "state.pt", map_location="cpu", weights_only=False)["net"]
+    for k in ("stem.0.weight", "policy.weight", "value.0.weight"):
+        assert float((got[k] - ref[k]).norm() / ref[k].norm()) < 0.05, k
+    curve = list(csv.DictReader(open(gpu_run / "curve.csv", encoding="utf-8")))
+    ref_curve = list(csv.DictReader(open(cpu_run / "curve.csv", encoding="utf-8")))
+    assert [r["step"] for r in curve] == [r["step"] for r in ref_curve]
+    a, b = float(curve[-1]["val_policy_loss"]), float(ref_curve[-1]["val_policy_loss"])
+    assert abs(a - b) < 0.02 * b
+    # the checkpoint holds CPU tensors and computes on the CPU what it computes on the GPU
+    ckpt = torch.load(gpu_run / "net.pt", weights_only=False)
+    assert all(v.device.type == "cpu" for v in ckpt["state_dict"].values())
+    net, _ = load_checkpoint(gpu_run / "net.pt")
+    x = torch.rand(5, NUM_PLANES, 6, 6)
+    with torch.inference_mode():
+        on_cpu = net(x)
+        on_gpu = net.to("cuda")(x.to("cuda"))
+    for p, q in zip(on_cpu, on_gpu):
+        assert torch.allclose(p, q.cpu(), rtol=1e-3, atol=1e-3)
+    g = play_game(rules, make_bot(f"policy:{gpu_run / 'net.pt'}", seed=1), "random", seed=2)
+    assert g.end_reason != "illegal_action"
+    # a run stopped on the GPU finishes on the CPU (the state loads onto the device it resumes on)
+    train(data, rules, moved, cfg, device="cuda", progress=False, snapshot_every=None, stop_after=17)
+    last = train(data, rules, moved, cfg, device="cpu", progress=False, snapshot_every=None)
+    assert last["step"] == cfg.steps
+    assert abs(float(last["val_policy_loss"]) - b) < 0.02 * b
+
+
 def test_checkpoint_round_trips(trained6):
     from jiu_env.bots.alphazero import load_checkpoint, save_checkpoint
 
