@@ -20,16 +20,17 @@ import torch
 
 from jiu_env import vocab as V
 from jiu_env.bots import make_bot
+from jiu_env.bots.features import FEATURE_PLANES
 from jiu_env.bots.network import load_network, make_evaluator, shipped_checkpoint
 from jiu_env.records.game_record import GameRecord
 
 
 def forward_cost(checkpoint: str) -> None:
-    net = load_network(checkpoint)
-    evaluate = make_evaluator(net[0] if isinstance(net, tuple) else net)
+    evaluate = make_evaluator(load_network(checkpoint)[0])
+    planes = FEATURE_PLANES[evaluate.features]  # the input planes the network was trained on
     rng = np.random.default_rng(0)
     for b in (1, 8, 32):
-        x = rng.random((b, 14, 14, 21), dtype=np.float32)
+        x = rng.random((b, 14, 14, planes), dtype=np.float32)
         for _ in range(5):
             evaluate(x)
         n = max(20, 200 // b)
