@@ -17,6 +17,8 @@ import pytest
 
 from jiu_env import Rules, make_bot, play_game
 from jiu_env import kernel as K
+from jiu_env import vocab as V
+from jiu_env.bots.base import legal_actions
 from jiu_env.learn.data import (NO_VALUE, SOFT_SCALE, SOFT_TOP_K, DataConfig, generate, iter_positions, load_games,
                                 play_labelled_game, read_manifest, soft_target, teacher_label)
 from jiu_env.observation import NUM_PLANES, write_observation
@@ -327,7 +329,6 @@ def test_sharpen_changes_only_soft_training(tmp_path):
 
 
 def test_decision_kinds_read_the_phase_and_sub_phase_planes():
-    from jiu_env import vocab as V
     from jiu_env.learn.dataset import DECISION_KINDS, decision_kinds
 
     rules = Rules(board_size=6)
@@ -521,6 +522,53 @@ def test_policy_player_plays_legal_games_and_refuses_other_rules(trained6):
         bot.step(Rules.make("competitive", board_size=8).new_state())
     with pytest.raises(ValueError, match="H_MAXT"):
         bot.step(Rules.make("competitive", board_size=6, max_battle_turns=50).new_state())
+
+
+def _battle_and_placement_states(rules, seed):
+    """A placement position and a battle position of one random game."""
+    rng = np.random.default_rng(seed)
+    s = rules.new_state()
+    out = []
+    while s[V.H_PHASE] != V.PH_OVER and len(out) < 2:
+        if (s[V.H_PHASE] == V.PH_PLACEMENT and not out and s[V.H_PLACED] >= 5) or (
+                s[V.H_PHASE] == V.PH_BATTLE and len(out) == 1 and s[V.H_TURNS] >= 3):
+            out.append(s.copy())
+        acts = legal_actions(s)
+        K.apply_action(s, int(acts[rng.integers(acts.size)]))
+    return out
+
+
+def test_policy_symmetries_average_the_network_over_the_rules_symmetries(trained6):
+    """``symmetries=1``: the mean log-probability of each legal action over ``symmetries_for``, each
+    symmetry's answer read at the mapped action of the mapped position; and the player is equivariant."""
+    out, _, rules, _ = trained6
+    plain = make_bot(f"policy:{out / 'net.pt'}")
+    avg = make_bot(f"policy:checkpoint={out / 'net.pt'},symmetries=1")
+    states = _battle_and_placement_states(rules, 5)
+    assert [int(s[V.H_PHASE]) for s in states] == [V.PH_PLACEMENT, V.PH_BATTLE]
+    for s in states:
+        acts = legal_actions(s)
+        syms = symmetries_for(s)
+        assert len(syms) == (4 if s[V.H_PHASE] == V.PH_PLACEMENT else 8)
+        want = np.zeros(acts.size)
+        for g in syms:
+            t = transform_state(s, g)
+            logits, _ = plain.logits_and_value(t)
+            mapped = np.array([transform_action(int(a), g, 6) for a in acts])
+            assert set(mapped) == set(legal_actions(t).tolist())
+            x = logits[mapped].astype(np.float64)
+            want += x - np.log(np.exp(x - x.max()).sum()) - x.max()
+        got = avg.mean_log_policy(s, acts)
+        np.testing.assert_allclose(got, want / len(syms), rtol=1e-4, atol=1e-4)
+        assert avg.step(s.copy()) == int(acts[np.argmax(got)])
+        # exactly equivariant: the same choice, mapped, in every mapped position (ties aside)
+        if np.sort(got)[-1] - np.sort(got)[-2] > 1e-3:
+            for g in syms:
+                assert avg.step(transform_state(s, g)) == transform_action(avg.step(s.copy()), g, 6)
+    with pytest.raises(ValueError, match="symmetries must be an int >= 0 and <= 1"):
+        make_bot(f"policy:checkpoint={out / 'net.pt'},symmetries=2")
+    g = play_game(rules, avg, "random", seed=2)
+    assert g.end_reason != "illegal_action"
 
 
 def test_policy_player_names_a_bad_checkpoint(tmp_path):
