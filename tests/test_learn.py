@@ -571,6 +571,55 @@ def test_policy_symmetries_average_the_network_over_the_rules_symmetries(trained
     assert g.end_reason != "illegal_action"
 
 
+def test_policy_plays_the_battle_with_its_battle_network(trained6, tmp_path):
+    """The battle network plays battle positions only; the placement stays the other network's, exactly."""
+    from jiu_env.bots.network import load_network, save_checkpoint
+    from jiu_env.bots.policy import PolicyBot
+
+    out, _, rules, _ = trained6
+    net, data, _ = load_network(out / "net.pt")
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(torch.randn_like(p))  # another network under the same rules
+    save_checkpoint(tmp_path / "battle.pt", net, rules, data.get("meta"))
+    main, battle = f"checkpoint={out / 'net.pt'}", f"checkpoint={tmp_path / 'battle.pt'}"
+    pair = make_bot(f"policy:{main},battle_checkpoint={tmp_path / 'battle.pt'}")
+    place_state, battle_state = _battle_and_placement_states(rules, 5)
+    for s, want in ((place_state, main), (battle_state, battle)):
+        np.testing.assert_array_equal(pair.logits_and_value(s)[0], make_bot(f"policy:{want}").logits_and_value(s)[0])
+    assert not np.array_equal(make_bot(f"policy:{main}").logits_and_value(battle_state)[0],
+                              pair.logits_and_value(battle_state)[0])
+    one = make_bot(f"policy:{main},battle_checkpoint=none")
+    np.testing.assert_array_equal(one.logits_and_value(battle_state)[0],
+                                  make_bot(f"policy:{main}").logits_and_value(battle_state)[0])
+    assert pair.version_key() != make_bot(f"policy:{main}").version_key()
+    g = play_game(rules, pair, "random", seed=2)
+    assert g.end_reason != "illegal_action"
+    # a battle network under other rules is refused at the first battle position, not played
+    save_checkpoint(tmp_path / "other.pt", net, Rules.make("competitive", board_size=6, max_battle_turns=50))
+    odd = make_bot(f"policy:{main},battle_checkpoint={tmp_path / 'other.pt'}")
+    odd.step(place_state.copy())
+    with pytest.raises(ValueError, match="other.pt cannot play this position.*H_MAXT"):
+        odd.step(battle_state.copy())
+    with pytest.raises(FileNotFoundError, match="missing.pt"):
+        make_bot(f"policy:{main},battle_checkpoint={tmp_path / 'missing.pt'}")
+    with pytest.raises(ValueError, match="battle_checkpoint must be a path or 'none'"):
+        PolicyBot(battle_checkpoint="")
+
+
+def test_default_policy_uses_the_shipped_battle_network_on_14x14():
+    """make_bot("policy") on 14x14: the shipped placement network places, the shipped battle network battles."""
+    from jiu_env.bots.network import SHIPPED, SHIPPED_BATTLE
+
+    rules = Rules.make("competitive", board_size=14)
+    place_state, battle_state = _battle_and_placement_states(rules, 7)
+    bot = make_bot("policy")
+    for s, path in ((place_state, SHIPPED[14]), (battle_state, SHIPPED_BATTLE[14])):
+        np.testing.assert_array_equal(bot.logits_and_value(s)[0],
+                                      make_bot(f"policy:checkpoint={path},battle_checkpoint=none").logits_and_value(s)[0])
+    assert "policy_jiu14_battle.pt" in repr(bot)
+
+
 def test_policy_player_names_a_bad_checkpoint(tmp_path):
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"not a checkpoint")
@@ -589,9 +638,9 @@ def test_policy_without_a_shipped_network_for_the_size_says_so():
 def test_shipped_networks_hold_cpu_tensors():
     """A network trained on a GPU is shipped with its weights on the CPU: plain torch.load works anywhere."""
     from jiu_env.bots.alphazero import DEFAULT_CHECKPOINT
-    from jiu_env.bots.policy import SHIPPED
+    from jiu_env.bots.policy import SHIPPED, SHIPPED_BATTLE
 
-    for path in [DEFAULT_CHECKPOINT, *SHIPPED.values()]:
+    for path in [DEFAULT_CHECKPOINT, *SHIPPED.values(), *SHIPPED_BATTLE.values()]:
         data = torch.load(path, weights_only=True)  # no map_location: a CUDA tensor would fail here
         assert all(v.device.type == "cpu" for v in data["state_dict"].values()), path
 

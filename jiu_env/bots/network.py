@@ -24,6 +24,9 @@ DATA_DIR = pathlib.Path(__file__).resolve().parents[1] / "data"
 DEFAULT_CHECKPOINT = DATA_DIR / "alphazero_jiu8.pt"
 #: The shipped networks by board size (package data).
 SHIPPED = {14: DATA_DIR / "policy_jiu14.pt"}
+#: The shipped battle networks by board size: the ``policy`` player's network for battle positions where
+#: one is shipped (a network that battles better than the one of :data:`SHIPPED` but places worse).
+SHIPPED_BATTLE = {14: DATA_DIR / "policy_jiu14_battle.pt"}
 
 
 def shipped_checkpoint(board_size: int) -> pathlib.Path:

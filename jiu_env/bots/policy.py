@@ -2,7 +2,15 @@
 
 ``make_bot("policy")`` loads the checkpoint shipped for the board size of the
 first position it is shown (``jiu_env/data/policy_jiu14.pt`` on 14x14, made by
-:mod:`jiu_env.learn`); ``policy:checkpoint=PATH`` loads another.  The network
+:mod:`jiu_env.learn`); ``policy:checkpoint=PATH`` loads another.  Where a
+**battle network** is shipped for the board size
+(``jiu_env/data/policy_jiu14_battle.pt``), the default player plays the battle
+with it and the placement with the other: each phase from the network that
+plays it best (the placement network places better, the battle network, a
+deeper one trained further on ``alphabeta:time=1``'s moves, battles better;
+baselines/learned/jiu14-g12-experiment), one forward pass a decision either
+way.  ``battle_checkpoint=PATH`` names a battle network, ``battle_checkpoint=none``
+plays both phases with one network; a ``checkpoint`` alone plays both phases.  The network
 sees the input planes of the side to move (the observation planes, and for a
 network trained on the ``tactics`` feature set each move's immediate gain,
 :mod:`jiu_env.bots.features`); its logits are masked to
@@ -39,7 +47,7 @@ from .features import FEATURE_PLANES, write_net_input_unchecked
 from ..rules import Rules
 from ..symmetry import inverse, symmetries_for, transform_policy, transform_state
 from ..validate import validate_state
-from .network import SHIPPED, load_network, net_features, rules_mismatch, shipped_checkpoint
+from .network import SHIPPED, SHIPPED_BATTLE, load_network, net_features, rules_mismatch, shipped_checkpoint
 from .base import Bot, check_param, legal_actions
 
 class NetworkPlayer(Bot):
@@ -103,6 +111,9 @@ class PolicyBot(NetworkPlayer):
     PARAMS = {
         "checkpoint": "network checkpoint (default: the one shipped for the board size, e.g. policy_jiu14.pt)",
         "temperature": "0 plays the most likely legal action; > 0 samples softmax(logits / temperature) (default 0)",
+        "battle_checkpoint": "network for battle positions (default: with no checkpoint, the battle network "
+                             "shipped for the board size, e.g. policy_jiu14_battle.pt; else checkpoint); "
+                             "'none': checkpoint's (or the shipped) network for both phases",
         "symmetries": "1 averages the network's log-probabilities over every symmetry of the position that "
                       "commutes with the rules (8 in battle, 4 in placement), one batched forward pass; "
                       "0 (default) one position",
@@ -110,10 +121,57 @@ class PolicyBot(NetworkPlayer):
     }
 
     def __init__(self, seed: int | None = None, checkpoint: str | None = None, temperature: float = 0.0,
-                 symmetries: int = 0, threads: int = 1) -> None:
+                 symmetries: int = 0, battle_checkpoint: str | None = None, threads: int = 1) -> None:
         self.temperature = check_param("policy", "temperature", temperature, 0, 1e6)
         self.symmetries = int(check_param("policy", "symmetries", symmetries, 0, 1, integer=True))
+        if battle_checkpoint is not None and (not isinstance(battle_checkpoint, (str, pathlib.Path))
+                                              or not str(battle_checkpoint)):
+            raise ValueError(f"policy battle_checkpoint must be a path or 'none', not {battle_checkpoint!r}")
+        none = battle_checkpoint is not None and str(battle_checkpoint).lower() == "none"
+        self.battle_checkpoint = None if none or battle_checkpoint is None else pathlib.Path(battle_checkpoint)
+        # with no checkpoint and no battle_checkpoint, the battle network shipped for the board size plays
+        # the battle (chosen at the first battle position); 'none' or a checkpoint alone: one network
+        self.shipped_battle = checkpoint is None and battle_checkpoint is None
+        self.battle_net: Any = None
+        self.battle_rules: Rules | None = None
         super().__init__(seed=seed, checkpoint=checkpoint, threads=threads)
+        if self.battle_checkpoint is not None:
+            self._load_battle(self.battle_checkpoint)
+
+    def _load_battle(self, path: pathlib.Path) -> None:
+        import torch
+
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        self.battle_net, _, self.battle_rules = load_network(path)
+        self.battle_checkpoint = path
+
+    def _network_for(self, state: np.ndarray) -> Any:
+        """The battle network for a battle position when there is one, else the network (see the class)."""
+        if int(state[V.H_PHASE]) == V.PH_PLACEMENT:
+            return super()._network_for(state)
+        if self.battle_net is None and self.shipped_battle:
+            path = SHIPPED_BATTLE.get(int(state[V.H_N]))
+            if path is not None and path.exists():
+                self._load_battle(path)
+            else:
+                self.shipped_battle = False  # none shipped for this size: the network plays both phases
+        if self.battle_net is None:
+            return super()._network_for(state)
+        if self.battle_rules is not None:
+            why = rules_mismatch(state, self.battle_rules)
+            if why is not None:
+                raise ValueError(f"{self.name}: {self.battle_checkpoint} cannot play this position: {why}")
+        return self.battle_net
+
+    def version_key(self) -> str:
+        """Code and weights of both phases' networks."""
+        from ..players import file_hash
+
+        key = super().version_key()
+        paths = [self.battle_checkpoint] if self.battle_checkpoint is not None else \
+            [p for p in SHIPPED_BATTLE.values() if p.exists()] if self.shipped_battle else []
+        return "+".join([key, *(file_hash(p) for p in paths)])
 
     def mean_log_policy(self, state: np.ndarray, acts: np.ndarray) -> np.ndarray:
         """The network's log-probabilities of the legal actions ``acts``, averaged over the symmetries.
@@ -159,8 +217,10 @@ class PolicyBot(NetworkPlayer):
         return int(acts[self.rng.choice(acts.size, p=p / p.sum())])
 
     def __repr__(self) -> str:
-        return (f"PolicyBot(checkpoint={str(self.checkpoint)!r}, temperature={self.temperature}, "
+        return (f"PolicyBot(checkpoint={str(self.checkpoint)!r}, "
+                f"battle_checkpoint={None if self.battle_checkpoint is None else str(self.battle_checkpoint)!r}, "
+                f"temperature={self.temperature}, "
                 f"symmetries={self.symmetries}, seed={self.seed!r})")
 
 
-__all__ = ["PolicyBot", "NetworkPlayer", "SHIPPED", "shipped_checkpoint", "rules_mismatch"]
+__all__ = ["PolicyBot", "NetworkPlayer", "SHIPPED", "SHIPPED_BATTLE", "shipped_checkpoint", "rules_mismatch"]
