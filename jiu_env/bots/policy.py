@@ -63,37 +63,51 @@ class NetworkPlayer(Bot):
             self._load(self.checkpoint)
         super().__init__(seed=seed)
 
-    def _load(self, path: pathlib.Path) -> None:
+    def _open(self, path: pathlib.Path) -> tuple[Any, dict[str, Any], Rules | None]:
+        """``load_network(path)`` with this player's torch threads set."""
         import torch
 
         if self.threads:
             torch.set_num_threads(self.threads)
-        self.net, self.data, self.net_rules = load_network(path)
+        return load_network(path)
+
+    def _load(self, path: pathlib.Path) -> None:
+        self.net, self.data, self.net_rules = self._open(path)
         self.checkpoint = path
+
+    def _refuse_other_rules(self, state: np.ndarray, rules: Rules | None, path: pathlib.Path | None) -> None:
+        """ValueError naming ``path`` and both values when ``state`` is not under the network's ``rules``."""
+        why = None if rules is None else rules_mismatch(state, rules)
+        if why is not None:
+            raise ValueError(f"{self.name}: {path} cannot play this position: {why}")
 
     def _network_for(self, state: np.ndarray) -> Any:
         """The network, loaded on first use for the state's board size; refuses a state under other rules."""
         if self.net is None:
             self._load(shipped_checkpoint(int(state[V.H_N])))
-        if self.net_rules is not None:
-            why = rules_mismatch(state, self.net_rules)
-            if why is not None:
-                raise ValueError(f"{self.name}: {self.checkpoint} cannot play this position: {why}")
+        self._refuse_other_rules(state, self.net_rules, self.checkpoint)
         return self.net
+
+    @staticmethod
+    def _forward(net: Any, states: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """``net``'s logits ``(len(states), actions)`` and values ``(len(states),)``, one batched pass
+        over the input planes of each state's side to move (states of one board size, unchecked)."""
+        import torch
+
+        n = int(states[0][V.H_N])
+        features = net_features(net)
+        obs = np.empty((len(states), n, n, FEATURE_PLANES[features]), np.float32)
+        for i, s in enumerate(states):
+            write_net_input_unchecked(s, features == "tactics", obs[i])
+        with torch.inference_mode():
+            logits, v = net(torch.from_numpy(obs.transpose(0, 3, 1, 2).copy()))
+        return logits.numpy(), v.numpy().reshape(len(states))
 
     def logits_and_value(self, state: np.ndarray) -> tuple[np.ndarray, float]:
         """The network's logits over the flat actions and its value for the side to move."""
-        import torch
-
         validate_state(state)
-        net = self._network_for(state)
-        n = int(state[V.H_N])
-        features = net_features(net)
-        obs = np.empty((n, n, FEATURE_PLANES[features]), np.float32)
-        write_net_input_unchecked(state, features == "tactics", obs)
-        with torch.inference_mode():
-            logits, v = net(torch.from_numpy(obs.transpose(2, 0, 1)[None].copy()))
-        return logits[0].numpy(), float(v[0])
+        logits, v = self._forward(self._network_for(state), [state])
+        return logits[0], float(v[0])
 
     def version_key(self) -> str:
         """Code and weights: a new network is a new player for a tournament."""
@@ -139,11 +153,7 @@ class PolicyBot(NetworkPlayer):
             self._load_battle(self.battle_checkpoint)
 
     def _load_battle(self, path: pathlib.Path) -> None:
-        import torch
-
-        if self.threads:
-            torch.set_num_threads(self.threads)
-        self.battle_net, _, self.battle_rules = load_network(path)
+        self.battle_net, _, self.battle_rules = self._open(path)
         self.battle_checkpoint = path
 
     def _network_for(self, state: np.ndarray) -> Any:
@@ -158,20 +168,20 @@ class PolicyBot(NetworkPlayer):
                 self.shipped_battle = False  # none shipped for this size: the network plays both phases
         if self.battle_net is None:
             return super()._network_for(state)
-        if self.battle_rules is not None:
-            why = rules_mismatch(state, self.battle_rules)
-            if why is not None:
-                raise ValueError(f"{self.name}: {self.battle_checkpoint} cannot play this position: {why}")
+        self._refuse_other_rules(state, self.battle_rules, self.battle_checkpoint)
         return self.battle_net
 
     def version_key(self) -> str:
         """Code and weights of both phases' networks."""
         from ..players import file_hash
 
-        key = super().version_key()
-        paths = [self.battle_checkpoint] if self.battle_checkpoint is not None else \
-            [p for p in SHIPPED_BATTLE.values() if p.exists()] if self.shipped_battle else []
-        return "+".join([key, *(file_hash(p) for p in paths)])
+        if self.battle_checkpoint is not None:
+            paths = [self.battle_checkpoint]
+        elif self.shipped_battle:  # chosen by board size later: every shipped battle network counts
+            paths = [p for p in SHIPPED_BATTLE.values() if p.exists()]
+        else:
+            paths = []
+        return "+".join([super().version_key(), *(file_hash(p) for p in paths)])
 
     def mean_log_policy(self, state: np.ndarray, acts: np.ndarray) -> np.ndarray:
         """The network's log-probabilities of the legal actions ``acts``, averaged over the symmetries.
@@ -181,19 +191,12 @@ class PolicyBot(NetworkPlayer):
         back (``transform_policy`` by ``inverse(g)``), so that entry ``a``
         scores the original action ``a``, and normalised over ``acts``.
         """
-        import torch
-
         validate_state(state)
-        net = self._network_for(state)
         n = int(state[V.H_N])
         syms = symmetries_for(state)
-        features = net_features(net)
-        obs = np.empty((len(syms), n, n, FEATURE_PLANES[features]), np.float32)
-        for i, g in enumerate(syms):
-            write_net_input_unchecked(state if g == 0 else transform_state(state, g), features == "tactics", obs[i])
-        with torch.inference_mode():
-            logits, _ = net(torch.from_numpy(obs.transpose(0, 3, 1, 2).copy()))
-        logits = logits.numpy().astype(np.float64)
+        logits, _ = self._forward(self._network_for(state),
+                                  [state if g == 0 else transform_state(state, g) for g in syms])
+        logits = logits.astype(np.float64)
         total = np.zeros(acts.size)
         for i, g in enumerate(syms):
             x = transform_policy(logits[i], inverse(g), n)[acts]

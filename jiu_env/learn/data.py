@@ -243,8 +243,6 @@ def play_chunk(config: DataConfig, index: int) -> tuple[bytes, float, float]:
     Writes nothing, so it runs the same in this process, a worker process or
     a Ray task on another machine; :func:`store_chunk` writes the bytes.
     """
-    import io
-
     from ..bots import make_bot
 
     t0 = time.process_time()
@@ -257,6 +255,19 @@ def play_chunk(config: DataConfig, index: int) -> tuple[bytes, float, float]:
 
     games = [play_labelled_game(config, teacher, game_seed(config, g), players(g))
              for g in range(index * config.chunk_games, (index + 1) * config.chunk_games)]
+    payload = pack_games(games, soft=bool(config.soft))
+    return payload, time.process_time() - t0, time.perf_counter() - w0
+
+
+def pack_games(games: list[dict[str, Any]], soft: bool = False) -> bytes:
+    """The bytes of a chunk file holding ``games`` (dicts as :func:`play_labelled_game` returns them).
+
+    ``soft``: the games carry the soft label of every labelled decision (``pi_actions``, ``pi_visits``),
+    stored in order as in a self-play chunk.  Any maker of labelled games (an engine run, stored match
+    records) writes its chunks through here, so :func:`load_games` reads them all alike.
+    """
+    import io
+
     offsets = np.cumsum([0] + [len(g["actions"]) for g in games]).astype(np.int64)
     arrays = {
         "seed": np.array([g["seed"] for g in games], np.int64),
@@ -268,12 +279,12 @@ def play_chunk(config: DataConfig, index: int) -> tuple[bytes, float, float]:
         "end_reason": np.array([g["end_reason"] for g in games], np.int8),
         "battle_turns": np.array([g["battle_turns"] for g in games], np.int32),
     }
-    if config.soft:  # the soft label of every labelled decision, in order (as in a self-play chunk)
+    if soft:
         for key in ("pi_actions", "pi_visits"):
             arrays[key] = np.concatenate([np.array(g[key], np.int32).reshape(-1, SOFT_TOP_K) for g in games])
     buf = io.BytesIO()
     np.savez_compressed(buf, **cast(dict[str, Any], arrays))  # numpy's stub confuses **arrays with allow_pickle
-    return buf.getvalue(), time.process_time() - t0, time.perf_counter() - w0
+    return buf.getvalue()
 
 
 def store_chunk(out_dir: str | os.PathLike[str], index: int, payload: bytes, cpu_seconds: float | None = None,
@@ -489,5 +500,5 @@ def iter_positions(rules: Rules, game: dict[str, Any]) -> Iterator[tuple[np.ndar
 
 __all__ = ["DataConfig", "DATA_FORMAT", "VALUE_WIN", "NO_VALUE", "SOFT_TOP_K", "SOFT_SCALE", "game_seed",
            "decision_seed", "teacher_label", "soft_target",
-           "play_labelled_game", "play_chunk", "store_chunk", "make_chunk", "open_run", "generate", "load_games", "iter_positions",
+           "play_labelled_game", "play_chunk", "pack_games", "store_chunk", "make_chunk", "open_run", "generate", "load_games", "iter_positions",
            "read_manifest"]

@@ -19,7 +19,6 @@ writes OUT/chunk-*.npz and OUT/manifest.json (overwriting a previous harvest in 
 """
 from __future__ import annotations
 
-import io
 import json
 import pathlib
 import sys
@@ -29,7 +28,8 @@ import numpy as np
 from jiu_env import Rules
 from jiu_env import kernel as K
 from jiu_env import vocab as V
-from jiu_env.learn.data import DATA_FORMAT, NO_VALUE, chunk_name, store_chunk, write_manifest
+from jiu_env.learn.data import DATA_FORMAT, NO_VALUE, chunk_name, pack_games, store_chunk, write_manifest
+from jiu_env.players import player_spec
 
 TEACHERS = ("alphabeta:time=1", "alphabeta:time=0.5")
 # placement: the shipped network's moves (g7, shipped when these games were played), whose placement
@@ -38,22 +38,20 @@ PLACEMENT_TEACHERS = ("policy",)
 CHUNK_GAMES = 16
 
 
-def battle_engine(spec: str) -> str:
-    """The spec that plays a side's battle: ``Y`` of ``phases:X+Y``, else the spec itself."""
-    return spec.split("+", 1)[1] if spec.startswith("phases:") else spec
-
-
-def placement_engine(spec: str) -> str:
-    """The spec that plays a side's placement: ``X`` of ``phases:X+Y``, else the spec itself."""
-    return spec[len("phases:"):].split("+", 1)[0] if spec.startswith("phases:") else spec
+def phase_engines(spec: str) -> tuple[str, str]:
+    """The specs that play a side's placement and battle: ``(X, Y)`` of ``phases:X+Y``, else the spec twice."""
+    parsed = player_spec(spec)
+    parts = parsed.parts if parsed.form == "phases" else ()
+    return (parts[0].text, parts[1].text) if parts else (spec, spec)
 
 
 def harvest_game(g: dict, rules: Rules) -> dict | None:
     """The game's actions with the teacher sides' decisions labelled; None if no side is a teacher."""
-    teach = {(side, V.PH_BATTLE): battle_engine(g[f"{name}_spec"]) in TEACHERS
-             for side, name in ((V.WHITE, "white"), (V.BLACK, "black"))}
-    teach.update({(side, V.PH_PLACEMENT): placement_engine(g[f"{name}_spec"]) in PLACEMENT_TEACHERS
-                  for side, name in ((V.WHITE, "white"), (V.BLACK, "black"))})
+    teach = {}
+    for side, name in ((V.WHITE, "white"), (V.BLACK, "black")):
+        placement, battle = phase_engines(g[f"{name}_spec"])
+        teach[side, V.PH_PLACEMENT] = placement in PLACEMENT_TEACHERS
+        teach[side, V.PH_BATTLE] = battle in TEACHERS
     if not any(teach.values()):
         return None
     meta = g["record"].get("meta") or {}
@@ -72,26 +70,9 @@ def harvest_game(g: dict, rules: Rules) -> dict | None:
     if s[V.H_PHASE] != V.PH_OVER:
         raise ValueError(f"{g['id']}: the record ends before the game does")
     return {"seed": int(g["seed"]), "actions": actions, "labels": labels,
+            "values": [NO_VALUE if label >= 0 else 0 for label in labels],
             "result": int(K.result_for_white(s)), "end_reason": int(s[V.H_END_REASON]),
             "battle_turns": int(s[V.H_TURNS])}
-
-
-def write_chunk(out: pathlib.Path, index: int, games: list[dict]) -> dict:
-    offsets = np.cumsum([0] + [len(g["actions"]) for g in games]).astype(np.int64)
-    labels = np.concatenate([np.array(g["labels"], np.int32) for g in games])
-    arrays = {
-        "seed": np.array([g["seed"] for g in games], np.int64),
-        "offsets": offsets,
-        "actions": np.concatenate([np.array(g["actions"], np.int32) for g in games]),
-        "labels": labels,
-        "values": np.where(labels >= 0, NO_VALUE, 0).astype(np.int32),
-        "result": np.array([g["result"] for g in games], np.int8),
-        "end_reason": np.array([g["end_reason"] for g in games], np.int8),
-        "battle_turns": np.array([g["battle_turns"] for g in games], np.int32),
-    }
-    buf = io.BytesIO()
-    np.savez_compressed(buf, **arrays)
-    return store_chunk(out, index, buf.getvalue())
 
 
 def main(out_dir: str, folders: list[str]) -> None:
@@ -115,7 +96,7 @@ def main(out_dir: str, folders: list[str]) -> None:
         sources[folder] = n
     chunks = {}
     for i in range(0, len(games), CHUNK_GAMES):
-        chunks[chunk_name(i // CHUNK_GAMES)] = write_chunk(out, i // CHUNK_GAMES, games[i:i + CHUNK_GAMES])
+        chunks[chunk_name(i // CHUNK_GAMES)] = store_chunk(out, i // CHUNK_GAMES, pack_games(games[i:i + CHUNK_GAMES]))
     config = {"kind": "records", "rules": rules.to_dict(), "sources": sources,
               "teacher": "moves played by " + " / ".join(TEACHERS) + " (battle), " + " / ".join(PLACEMENT_TEACHERS)
                          + " (placement)"}
