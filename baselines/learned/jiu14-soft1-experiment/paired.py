@@ -9,6 +9,9 @@ normal interval.
 
     python paired.py p runs/ab1-soft1 runs/ab1-soft1m
     python paired.py p runs/g6/policy-vs-ab1 baselines/learned/jiu14-g4/policy-vs-greedy-ab1 ab1
+
+Other scripts import :func:`scores`, :func:`common_games` and :func:`mean_interval` (pooled
+differences over several comparisons).
 """
 import json
 import math
@@ -16,7 +19,8 @@ import pathlib
 import sys
 
 
-def scores(folder: str, name: str, opponent: str | None) -> dict[int, tuple[int, float]]:
+def scores(folder: str | pathlib.Path, name: str, opponent: str | None = None) -> dict[int, tuple[int, float]]:
+    """Game number -> (seed, score of ``name``) for the games of ``name`` (against ``opponent``)."""
     out = {}
     for line in (pathlib.Path(folder) / "games.jsonl").read_text().splitlines():
         g = json.loads(line)
@@ -27,17 +31,32 @@ def scores(folder: str, name: str, opponent: str | None) -> dict[int, tuple[int,
     return out
 
 
-name, a, b = sys.argv[1:4]
-opponent = sys.argv[4] if len(sys.argv) > 4 else None
-sa, sb = scores(a, name, opponent), scores(b, name, opponent)
-common = sorted(k for k in sa.keys() & sb.keys() if sa[k][0] == sb[k][0])
-if len(common) < 2:
-    sys.exit(f"{a} and {b} share fewer than two games (same game number and seed)")
-d = [sa[k][1] - sb[k][1] for k in common]
-n = len(d)
-mean = sum(d) / n
-sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1))
-half = 1.96 * sd / math.sqrt(n)
-print(f"{a}: {100 * sum(sa[k][1] for k in common) / n:.1f}%  {b}: {100 * sum(sb[k][1] for k in common) / n:.1f}%  "
-      f"difference {100 * mean:+.1f} points (95% interval {100 * (mean - half):+.1f} .. {100 * (mean + half):+.1f}), "
-      f"{n} games in common ({len(sa)} and {len(sb)} in the folders)")
+def common_games(sa: dict[int, tuple[int, float]], sb: dict[int, tuple[int, float]]) -> list[int]:
+    """The game numbers both hold with the same seed (the same opening and colours)."""
+    return sorted(k for k in sa.keys() & sb.keys() if sa[k][0] == sb[k][0])
+
+
+def mean_interval(d: list[float]) -> tuple[float, float]:
+    """The mean of ``d`` and the half-width of its 95% normal interval."""
+    n = len(d)
+    mean = sum(d) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1))
+    return mean, 1.96 * sd / math.sqrt(n)
+
+
+def main(argv: list[str]) -> None:
+    name, a, b = argv[:3]
+    opponent = argv[3] if len(argv) > 3 else None
+    sa, sb = scores(a, name, opponent), scores(b, name, opponent)
+    common = common_games(sa, sb)
+    if len(common) < 2:
+        sys.exit(f"{a} and {b} share fewer than two games (same game number and seed)")
+    n = len(common)
+    mean, half = mean_interval([sa[k][1] - sb[k][1] for k in common])
+    print(f"{a}: {100 * sum(sa[k][1] for k in common) / n:.1f}%  {b}: {100 * sum(sb[k][1] for k in common) / n:.1f}%  "
+          f"difference {100 * mean:+.1f} points (95% interval {100 * (mean - half):+.1f} .. {100 * (mean + half):+.1f}), "
+          f"{n} games in common ({len(sa)} and {len(sb)} in the folders)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
