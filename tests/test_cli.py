@@ -15,6 +15,7 @@ from jiu_env.cli import COMMANDS, main
 from jiu_env.evaluation.tournament import read_games
 from jiu_env.records import GameRecord, load_record, to_competition
 from jiu_env.rules import Rules
+from processes import alive, live_children
 
 SMALL = ["--rule", "board_size=6", "--rule", "max_battle_turns=100"]
 
@@ -349,30 +350,6 @@ class Slow(RandomBot):
 '''
 
 
-def _live_children(pid):
-    """Pids of the processes whose parent is ``pid`` (from /proc; zombies do not count)."""
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z":
-            out.append(int(d))
-    return out
-
-
-def _alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads processes from /proc")
 def test_sigkill_of_eval_ends_its_workers_and_resume_completes(tmp_path, capsys):
     (tmp_path / "slowbot.py").write_text(SLOW_BOT)
@@ -387,17 +364,17 @@ def test_sigkill_of_eval_ends_its_workers_and_resume_completes(tmp_path, capsys)
     try:
         deadline = time.time() + 120
         while time.time() < deadline and proc.poll() is None:
-            if games.exists() and games.read_text().count("\n") >= 1 and len(_live_children(proc.pid)) >= 2:
+            if games.exists() and games.read_text().count("\n") >= 1 and len(live_children(proc.pid)) >= 2:
                 break
             time.sleep(0.1)
         assert proc.poll() is None, "the tournament ended before it could be killed"
-        children = _live_children(proc.pid)
+        children = live_children(proc.pid)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         deadline = time.time() + 10
-        while time.time() < deadline and any(_alive(c) for c in children):
+        while time.time() < deadline and any(alive(c) for c in children):
             time.sleep(0.1)
-        left = [c for c in children if _alive(c)]
+        left = [c for c in children if alive(c)]
         assert not left, f"worker processes {left} outlived their killed parent"
     finally:
         if proc.poll() is None:

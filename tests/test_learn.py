@@ -24,6 +24,7 @@ from jiu_env.learn.data import (NO_VALUE, SOFT_SCALE, SOFT_TOP_K, DataConfig, ge
 from jiu_env.observation import NUM_PLANES, write_observation
 from jiu_env.symmetry import (ALL_SYMMETRIES, placement_symmetries, symmetries_for, transform_action,
                               transform_state)
+from processes import alive, live_children
 
 torch = pytest.importorskip("torch")
 
@@ -202,6 +203,33 @@ def test_killed_generation_resumes_with_nothing_lost_or_duplicated(tmp_path):
     assert sorted(got) == sorted(ref)
     assert {k: v["sha256"] for k, v in got.items()} == {k: v["sha256"] for k, v in ref.items()}
     assert not list((tmp_path / "run").glob(".*tmp"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads processes from /proc")
+def test_killed_generation_ends_its_worker_processes(tmp_path):
+    """A data run killed (a session's time limit, a scheduler) leaves no worker playing on without it."""
+    cfg = DataConfig(**{**CFG6.to_dict(), "chunk_games": 1})
+    code = ("import sys; from jiu_env.learn.data import DataConfig, generate; "
+            f"generate(sys.argv[1], DataConfig(**{cfg.to_dict()!r}), 200, workers=2, progress=False)")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "run")])
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            if list((tmp_path / "run").glob("chunk-00001.npz")) and len(live_children(proc.pid)) >= 2:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run ended before it could be killed"
+        children = live_children(proc.pid)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(alive(c) for c in children):
+            time.sleep(0.1)
+        assert not [c for c in children if alive(c)], "worker processes outlived their killed parent"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert len(list((tmp_path / "run").glob("chunk-*.npz"))) < 200
 
 
 def test_augmentation_maps_planes_and_targets_exactly(data6):

@@ -56,7 +56,9 @@ chunk its games, decisions, labels, CPU seconds and SHA-256) and the chunks
 renamed, so a run stopped at any point loses at most the chunk in progress,
 and :func:`generate` started again with the same settings makes only the
 chunks that are missing.  Settings that differ from the manifest's are
-refused, so one directory never mixes two teachers.
+refused, so one directory never mixes two teachers.  The worker processes
+of a local pool end with the run's process, even when it is killed, so a
+stopped run leaves nothing playing on.
 """
 
 from __future__ import annotations
@@ -409,7 +411,11 @@ def generate(out_dir: str | os.PathLike[str], config: Any, games: int, workers: 
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        with ProcessPoolExecutor(min(workers, len(todo)), mp_context=mp.get_context("spawn")) as pool:
+        from ..evaluation.backends import one_thread_per_worker
+
+        # like jiu eval's pool: one torch thread a worker, and a worker ends with this process, even killed
+        with ProcessPoolExecutor(min(workers, len(todo)), mp_context=mp.get_context("spawn"),
+                                 initializer=one_thread_per_worker, initargs=(os.getpid(),)) as pool:
             for fut in as_completed([pool.submit(_chunk_job, cfg, i) for i in todo]):
                 done(*fut.result())
     return data
