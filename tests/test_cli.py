@@ -4,7 +4,6 @@ import io
 import json
 import os
 import pathlib
-import signal
 import subprocess
 import sys
 import time
@@ -15,7 +14,7 @@ from jiu_env.cli import COMMANDS, main
 from jiu_env.evaluation.tournament import read_games
 from jiu_env.records import GameRecord, load_record, to_competition
 from jiu_env.rules import Rules
-from processes import alive, live_children
+from processes import kill_and_check_workers
 
 SMALL = ["--rule", "board_size=6", "--rule", "max_battle_turns=100"]
 
@@ -361,24 +360,7 @@ def test_sigkill_of_eval_ends_its_workers_and_resume_completes(tmp_path, capsys)
     proc = subprocess.Popen([sys.executable, "-m", "jiu_env.cli", *argv, "--workers", "2"], cwd=tmp_path, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     games = out / "games.jsonl"
-    try:
-        deadline = time.time() + 120
-        while time.time() < deadline and proc.poll() is None:
-            if games.exists() and games.read_text().count("\n") >= 1 and len(live_children(proc.pid)) >= 2:
-                break
-            time.sleep(0.1)
-        assert proc.poll() is None, "the tournament ended before it could be killed"
-        children = live_children(proc.pid)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        deadline = time.time() + 10
-        while time.time() < deadline and any(alive(c) for c in children):
-            time.sleep(0.1)
-        left = [c for c in children if alive(c)]
-        assert not left, f"worker processes {left} outlived their killed parent"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    kill_and_check_workers(proc, lambda: games.exists() and games.read_text().count("\n") >= 1, "the tournament")
     played = len(read_games(games))
     assert 1 <= played < 12
     # resume: every game once, none lost or repeated

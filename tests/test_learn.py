@@ -24,7 +24,7 @@ from jiu_env.learn.data import (NO_VALUE, SOFT_SCALE, SOFT_TOP_K, DataConfig, ge
 from jiu_env.observation import NUM_PLANES, write_observation
 from jiu_env.symmetry import (ALL_SYMMETRIES, placement_symmetries, symmetries_for, transform_action,
                               transform_state)
-from processes import alive, live_children
+from processes import kill_and_check_workers
 
 torch = pytest.importorskip("torch")
 
@@ -212,23 +212,7 @@ def test_killed_generation_ends_its_worker_processes(tmp_path):
     code = ("import sys; from jiu_env.learn.data import DataConfig, generate; "
             f"generate(sys.argv[1], DataConfig(**{cfg.to_dict()!r}), 200, workers=2, progress=False)")
     proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "run")])
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None:
-            if list((tmp_path / "run").glob("chunk-00001.npz")) and len(live_children(proc.pid)) >= 2:
-                break
-            time.sleep(0.05)
-        assert proc.poll() is None, "the run ended before it could be killed"
-        children = live_children(proc.pid)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(alive(c) for c in children):
-            time.sleep(0.1)
-        assert not [c for c in children if alive(c)], "worker processes outlived their killed parent"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    kill_and_check_workers(proc, lambda: bool(list((tmp_path / "run").glob("chunk-00001.npz"))))
     assert len(list((tmp_path / "run").glob("chunk-*.npz"))) < 200
 
 
