@@ -50,6 +50,13 @@ from ..validate import validate_state
 from .network import SHIPPED, SHIPPED_BATTLE, load_network, net_features, rules_mismatch, shipped_checkpoint
 from .base import Bot, check_param, legal_actions
 
+
+def _key_paths(path: pathlib.Path | None, shipped: dict[int, pathlib.Path]) -> list[pathlib.Path]:
+    """The network files a player's version key hashes: ``path``, or without one every file of ``shipped``
+    that exists (the network is chosen by board size later, so each of them counts)."""
+    return [path] if path is not None else [p for p in shipped.values() if p.exists()]
+
+
 class NetworkPlayer(Bot):
     """Base of the players that run a policy-value network: loading by board size and the rules check."""
 
@@ -113,9 +120,7 @@ class NetworkPlayer(Bot):
         """Code and weights: a new network is a new player for a tournament."""
         from ..players import file_hash
 
-        # without a checkpoint the network is chosen by board size later: every shipped one counts
-        paths = [self.checkpoint] if self.checkpoint is not None else [p for p in SHIPPED.values() if p.exists()]
-        return "+".join([file_hash(__file__), *(file_hash(p) for p in paths)])
+        return "+".join([file_hash(__file__), *(file_hash(p) for p in _key_paths(self.checkpoint, SHIPPED))])
 
 
 class PolicyBot(NetworkPlayer):
@@ -175,12 +180,7 @@ class PolicyBot(NetworkPlayer):
         """Code and weights of both phases' networks."""
         from ..players import file_hash
 
-        if self.battle_checkpoint is not None:
-            paths = [self.battle_checkpoint]
-        elif self.shipped_battle:  # chosen by board size later: every shipped battle network counts
-            paths = [p for p in SHIPPED_BATTLE.values() if p.exists()]
-        else:
-            paths = []
+        paths = _key_paths(self.battle_checkpoint, SHIPPED_BATTLE if self.shipped_battle else {})
         return "+".join([super().version_key(), *(file_hash(p) for p in paths)])
 
     def mean_log_policy(self, state: np.ndarray, acts: np.ndarray) -> np.ndarray:
