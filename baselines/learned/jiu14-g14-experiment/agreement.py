@@ -23,11 +23,8 @@ pieces = [(f"{d} battle", load_positions([d], phase="battle")[0]) for d in battl
 pieces.append((f"{place_dir} placement", load_positions([place_dir], phase="placement")[0]))
 whole = concat_positions([p for _, p in pieces])
 cfg = TrainConfig()
-# the split of Positions.split, kept as a mask so each source's share can be read off
-games = np.unique(whole.game)
-val_games = np.random.default_rng(cfg.seed).choice(games, size=max(1, int(round(cfg.val_share * games.size))),
-                                                   replace=False)
-_, val = whole.split(cfg.val_share, cfg.seed)
+_, val = whole.split(cfg.val_share, cfg.seed)  # the training's split, by game seed
+val_games = np.unique(val.game)  # each source's held-out share: its positions of those games
 nets = {path: load_network(path)[0] for path in checkpoints}
 for name, part in pieces:
     held = part.subset(np.flatnonzero(np.isin(part.game, val_games)))
