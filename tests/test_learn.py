@@ -20,7 +20,8 @@ from jiu_env import kernel as K
 from jiu_env import vocab as V
 from jiu_env.bots.base import legal_actions
 from jiu_env.learn.data import (NO_VALUE, SOFT_SCALE, SOFT_TOP_K, DataConfig, generate, iter_positions, load_games,
-                                play_labelled_game, read_manifest, soft_target, teacher_label)
+                                play_labelled_game, read_manifest, reports_root_scores, soft_target,
+                                teacher_label)
 from jiu_env.observation import NUM_PLANES, write_observation
 from jiu_env.symmetry import (ALL_SYMMETRIES, placement_symmetries, symmetries_for, transform_action,
                               transform_state)
@@ -180,6 +181,43 @@ def test_soft_labels_need_root_scores_and_a_valid_temperature():
     cfg = DataConfig(**{**CFG6.to_dict(), "teacher": "alphabeta:depth=1", "soft": 50.0})
     with pytest.raises(ValueError, match="root_margin"):
         play_labelled_game(cfg, make_bot(cfg.teacher), 0)
+
+
+def test_soft_labels_per_phase_where_the_phase_engine_reports_root_scores(tmp_path):
+    # a network places, a search with root_margin fights: soft labels in the battle, the move alone in placement
+    for spec, phase, want in (("alphabeta:depth=2,root_margin=100", V.PH_BATTLE, True),
+                              ("alphabeta:depth=2", V.PH_BATTLE, False),
+                              ("alphabeta:time=1,root_margin=100", V.PH_BATTLE, False),  # no finished root
+                              ("greedy", V.PH_BATTLE, False),
+                              ("phases:greedy+alphabeta:depth=1,root_margin=100", V.PH_BATTLE, True),
+                              ("phases:greedy+alphabeta:depth=1,root_margin=100", V.PH_PLACEMENT, False),
+                              ("phases:alphabeta:depth=1,root_margin=100+greedy", V.PH_PLACEMENT, True)):
+        assert reports_root_scores(make_bot(spec), phase) is want, (spec, phase)
+    teacher = "phases:alphabeta:depth=1,tt_bits=14+alphabeta:depth=1,tt_bits=14,root_margin=160"
+    cfg = DataConfig(**{**CFG6.to_dict(), "teacher": teacher, "soft": 40.0})
+    generate(tmp_path, cfg, 2, progress=False)
+    seen = {V.PH_PLACEMENT: 0, V.PH_BATTLE: 0}
+    spread = 0
+    for game in load_games(tmp_path, verify=True):
+        assert len(game["pi_actions"]) == int((game["labels"] >= 0).sum())
+        for (s, label, _, _), pa, pv in zip(iter_positions(R6, game), game["pi_actions"], game["pi_visits"]):
+            phase = int(s[V.H_PHASE])
+            seen[phase] += 1
+            if phase == V.PH_PLACEMENT:  # one-hot on the placement engine's move
+                assert pa[0] == label and pv[0] == SOFT_SCALE and (pa[1:] == -1).all() and (pv[1:] == 0).all()
+            else:  # the battle engine's root scores, as a fresh search of the position gives them
+                fresh = make_bot(teacher)
+                assert teacher_label(fresh, s.copy(), game["seed"])[0] == label
+                assert np.array_equal((pa, pv), soft_target(fresh, label, 40.0))
+                spread += int((pv > 0).sum() > 1)
+    assert seen[V.PH_PLACEMENT] > 0 and seen[V.PH_BATTLE] > 0 and spread > 0
+    # a teacher reporting root scores in neither phase is refused before its first game, naming itself
+    for bad in ("phases:alphabeta:depth=1+alphabeta:time=0.1,root_margin=160", "alphabeta:depth=1"):
+        cfg = DataConfig(**{**CFG6.to_dict(), "teacher": bad, "soft": 40.0})
+        with pytest.raises(ValueError, match="root_margin") as err:
+            generate(tmp_path / "bad", cfg, 2, progress=False)
+        assert bad in str(err.value)
+        assert not list((tmp_path / "bad").glob("chunk-*.npz"))
 
 
 def test_killed_generation_resumes_with_nothing_lost_or_duplicated(tmp_path):

@@ -27,7 +27,12 @@ which scores every root move within that margin of the best exactly), and
 each label also stores the ``SOFT_TOP_K`` best root moves with weights
 ``exp((score - best) / soft)`` (in units of 1/``SOFT_SCALE``, as the
 ``pi_actions`` / ``pi_visits`` of a self-play chunk), the soft policy target
-the training then learns instead of the one-hot move.
+the training then learns instead of the one-hot move.  A ``phases:X+Y``
+teacher may report them in one phase only (a network placing, a search
+with ``root_margin`` fighting the battle): its decisions in the other phase
+keep the move alone (a one-hot soft label).  A teacher that reports root
+scores in neither phase is refused before the first game, so a misspelt
+teacher does not quietly turn a soft run into a hard one.
 
 The game is played by the labels, except that with probability ``explore``
 a battle move (not a chain jump, drop or capture choice) is replaced by a
@@ -158,6 +163,28 @@ def teacher_label(teacher: Any, state: np.ndarray, gseed: int) -> tuple[int, int
     return a, int(max(-VALUE_WIN, min(VALUE_WIN, int(v))))
 
 
+def reports_root_scores(teacher: Any, phase: int) -> bool:
+    """Whether ``teacher``'s searches of ``phase`` decisions report their root scores (soft labels there).
+
+    ``alphabeta`` does with ``root_margin > 0`` and a depth (no time limit: a
+    search cut short has no finished root to report); a ``phases:X+Y``
+    teacher does where that phase's engine does.
+    """
+    from ..bots.composite import PhasePlayer
+
+    if isinstance(teacher, PhasePlayer):
+        teacher = teacher.placement if phase == V.PH_PLACEMENT else teacher.battle
+    return (getattr(teacher, "root_margin", 0) or 0) > 0 and getattr(teacher, "time", None) is None
+
+
+def one_hot_target(action: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(actions, weights)``: the soft label of a decision whose teacher reports only its move."""
+    pa = np.full(SOFT_TOP_K, -1, np.int32)
+    pv = np.zeros(SOFT_TOP_K, np.int32)
+    pa[0], pv[0] = action, SOFT_SCALE
+    return pa, pv
+
+
 def soft_target(teacher: Any, action: int, temperature: float) -> tuple[np.ndarray, np.ndarray]:
     """``(actions, weights)``: the soft label of the teacher's last search (``SOFT_TOP_K`` entries each).
 
@@ -205,6 +232,11 @@ def play_labelled_game(config: DataConfig, teacher: Any, gseed: int,
     values: list[int] = []
     pi_actions: list[np.ndarray] = []
     pi_weights: list[np.ndarray] = []
+    soft_in = {ph: bool(config.soft) and reports_root_scores(teacher, ph) for ph in (V.PH_PLACEMENT, V.PH_BATTLE)}
+    if config.soft and not any(soft_in.values()):
+        raise ValueError(f"soft labels need a teacher that reports its root scores in at least one phase "
+                         f"(last_info['root']), not {config.teacher!r}: use alphabeta with a depth and "
+                         f"root_margin > 0, e.g. alphabeta:depth=2,root_margin=240, or a phases teacher with one")
     while s[V.H_PHASE] != V.PH_OVER:
         k = K.legal_actions(s, buf)
         label, value = -1, 0
@@ -215,7 +247,8 @@ def play_labelled_game(config: DataConfig, teacher: Any, gseed: int,
         else:
             label, value = teacher_label(teacher, s, gseed)
             if config.soft:
-                pa, pv = soft_target(teacher, label, config.soft)
+                pa, pv = (soft_target(teacher, label, config.soft) if soft_in[int(s[V.H_PHASE])]
+                          else one_hot_target(label))
                 pi_actions.append(pa)
                 pi_weights.append(pv)
             a = label if players is None else int(players[0 if s[V.H_TO_MOVE] == V.WHITE else 1].step(s))
@@ -505,6 +538,6 @@ def iter_positions(rules: Rules, game: dict[str, Any]) -> Iterator[tuple[np.ndar
 
 
 __all__ = ["DataConfig", "DATA_FORMAT", "VALUE_WIN", "NO_VALUE", "SOFT_TOP_K", "SOFT_SCALE", "game_seed",
-           "decision_seed", "teacher_label", "soft_target",
+           "decision_seed", "teacher_label", "soft_target", "one_hot_target", "reports_root_scores",
            "play_labelled_game", "play_chunk", "pack_games", "store_chunk", "make_chunk", "open_run", "generate", "load_games", "iter_positions",
            "read_manifest"]

@@ -83,7 +83,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--soft", type=float, default=0.0, metavar="T",
                    help="data: soft labels, the teacher's best root moves weighted exp((score - best) / T), T in "
                         "centistones; needs a teacher reporting root scores, e.g. --teacher "
-                        "alphabeta:depth=2,tt_bits=18,root_margin=240 (default 0: the teacher's move alone)")
+                        "alphabeta:depth=2,tt_bits=18,root_margin=240; a phases teacher gets soft labels in the "
+                        "phase whose engine reports them, the move alone in the other (default 0: the teacher's "
+                        "move alone)")
     p.add_argument("--seed", type=int, default=0, help="seed of the games and of the training (default 0)")
     p.add_argument("--workers", type=int, default=1, help="processes generating data (default 1)")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
