@@ -708,6 +708,12 @@ class AlphaBetaBot(Bot):
         self.last_info = {}
         super().__init__(seed=seed)
 
+    @property
+    def reports_root_scores(self) -> bool:
+        """Whether a search reports its exact root scores in ``last_info['root']`` (soft training labels):
+        with ``root_margin > 0`` and a depth; a time limit may cut an iteration short, leaving no finished root."""
+        return self.root_margin > 0 and self.time is None
+
     def restart(self, seed=None):
         super().restart(seed)
         self._ctx = None  # fresh table and history for the new game
@@ -794,7 +800,7 @@ class AlphaBetaBot(Bot):
         stats[S_QDELTA] = self.qdelta
         stats[S_NULL] = self.null
         best_move, best_val, reached = int(root[0]), 0, 0
-        margin = self.root_margin if self.time is None else 0  # exact root scores need finished iterations
+        margin = self.root_margin if self.reports_root_scores else 0
         for d in range(1, max_depth + 1):
             bi, val, done = search_root(s, root, root_scores, len(root), d, ctx, margin)
             if stats[S_ABORT]:

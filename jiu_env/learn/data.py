@@ -166,15 +166,15 @@ def teacher_label(teacher: Any, state: np.ndarray, gseed: int) -> tuple[int, int
 def reports_root_scores(teacher: Any, phase: int) -> bool:
     """Whether ``teacher``'s searches of ``phase`` decisions report their root scores (soft labels there).
 
-    ``alphabeta`` does with ``root_margin > 0`` and a depth (no time limit: a
-    search cut short has no finished root to report); a ``phases:X+Y``
-    teacher does where that phase's engine does.
+    An engine says so itself (``alphabeta``'s ``reports_root_scores``: with
+    ``root_margin > 0`` and a depth); a ``phases:X+Y`` teacher does where
+    that phase's engine does.
     """
     from ..bots.composite import PhasePlayer
 
     if isinstance(teacher, PhasePlayer):
         teacher = teacher.placement if phase == V.PH_PLACEMENT else teacher.battle
-    return (getattr(teacher, "root_margin", 0) or 0) > 0 and getattr(teacher, "time", None) is None
+    return bool(getattr(teacher, "reports_root_scores", False))
 
 
 def one_hot_target(action: int) -> tuple[np.ndarray, np.ndarray]:
