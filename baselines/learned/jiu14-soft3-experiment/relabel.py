@@ -98,8 +98,7 @@ def main() -> None:
     order = np.random.default_rng(0).permutation(len(games))
     n = len(games) if args.games is None else min(args.games, len(games))
     data = open_run(args.out, RelabelConfig(str(args.harvest), rules))
-    todo = [(i, {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in games[int(order[i])].items()},
-             rules.to_dict()) for i in range(n) if chunk_name(i) not in data["chunks"]]
+    todo = [(i, games[int(order[i])], rules.to_dict()) for i in range(n) if chunk_name(i) not in data["chunks"]]
     print(f"{len(todo)} of {n} games to relabel ({len(data['chunks'])} done)", flush=True)
 
     def done(index: int, payload: bytes, cpu: float, wall: float) -> None:
