@@ -6,10 +6,10 @@ first position it is shown (``jiu_env/data/policy_jiu14.pt`` on 14x14, made by
 **battle network** is shipped for the board size
 (``jiu_env/data/policy_jiu14_battle.pt``), the default player plays the battle
 with it and the placement with the other: each phase from the network that
-plays it best (the placement network places better, the battle network, a
-deeper one trained further on ``alphabeta:time=1``'s moves, battles better;
-baselines/learned/jiu14-g12-experiment), one forward pass a decision either
-way.  ``battle_checkpoint=PATH`` names a battle network, ``battle_checkpoint=none``
+plays it best (the placement network places better; the battle network, a
+deeper one trained on ``alphabeta:time=1``'s moves and then by PPO on its own
+games against ``alphabeta:depth=1``, battles better; baselines/learned/jiu14-g18-ppo),
+one forward pass a decision either way.  ``battle_checkpoint=PATH`` names a battle network, ``battle_checkpoint=none``
 plays both phases with one network; a ``checkpoint`` alone plays both phases.  The network
 sees the input planes of the side to move (the observation planes, and for a
 network trained on the ``tactics`` feature set each move's immediate gain,
