@@ -99,10 +99,10 @@ def _battle_net(weights: bytes) -> Any:
 def _forward(net: Any, states: list[np.ndarray], bf16: bool) -> tuple[np.ndarray, np.ndarray]:
     import torch
 
-    from jiu_env.bots.features import write_net_inputs
+    from jiu_env.bots.features import FEATURE_PLANES, write_net_inputs
 
     n = _board(states[0])
-    obs = np.empty((len(states), n, n, 21), np.float32)
+    obs = np.empty((len(states), n, n, FEATURE_PLANES["planes"]), np.float32)
     write_net_inputs(np.stack(states), False, obs)
     x = torch.from_numpy(obs).permute(0, 3, 1, 2)  # channels-last memory, NCHW view
     with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
@@ -181,7 +181,8 @@ def play_games(job: tuple[bytes, list[int]]) -> tuple[list[dict[str, Any]], floa
                 x = lg[acts].astype(np.float64) / TEMPERATURE
                 x -= x.max()
                 lp = x - np.log(np.exp(x).sum())
-                i = int(g["rng"].choice(k, p=np.exp(lp) / np.exp(lp).sum()))
+                p = np.exp(lp)
+                i = int(g["rng"].choice(k, p=p / p.sum()))
                 g["states"].append(s.copy())
                 g["actions"].append(int(acts[i]))
                 g["logp"].append(float(lp[i]))
@@ -213,7 +214,7 @@ def learn(net: Any, opt: Any, games: list[dict[str, Any]], policy_on: bool, rng:
 
     from jiu_env import kernel as K
     from jiu_env import vocab as V
-    from jiu_env.bots.features import write_net_inputs
+    from jiu_env.bots.features import FEATURE_PLANES, write_net_inputs
 
     states = np.concatenate([g["states"] for g in games])
     actions = torch.from_numpy(np.concatenate([g["actions"] for g in games]))
@@ -222,7 +223,7 @@ def learn(net: Any, opt: Any, games: list[dict[str, Any]], policy_on: bool, rng:
     ret = torch.from_numpy((adv_np + np.concatenate([g["values"] for g in games])).astype(np.float32))
     adv = torch.from_numpy(((adv_np - adv_np.mean()) / (adv_np.std() + 1e-8)).astype(np.float32))
     n = _board(states[0])
-    obs = np.empty((len(states), n, n, 21), np.float32)
+    obs = np.empty((len(states), n, n, FEATURE_PLANES["planes"]), np.float32)
     write_net_inputs(states, False, obs)
     masks = np.zeros((len(states), V.num_actions(n)), bool)
     for i, s in enumerate(states):
@@ -288,7 +289,7 @@ def export(snapshot: str, dest: str, games: int, seed: int) -> None:
 def main() -> None:
     import torch
 
-    from jiu_env.bots.network import build_net, load_network, save_checkpoint
+    from jiu_env.bots.network import load_network, save_checkpoint
     from jiu_env.fileio import atomic_write_bytes, atomic_write_text
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -306,11 +307,8 @@ def main() -> None:
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(2)
-    init, init_data, rules = load_network(INIT)
-    net = build_net(**init.config)
-    net.load_state_dict(init.state_dict())
-    net.eval()  # batch norm keeps the imitation statistics; gradients flow all the same
-    net = net.to(memory_format=torch.channels_last)
+    net, _, rules = load_network(INIT)  # in evaluation mode: batch norm keeps the imitation statistics,
+    net = net.to(memory_format=torch.channels_last)  # gradients flow all the same
     opt = torch.optim.Adam(net.parameters(), lr=LR)
     it, cpu, wall = 0, 0.0, 0.0
     lines: list[str] = []  # the curve's rows, kept in state.pt: curve.csv is rewritten from them
