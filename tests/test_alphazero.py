@@ -402,3 +402,49 @@ def test_quick_run(tmp_path):
     pytest.importorskip("matplotlib")
     assert (tmp_path / "q.curve.png").stat().st_size > 0
     assert res["wins"] + res["losses"] + res["draws"] == 1
+
+
+def test_bot_searches_the_battle_with_its_battle_network(tiny_checkpoint, tmp_path):
+    """battle_checkpoint: the search of a battle position runs on that network, placement stays the other's."""
+    states = _decision_states()
+    torch.manual_seed(1)
+    other = tmp_path / "battle.pt"
+    save_checkpoint(other, build_net(channels=8, blocks=1), Rules.make("competitive", board_size=5))
+    pair = AlphaZeroBot(checkpoint=tiny_checkpoint, battle_checkpoint=str(other), sims=8)
+    one = AlphaZeroBot(checkpoint=tiny_checkpoint, sims=8)
+    alone = AlphaZeroBot(checkpoint=other, sims=8)
+    assert one.battle_checkpoint is None and pair.battle_checkpoint == other
+    for name, s in states.items():
+        want = alone if s[K.H_PHASE] == K.PH_BATTLE else one
+        assert K.is_legal(s, pair.step(s)), name
+        want.step(s)
+        search, ref = pair._searcher(s), want._searcher(s)
+        np.testing.assert_array_equal(search.root_priors(), ref.root_priors(), err_msg=name)
+    assert pair._battle_search is not None and pair._battle_search.evaluate is pair._battle_evaluate
+    assert pair.version_key() != one.version_key() and "battle.pt" in repr(pair)
+    none = make_bot(f"alphazero:checkpoint={tiny_checkpoint},battle_checkpoint=none,sims=4")
+    assert none.battle_checkpoint is None and none.version_key() == one.version_key()
+    with pytest.raises(ValueError, match="battle='greedy' gives the battle to another player"):
+        make_bot(f"alphazero:checkpoint={tiny_checkpoint},battle_checkpoint={other},battle=greedy")
+    with pytest.raises(ValueError, match="battle_checkpoint must be a path or 'none'"):
+        AlphaZeroBot(checkpoint=tiny_checkpoint, battle_checkpoint="")
+    with pytest.raises(FileNotFoundError, match="missing.pt"):
+        AlphaZeroBot(checkpoint=tiny_checkpoint, battle_checkpoint=tmp_path / "missing.pt")
+    # a battle network of another board size is refused at the first position, not played
+    save_checkpoint(tmp_path / "six.pt", build_net(channels=8, blocks=1), Rules.make("competitive", board_size=6))
+    odd = AlphaZeroBot(checkpoint=tiny_checkpoint, battle_checkpoint=tmp_path / "six.pt", sims=4)
+    with pytest.raises(ValueError, match="six.pt.*trained on"):
+        odd.step(states["move"])
+
+
+def test_default_bot_searches_the_14x14_battle_with_the_shipped_battle_network():
+    """make_bot("alphazero") on 14x14: the shipped placement network for placement, the battle network for battle."""
+    from jiu_env.bots.network import SHIPPED, SHIPPED_BATTLE
+
+    bot = make_bot("alphazero:sims=2", seed=0)
+    s = Rules.make("competitive").new_state()
+    K.random_placement(s, 3)
+    assert K.is_legal(s, bot.step(s))
+    assert bot.checkpoint == SHIPPED[14] and bot.battle_checkpoint == SHIPPED_BATTLE[14]
+    assert bot._battle_search is not None and bot._search is None  # only the battle was searched
+    assert "policy_jiu14_battle.pt" in repr(bot)

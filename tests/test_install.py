@@ -86,9 +86,11 @@ def test_installed_14x14_network_players(installed):
                           "s = Rules.make('competitive').new_state()\n"
                           "pol = make_bot('policy', seed=0)\n"
                           "az = make_bot('alphazero:sims=8', seed=0)\n"
-                          "print(pol.step(s), az.step(s), pol.checkpoint.name, az.checkpoint.name)")
-    a, b, pol_name, az_name = out.split()
+                          "print(pol.step(s), az.step(s), pol.checkpoint.name, az.checkpoint.name, "
+                          "az.battle_checkpoint.name)")
+    a, b, pol_name, az_name, az_battle = out.split()
     assert pol_name == az_name == "policy_jiu14.pt" and int(a) >= 0 and int(b) >= 0
+    assert az_battle == "policy_jiu14_battle.pt"  # the shipped battle network is package data too
 
 
 def test_installed_env_loop_and_eval(installed):

@@ -50,7 +50,7 @@ from .. import vocab as V
 from ..observation import NUM_PLANES, write_observation
 from .base import MAX_SECONDS, MAX_SIMS, Bot, check_param, legal_actions
 # the network and its checkpoints (jiu_env.bots.network), also importable from here as before
-from .network import (CHECKPOINT_FORMAT, DEFAULT_CHECKPOINT, SHIPPED, atomic_torch_save, build_net, load_checkpoint,
+from .network import (CHECKPOINT_FORMAT, DEFAULT_CHECKPOINT, SHIPPED, SHIPPED_BATTLE, atomic_torch_save, build_net, load_checkpoint,
                       load_network, make_evaluator, rules_mismatch, save_checkpoint, search_options)
 # the final-position values (jiu_env.bots.leaves), importable from here as before
 from .leaves import judge_battle, node_value, terminal_value  # noqa: F401
@@ -205,6 +205,9 @@ class AlphaZeroBot(Bot):
         "temperature": "0 plays the most visited action; > 0 samples visits ** (1/temperature) (default 0)",
         "battle": "'net' or a bot spec for the battle phase (default: 'net' for a whole-game checkpoint, "
                   "'mcts:sims=<sims>' for a placement checkpoint)",
+        "battle_checkpoint": "network the search runs on battle positions with battle=net (default: with no "
+                             "checkpoint, the battle network shipped for the board size, e.g. "
+                             "policy_jiu14_battle.pt; else checkpoint); 'none': one network for both phases",
         "threads": "torch CPU threads for the whole process; 0 leaves torch's setting (default 1: one-position "
                    "evaluations of a small network are fastest on one thread)",
         "any_size": "play positions of another board size than the checkpoint was trained on (default false: "
@@ -212,7 +215,7 @@ class AlphaZeroBot(Bot):
     }
 
     def __init__(self, seed=None, checkpoint=None, sims=None, c=3.5, temperature=0.0, battle=None, threads=1,
-                 any_size=False, time=None):
+                 any_size=False, time=None, battle_checkpoint=None):
         if not isinstance(any_size, bool):
             raise ValueError(f"alphazero any_size must be true or false, not {any_size!r}")
         self.any_size = any_size
@@ -229,8 +232,19 @@ class AlphaZeroBot(Bot):
 
         if threads:
             torch.set_num_threads(int(threads))
+        if battle_checkpoint is not None and (not isinstance(battle_checkpoint, (str, pathlib.Path))
+                                              or not str(battle_checkpoint)):
+            raise ValueError(f"alphazero battle_checkpoint must be a path or 'none', not {battle_checkpoint!r}")
+        none = battle_checkpoint is not None and str(battle_checkpoint).lower() == "none"
+        if battle_checkpoint is not None and not none and battle is not None and battle != "net":
+            raise ValueError(f"alphazero battle_checkpoint={battle_checkpoint} is the network the search runs in the "
+                             f"battle, but battle={battle!r} gives the battle to another player; give one of them")
         self._by_size = not checkpoint  # the shipped network for each board size
         self._battle_arg = battle
+        # with no checkpoint and no battle_checkpoint the battle network shipped for the board size searches the
+        # battle (as for `policy`); 'none' or a checkpoint alone: one network for both phases
+        self._battle_path = None if none or battle_checkpoint is None else pathlib.Path(battle_checkpoint)
+        self._shipped_battle = not checkpoint and battle_checkpoint is None
         self.sims, self.c, self.temperature = int(sims), float(c), float(temperature)
         self._load(pathlib.Path(checkpoint) if checkpoint else DEFAULT_CHECKPOINT)
         super().__init__(seed=seed)
@@ -254,13 +268,30 @@ class AlphaZeroBot(Bot):
             from . import make_bot
 
             self._battle_bot = make_bot(self.battle)
-        self._search = None
+        # the network of battle positions: a battle_checkpoint, or the one shipped for this board size
+        self.battle_checkpoint = self._battle_path
+        if self.battle_checkpoint is None and self._shipped_battle and self._battle_bot is None:
+            shipped = SHIPPED_BATTLE.get(self._rules.board_size) if self._rules is not None else None
+            self.battle_checkpoint = shipped if shipped is not None and shipped.exists() else None
+        self._battle_net = self._battle_evaluate = self._battle_rules = None
+        if self.battle_checkpoint is not None and self._battle_bot is None:
+            if not self.battle_checkpoint.exists():
+                raise FileNotFoundError(f"alphazero battle_checkpoint {self.battle_checkpoint} not found")
+            self._battle_net, battle_data, self._battle_rules = load_network(self.battle_checkpoint)
+            self._battle_evaluate = make_evaluator(self._battle_net)
+            self._battle_options = search_options(battle_data)
+        self._search = self._battle_search = None
 
     def version_key(self):
         """Code and weights: a new checkpoint is a new player for a tournament."""
         from ..players import file_hash
 
-        return f"{file_hash(__file__)}+{file_hash(self.checkpoint)}"
+        paths = [self.checkpoint]
+        if self._battle_path is not None:
+            paths.append(self._battle_path)
+        elif self._shipped_battle:
+            paths += [p for p in SHIPPED_BATTLE.values() if p.exists()]
+        return "+".join([file_hash(__file__), *(file_hash(p) for p in paths)])
 
     def restart(self, seed=None):
         super().restart(seed)
@@ -268,7 +299,14 @@ class AlphaZeroBot(Bot):
             self._battle_bot.restart(int(self.rng.integers(2 ** 31)))
 
     def _searcher(self, state):
+        """The search of ``state``'s phase: over the battle network for a battle position when there is one."""
         n, size = int(state[V.H_N]), state.size
+        if self._battle_evaluate is not None and state[V.H_PHASE] == V.PH_BATTLE:
+            s = self._battle_search
+            if s is None or s.n != n or s.state_size != size:
+                s = self._battle_search = PUCT(self._battle_evaluate, n, size, 1, self.sims, self.c,
+                                               **self._battle_options)
+            return s
         s = self._search
         if s is None or s.n != n or s.state_size != size:
             s = self._search = PUCT(self.evaluate, n, size, 1, self.sims, self.c, **search_options(self.data))
@@ -291,6 +329,11 @@ class AlphaZeroBot(Bot):
             raise ValueError(f"alphazero checkpoint {self.checkpoint}: {rules_mismatch(state, rules)}; a network "
                              f"plays the {rules.board_size}x{rules.board_size} board it was trained on "
                              "(any_size=true plays other sizes)")
+        rules = self._battle_rules
+        if rules is not None and n != rules.board_size and not self.any_size:
+            raise ValueError(f"alphazero battle_checkpoint {self.battle_checkpoint}: {rules_mismatch(state, rules)}; "
+                             f"a network plays the {rules.board_size}x{rules.board_size} board it was trained on "
+                             "(any_size=true plays other sizes)")
 
     def _choose(self, state):
         self._check_rules(state)
@@ -304,8 +347,9 @@ class AlphaZeroBot(Bot):
         return pick_action(actions, visits, self.temperature, self.rng)
 
     def __repr__(self):
-        return (f"AlphaZeroBot(checkpoint={str(self.checkpoint)!r}, sims={self.sims}, time={self.time}, c={self.c}, "
-                f"battle={self.battle!r}, seed={self.seed!r})")
+        battle_checkpoint = None if self.battle_checkpoint is None else str(self.battle_checkpoint)
+        return (f"AlphaZeroBot(checkpoint={str(self.checkpoint)!r}, battle_checkpoint={battle_checkpoint!r}, "
+                f"sims={self.sims}, time={self.time}, c={self.c}, battle={self.battle!r}, seed={self.seed!r})")
 
 
 __all__ = ["AlphaZeroBot", "PUCT", "NetworkEvaluator", "write_observations", "build_net", "make_evaluator", "save_checkpoint", "load_checkpoint", "load_network",
