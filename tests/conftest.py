@@ -7,6 +7,8 @@ Board text: one line per row, ``.`` empty, ``o`` White, ``x`` Black (the
 characters of ``render_mode="ansi"``); spaces inside a row are ignored.
 """
 
+import contextlib
+
 import numpy as np
 from numba import njit
 
@@ -130,3 +132,27 @@ def check_bookkeeping(state):
     assert int(state[K.H_COUNT + WHITE]) == int(np.sum(board == WHITE))
     assert int(state[K.H_COUNT + BLACK]) == int(np.sum(board == BLACK))
     assert int(state[K.H_HASH]) == zobrist(state)
+
+
+@contextlib.contextmanager
+def loopback_ray_cluster():
+    """A Ray cluster of a head and one worker node on 127.0.0.1, one CPU each, shut down on exit.
+
+    Tests that compare a Ray backend with the local one start their own (never another address)."""
+    import pytest
+
+    ray = pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    if ray.is_initialized():
+        ray.shutdown()
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "node_ip_address": "127.0.0.1",
+                                                      "include_dashboard": False})
+    try:
+        c.add_node(num_cpus=1, node_ip_address="127.0.0.1")
+        c.wait_for_nodes()
+        yield c
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        c.shutdown()

@@ -711,21 +711,10 @@ def test_jiu_train_quick_runs_end_to_end_and_resumes(tmp_path):
 
 
 def test_ray_backend_makes_the_same_chunks_as_the_local_one(data6, tmp_path):
-    ray = pytest.importorskip("ray")
-    from ray.cluster_utils import Cluster
+    from conftest import loopback_ray_cluster
 
-    if ray.is_initialized():
-        ray.shutdown()
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "node_ip_address": "127.0.0.1",
-                                                      "include_dashboard": False})
-    try:
-        c.add_node(num_cpus=1, node_ip_address="127.0.0.1")
-        c.wait_for_nodes()
+    with loopback_ray_cluster() as c:
         generate(tmp_path, CFG6, 6, backend="ray", address=c.address, progress=False)
-    finally:
-        if ray.is_initialized():
-            ray.shutdown()
-        c.shutdown()
     local = read_manifest(data6)["chunks"]
     remote = read_manifest(tmp_path)["chunks"]
     assert {k: v["sha256"] for k, v in remote.items()} == {k: v["sha256"] for k, v in local.items()}

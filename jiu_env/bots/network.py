@@ -176,9 +176,10 @@ def save_checkpoint(path, net, rules=None, meta=None):
         "config": dict(net.config),
         "rules": rules.to_dict() if rules is not None else None,
         "meta": dict(meta or {}),
-        # on the CPU whatever device trained it: the file loads anywhere, even without map_location
-        "state_dict": {k: v.detach().to(device="cpu", dtype=torch.float32 if v.is_floating_point() else v.dtype).clone()
-                       for k, v in net.state_dict().items()},
+        # on the CPU whatever device trained it: the file loads anywhere, even without map_location; in the
+        # plain memory layout whatever layout the network ran in (a channels-last copy keeps its strides)
+        "state_dict": {k: v.detach().to(device="cpu", dtype=torch.float32 if v.is_floating_point() else v.dtype)
+                       .clone(memory_format=torch.contiguous_format) for k, v in net.state_dict().items()},
     }
     atomic_torch_save(data, path)
 

@@ -53,7 +53,8 @@ COMMANDS: dict[str, Command] = {
              "jiu warm\n  jiu warm greedy alphabeta:depth=2 --board-size 14",
              _warm_args, cmd_warm),
     "train": ("learn a policy-value network from the engines: labelled engine games, then training (resumable)",
-              "jiu train runs/jiu14 --games 1000 --steps 20000\n  jiu train /tmp/quick --quick",
+              "jiu train runs/jiu14 --games 1000 --steps 20000\n  jiu train /tmp/quick --quick\n"
+              "  jiu train runs/rl --stage rl --init runs/jiu14/net/net.pt --opponent alphabeta:depth=1 --iterations 50",
               _train_args, cmd_train),
 }
 

@@ -21,6 +21,12 @@ resumable):
    the last one, stopped by SPRT (``gate/``); the generation is kept only
    if the test accepts that it is stronger.
 
+Beyond imitation by the games' results:
+
+6. ``--stage rl --init NET.pt --opponent SPEC``: ``rl/``, PPO on the
+   network's own games against a fixed opponent, resumable after every
+   iteration (:mod:`jiu_env.learn.rl`).
+
 Stop it at any point (Ctrl-C, a killed job) and run the same command again:
 finished chunks and the last saved training state are kept, nothing is done
 twice.  ``--quick`` runs the whole pipeline on 6x6 in well under a minute.
@@ -40,7 +46,12 @@ from .train import POLICY_TARGETS, PRECISIONS
 
 #: ``--quick``: a 6x6 run of every stage in well under a minute.
 QUICK = dict(board_size=6, teacher="alphabeta:depth=1,tt_bits=14", games=8, chunk_games=2, steps=150, channels=16,
-             blocks=1, batch=64, eval_every=50, save_every=50, random_opening=4, sims=8)
+             blocks=1, batch=64, eval_every=50, save_every=50, random_opening=4, sims=8,
+             iterations=2, iteration_games=8, concurrent=4, minibatch=64)
+#: The learning rate of ``--stage train`` and of ``--stage rl`` (fine-tuning moves the weights far less).
+LR = {"train": 2e-3, "rl": 2e-5}
+#: ``--random-opening`` of the data, self-play and gate stages, and of ``--stage rl``.
+OPENING = {"data": 8, "rl": 4}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,17 +59,35 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("out", metavar="DIR", help="run directory (created; an existing one is resumed)")
     p.add_argument("--quick", action="store_true",
                    help="a 6x6 run of the whole pipeline in well under a minute (overrides the sizes below)")
-    p.add_argument("--stage", choices=("all", "data", "train", "selfplay", "gate"), default="all",
+    p.add_argument("--stage", choices=("all", "data", "train", "selfplay", "gate", "rl"), default="all",
                    help="all: data then train; or one stage: data (engine games), train, selfplay (the network "
                         "--net plays itself with search into DIR/selfplay), gate (a match of --net against "
-                        "--against, stopped by SPRT) (default: all)")
+                        "--against, stopped by SPRT), rl (PPO of --init on its own games against --opponent, "
+                        "into DIR/rl) (default: all)")
     p.add_argument("--net", metavar="CHECKPOINT",
                    help="selfplay: the network that plays; gate: the new network (default DIR/net/net.pt)")
     p.add_argument("--against", metavar="CHECKPOINT", help="gate: the network it must beat (the last generation)")
     p.add_argument("--init", metavar="CHECKPOINT",
                    help="train: start from these weights (the last generation) instead of random ones; a "
                         "network of the same width and fewer blocks starts a deeper one (new blocks pass their "
-                        "input through unchanged until trained)")
+                        "input through unchanged until trained); rl: the network that learns (default "
+                        "DIR/net/net.pt)")
+    p.add_argument("--opponent", default="alphabeta:depth=1",
+                   help="rl: the bot spec the network plays (default %(default)s)")
+    p.add_argument("--iterations", type=int, default=50,
+                   help="rl: stop when this many iterations are done in all (default 50)")
+    p.add_argument("--iteration-games", type=int, default=96, help="rl: games an iteration (default 96)")
+    p.add_argument("--placement-net", metavar="CHECKPOINT",
+                   help="rl: a fixed network that places by argmax (default: the initial network)")
+    p.add_argument("--temperature", type=float, default=0.25,
+                   help="rl: the network samples its battle moves from softmax(logits / T) (default 0.25)")
+    p.add_argument("--streams", type=int, default=2,
+                   help="rl: an iteration's games are split into this many streams, the unit of work of a process "
+                        "(the games depend on it, not on --workers; default 2)")
+    p.add_argument("--concurrent", type=int, default=16,
+                   help="rl: games a stream plays at once, one batched forward pass for their decisions "
+                        "(default 16)")
+    p.add_argument("--minibatch", type=int, default=512, help="rl: decisions per PPO step (default 512)")
     p.add_argument("--sims", type=int, default=32, help="selfplay: simulations per decision (default 32)")
     p.add_argument("--adjudicate-turns", type=int, default=0,
                    help="selfplay: a game still going after this many battle turns is scored by the stone "
@@ -72,8 +101,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the engine that labels every decision (default alphabeta:depth=2,tt_bits=18)")
     p.add_argument("--games", type=int, default=1000, help="engine games to generate (default 1000)")
     p.add_argument("--chunk-games", type=int, default=8, help="games per data chunk (default 8)")
-    p.add_argument("--random-opening", type=int, default=8,
-                   help="up to this many random placements open each game (default 8)")
+    p.add_argument("--random-opening", type=int,
+                   help="up to this many random placements open each game (default 8; rl: 4)")
     p.add_argument("--explore", type=float, default=0.05,
                    help="share of battle moves replaced by a random move (labels stay the teacher's; default 0.05)")
     p.add_argument("--players", nargs=2, metavar=("A", "B"),
@@ -119,7 +148,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--precision", choices=PRECISIONS, default="fp32",
                    help="train: the arithmetic of the training step, fp32 or bf16 (autocast to bfloat16; faster on "
                         "CPUs with AVX512-BF16 and on GPUs, slower elsewhere; weights stay float32) (default fp32)")
-    p.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (default 0.002)")
+    p.add_argument("--lr", type=float, help="peak learning rate (default 0.002; rl: 0.00002)")
     p.add_argument("--result-weight", type=float, default=0.5,
                    help="weight of the game result in battle positions' value target (the rest: the search value; "
                         "default 0.5)")
@@ -157,21 +186,27 @@ def settings(args: argparse.Namespace, rules: Rules) -> dict[str, Any]:
     """The run's settings from the command line and its rules (``--quick`` replaces the sizes)."""
     q = QUICK if args.quick else {}
     pick = (lambda k, v: q.get(k, v))
+    opening = {k: args.random_opening if args.random_opening is not None else v for k, v in OPENING.items()}
+    lr = {k: args.lr if args.lr is not None else v for k, v in LR.items()}
     return {
         "rules": rules.to_dict(),
         "teacher": pick("teacher", args.teacher), "games": pick("games", args.games),
-        "chunk_games": pick("chunk_games", args.chunk_games), "random_opening": pick("random_opening", args.random_opening),
+        "chunk_games": pick("chunk_games", args.chunk_games), "random_opening": pick("random_opening", opening["data"]),
         "explore": args.explore, "seed": args.seed, "players": list(args.players or ()), "soft": args.soft,
         "train": {"steps": pick("steps", args.steps), "batch": pick("batch", args.batch),
                   "channels": pick("channels", args.channels), "blocks": pick("blocks", args.blocks),
                   "features": args.features, "policy_target": args.policy_target,
                   "sharpen": args.sharpen, "decision_weight": dict(args.decision_weight or ()),
-                  "precision": args.precision, "lr": args.lr, "result_weight": args.result_weight,
+                  "precision": args.precision, "lr": lr["train"], "result_weight": args.result_weight,
                   "placement_result_weight": args.placement_result_weight, "eval_every": pick("eval_every", args.eval_every),
                   "save_every": pick("save_every", args.save_every), "seed": args.seed},
         "init": args.init,
         "selfplay": {"net": args.net, "sims": pick("sims", args.sims), "adjudicate_turns": args.adjudicate_turns},
         "gate": {"net": args.net, "against": args.against, "player": args.gate_player, "sprt": list(args.sprt)},
+        "rl": {"placement": args.placement_net, "opponent": args.opponent, "iterations": pick("iterations", args.iterations),
+               "games": pick("iteration_games", args.iteration_games), "streams": args.streams,
+               "concurrent": pick("concurrent", args.concurrent), "minibatch": pick("minibatch", args.minibatch),
+               "temperature": args.temperature, "lr": lr["rl"], "random_opening": pick("random_opening", opening["rl"])},
     }
 
 
@@ -247,6 +282,20 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
         report["train"] = {"data_positions": len(data), "checkpoint": str(out / "net" / NET), **row}
     if stage == "gate":
         report["gate"] = gate(out, s, workers=workers, progress=progress, backend=backend, address=address)
+    if stage == "rl":
+        from .rl import RLConfig, run_rl
+
+        r = s["rl"]
+        rcfg = RLConfig.for_nets(s.get("init") or out / "net" / "net.pt", r["placement"], opponent=r["opponent"],
+                                 rules=s["rules"], seed=s["seed"], games=r["games"], streams=r["streams"],
+                                 concurrent=r["concurrent"], random_opening=r["random_opening"],
+                                 temperature=r["temperature"], lr=r["lr"], minibatch=r["minibatch"],
+                                 precision=s["train"]["precision"])
+        t0 = time.process_time()
+        rows = run_rl(out / "rl", rcfg, r["iterations"], workers=workers, threads=threads, progress=progress,
+                      backend=backend, address=address)
+        report["rl"] = {"checkpoint": str(out / "rl" / "net.pt"), "iterations": len(rows),
+                        "cpu_seconds_now": round(time.process_time() - t0, 1), **(rows[-1] if rows else {})}
     return report
 
 

@@ -1,11 +1,11 @@
-"""Draw a PPO run's `curve.csv` (ppo.py): the training games' score over CPU hours, and the matches.
+"""Draw a PPO run's `curve.csv` (`jiu train --stage rl`): the training games' score over CPU hours, and the matches.
 
-The training score is the acting policy's (sampled at ppo.py's TEMPERATURE)
+The training score is the acting policy's (sampled at the run's temperature)
 against the opponent, 96 games an iteration: a diagnostic, not a rating.
 MATCH arguments (`CPU_HOURS:SCORE:LO:HI`, percentages) add the argmax
 player's match results with their 95% intervals.
 
-    python plot.py runs/rl1/curve.csv curve.png [MATCH ...]
+    python plot.py runs/g18/rl/curve.csv curve.png [MATCH ...]
 """
 import csv
 import sys
