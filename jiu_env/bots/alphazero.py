@@ -34,7 +34,10 @@ included (placements, moves, chain jumps / STOP, fly drops, square captures).
 - **Bot** (:class:`AlphaZeroBot`): loads a checkpoint and plays through the
   bot protocol of :mod:`jiu_env.bots.base` (``make_bot("alphazero:sims=200")``),
   every decision type; the battle of a placement checkpoint goes to a bot
-  named by ``battle`` (MCTS by default).
+  named by ``battle`` (MCTS by default).  A second network can search the
+  battle (``battle_checkpoint``): by default, as for the ``policy`` player,
+  the battle network shipped for the board size where there is one, since
+  the network that places best is not the one that battles best.
 
 The training loop is ``examples/alphazero.py``; ``docs/alphazero.md`` has the
 design choices and measured results.
@@ -193,6 +196,13 @@ class AlphaZeroBot(Bot):
     design of Li et al. (2023), for checkpoints trained on the placement phase).
     The default follows the checkpoint: ``"net"`` for a whole-game network,
     ``"mcts:sims=<sims>"`` for a placement network.
+
+    With ``battle="net"``, ``battle_checkpoint`` names the network searched on
+    battle positions (a search of a placement position keeps the checkpoint's
+    network to its leaves, battle ones included).  Without ``checkpoint`` and
+    ``battle_checkpoint``, the networks shipped for the board size play: on
+    14x14 ``policy_jiu14.pt`` places and ``policy_jiu14_battle.pt`` battles,
+    the pair the default ``policy`` plays.
     """
 
     name = "alphazero"
