@@ -283,12 +283,12 @@ class AlphaZeroBot(Bot):
         if self.battle_checkpoint is None and self._shipped_battle and self._battle_bot is None:
             shipped = SHIPPED_BATTLE.get(self._rules.board_size) if self._rules is not None else None
             self.battle_checkpoint = shipped if shipped is not None and shipped.exists() else None
-        self._battle_net = self._battle_evaluate = self._battle_rules = None
+        self._battle_evaluate = self._battle_rules = None
         if self.battle_checkpoint is not None and self._battle_bot is None:
             if not self.battle_checkpoint.exists():
                 raise FileNotFoundError(f"alphazero battle_checkpoint {self.battle_checkpoint} not found")
-            self._battle_net, battle_data, self._battle_rules = load_network(self.battle_checkpoint)
-            self._battle_evaluate = make_evaluator(self._battle_net)
+            battle_net, battle_data, self._battle_rules = load_network(self.battle_checkpoint)
+            self._battle_evaluate = make_evaluator(battle_net)
             self._battle_options = search_options(battle_data)
         self._search = self._battle_search = None
 
@@ -335,15 +335,12 @@ class AlphaZeroBot(Bot):
                 if self._battle_bot is not None:
                     self._battle_bot.restart(int(self.rng.integers(2 ** 31)))
                 rules = self._rules
-        if rules is not None and n != rules.board_size and not self.any_size:
-            raise ValueError(f"alphazero checkpoint {self.checkpoint}: {rules_mismatch(state, rules)}; a network "
-                             f"plays the {rules.board_size}x{rules.board_size} board it was trained on "
-                             "(any_size=true plays other sizes)")
-        rules = self._battle_rules
-        if rules is not None and n != rules.board_size and not self.any_size:
-            raise ValueError(f"alphazero battle_checkpoint {self.battle_checkpoint}: {rules_mismatch(state, rules)}; "
-                             f"a network plays the {rules.board_size}x{rules.board_size} board it was trained on "
-                             "(any_size=true plays other sizes)")
+        for what, path, rules in (("checkpoint", self.checkpoint, rules),
+                                  ("battle_checkpoint", self.battle_checkpoint, self._battle_rules)):
+            if rules is not None and n != rules.board_size and not self.any_size:
+                raise ValueError(f"alphazero {what} {path}: {rules_mismatch(state, rules)}; a network plays the "
+                                 f"{rules.board_size}x{rules.board_size} board it was trained on "
+                                 "(any_size=true plays other sizes)")
 
     def _choose(self, state):
         self._check_rules(state)
