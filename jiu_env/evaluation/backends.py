@@ -82,6 +82,16 @@ def execute(todo: Sequence[GameTask], workers: int | None = None, backend: str =
 
 
 # ------------------------------------------------------------------ local
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of ``workers`` spawned processes, one BLAS / torch thread each, that end with this process
+    (:func:`one_thread_per_worker`): the local pool of tournaments, data generation and PPO games.
+
+    spawn: a fresh interpreter per worker is safe whatever threads numba or a bot started here.
+    """
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=one_thread_per_worker, initargs=(os.getpid(),))
+
+
 def one_thread_per_worker(parent_pid: int | None = None) -> None:
     """Worker start-up: one BLAS / torch thread each (model players; the workers already use every
     core between them), and, in a local pool, die with the parent process."""
@@ -137,9 +147,7 @@ def execute_local(todo: Sequence[GameTask], workers: int | None = None) -> Itera
         for t in todo:
             yield play_task(t)
         return
-    # spawn: a fresh interpreter per worker is safe whatever threads numba or a bot started here
-    ex = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=one_thread_per_worker, initargs=(os.getpid(),))
+    ex = worker_pool(workers)
     clean = False
     try:
         pending = {}
@@ -501,6 +509,21 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> ModuleT
     return ray
 
 
+@contextlib.contextmanager
+def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iterator[ModuleType]:
+    """Ray for the ``with`` block: the cluster this process is already connected to (left running), else
+    :func:`init_ray` (``address``, or a private instance of ``num_cpus`` CPUs here), shut down at the end."""
+    ray = import_ray()
+    started = not ray.is_initialized()
+    if started:
+        init_ray(address, num_cpus=num_cpus)
+    try:
+        yield ray
+    finally:
+        if started:
+            ray.shutdown()
+
+
 #: How many times a game is played at most when the Ray worker playing it dies each time (its node lost, its
 #: process killed or crashed); then the run stops with :class:`WorkersLost` naming the game.
 GAME_ATTEMPTS = 3
@@ -715,15 +738,18 @@ def execute_ray(todo: Sequence[GameTask], workers: int | None = None, address: s
     cluster with no CPU left, raises :class:`WorkersLost` (a RuntimeError).
     ``log`` gets a note for each actor lost.
     """
-    from ..warmup import builtin_specs
     from .config import default_workers
 
-    ray = import_ray()
     log = log or (lambda msg: logging.getLogger(__name__).warning(msg))
-    started = False
-    if not ray.is_initialized():
-        init_ray(address, num_cpus=int(workers or default_workers()))
-        started = True
+    with ray_session(address, int(workers or default_workers())) as ray:
+        yield from _execute_ray(ray, todo, workers, address, in_flight, log, attempts)
+
+
+def _execute_ray(ray: ModuleType, todo: Sequence[GameTask], workers: int | None, address: str | None,
+                 in_flight: int, log: Callable[[str], Any], attempts: int) -> Iterator[dict[str, Any]]:
+    """The games of :func:`execute_ray` on the cluster ``ray`` is connected to."""
+    from ..warmup import builtin_specs
+
     pool = None
     clean = False
     try:
@@ -765,10 +791,8 @@ def execute_ray(todo: Sequence[GameTask], workers: int | None = None, address: s
             for w in pool.workers:
                 with contextlib.suppress(Exception):
                     ray.kill(w.handle)
-        if started:
-            ray.shutdown()
 
 
-__all__ = ["BACKENDS", "check_backend", "execute", "execute_local", "execute_ray", "init_ray", "rewrite_spec", "spec_files",
+__all__ = ["BACKENDS", "check_backend", "execute", "execute_local", "execute_ray", "init_ray", "ray_session", "worker_pool", "rewrite_spec", "spec_files",
            "FileCache", "GameWorker", "DIRECTORY_KINDS", "pack_dir", "unpack_dir", "ship_files", "check_reachable",
            "connect_hint", "CONNECT_TIMEOUT_S", "GAME_ATTEMPTS", "WorkersLost", "alive_cpus"]

@@ -441,14 +441,12 @@ def generate(out_dir: str | os.PathLike[str], config: Any, games: int, workers: 
         for i in todo:
             done(*_chunk_job(cfg, i))
     else:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures import as_completed
 
-        from ..evaluation.backends import one_thread_per_worker
+        from ..evaluation.backends import worker_pool
 
-        # like jiu eval's pool: one torch thread a worker, and a worker ends with this process, even killed
-        with ProcessPoolExecutor(min(workers, len(todo)), mp_context=mp.get_context("spawn"),
-                                 initializer=one_thread_per_worker, initargs=(os.getpid(),)) as pool:
+        # jiu eval's pool: one torch thread a worker, and a worker ends with this process, even killed
+        with worker_pool(min(workers, len(todo))) as pool:
             for fut in as_completed([pool.submit(_chunk_job, cfg, i) for i in todo]):
                 done(*fut.result())
     return data
@@ -457,15 +455,9 @@ def generate(out_dir: str | os.PathLike[str], config: Any, games: int, workers: 
 def _ray_chunks(cfg: dict[str, Any], todo: list[int], workers: int | None, address: str | None
                 ) -> Iterator[tuple[int, bytes, float, float]]:
     """Chunks played as Ray tasks (at most two per CPU in flight), yielded as they finish."""
-    from ..evaluation.backends import init_ray
+    from ..evaluation.backends import ray_session
 
-    import ray
-
-    started = False
-    if not ray.is_initialized():
-        init_ray(address, num_cpus=workers)
-        started = True
-    try:
+    with ray_session(address, workers) as ray:
         job = ray.remote(num_cpus=1, max_retries=3)(_chunk_job)
         limit = 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
         it = iter(todo)
@@ -476,9 +468,6 @@ def _ray_chunks(cfg: dict[str, Any], todo: list[int], workers: int | None, addre
             nxt = next(it, None)
             if nxt is not None:
                 pending.append(job.remote(cfg, nxt))
-    finally:
-        if started:
-            ray.shutdown()
 
 
 def _progress(total: int, on: bool, what: str):

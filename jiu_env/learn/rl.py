@@ -42,6 +42,7 @@ towards the moves of the games it won.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import math
@@ -381,17 +382,13 @@ def learn(net: Any, opt: Any, games: list[dict[str, Any]], config: RLConfig, pol
 
 
 # ---------------------------------------------------------------- the run
-def _stream_job(cfg: dict[str, Any], weights: bytes, seeds: list[int]) -> tuple[list[dict[str, Any]], float]:
-    return play_stream(cfg, weights, seeds)
-
-
 def _play(cfg: dict[str, Any], weights: bytes, streams: list[list[int]], pool: Any, backend: str
           ) -> Iterator[tuple[list[dict[str, Any]], float]]:
     """The streams' games, played here, on the local pool or as Ray tasks, in the order they finish."""
     if backend == "ray":
         import ray
 
-        job = ray.remote(num_cpus=1, max_retries=3)(_stream_job)
+        job = ray.remote(num_cpus=1, max_retries=3)(play_stream)
         ref = ray.put(weights)
         pending = [job.remote(cfg, ref, seeds) for seeds in streams]
         while pending:
@@ -403,7 +400,7 @@ def _play(cfg: dict[str, Any], weights: bytes, streams: list[list[int]], pool: A
     else:
         from concurrent.futures import as_completed
 
-        for fut in as_completed([pool.submit(_stream_job, cfg, weights, seeds) for seeds in streams]):
+        for fut in as_completed([pool.submit(play_stream, cfg, weights, seeds) for seeds in streams]):
             yield fut.result()
 
 
@@ -431,7 +428,7 @@ def run_rl(out_dir: str | os.PathLike[str], config: RLConfig, iterations: int, w
     import torch
 
     from ..bots.network import load_network, save_checkpoint
-    from ..evaluation.backends import check_backend
+    from ..evaluation.backends import check_backend, ray_session, worker_pool
     from ..fileio import atomic_write_bytes, atomic_write_text
 
     _int("iterations", iterations, 0, 1_000_000)
@@ -440,10 +437,11 @@ def run_rl(out_dir: str | os.PathLike[str], config: RLConfig, iterations: int, w
     check_backend(backend, address)
     out = pathlib.Path(out_dir)
     state_path, curve = out / STATE, out / "curve.csv"
+    cfg = config.to_dict()
     st = torch.load(state_path, weights_only=True) if state_path.exists() else None
-    if st is not None and st["config"] != config.to_dict():
+    if st is not None and st["config"] != cfg:
         was = st["config"]
-        diff = sorted(k for k in set(was) | set(config.to_dict()) if was.get(k) != config.to_dict().get(k))
+        diff = sorted(k for k in set(was) | set(cfg) if was.get(k) != cfg.get(k))
         raise ValueError(f"{out} holds a PPO run with other settings ({', '.join(diff)}); use a new directory")
     if file_sha256(config.init) != config.init_sha256:
         raise ValueError(f"init checkpoint {config.init} has changed since the run started")
@@ -468,25 +466,13 @@ def run_rl(out_dir: str | os.PathLike[str], config: RLConfig, iterations: int, w
         it, cpu, wall, lines = int(st["iteration"]), float(st["cpu_seconds"]), float(st["wall_seconds"]), list(st["curve"])
         if progress:
             print(f"resuming {out} after iteration {it}", file=sys.stderr, flush=True)
-    cfg = config.to_dict()
-    pool, started_ray = None, False
-    try:
+    with contextlib.ExitStack() as stack:
+        pool = None
         if it < iterations and backend == "ray":
-            import ray
-
-            from ..evaluation.backends import init_ray
-
-            if not ray.is_initialized():
-                init_ray(address, num_cpus=workers if workers > 1 else None)
-                started_ray = True
+            stack.enter_context(ray_session(address, workers if workers > 1 else None))
         elif it < iterations and workers > 1:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
-
-            from ..evaluation.backends import one_thread_per_worker
-
-            pool = ProcessPoolExecutor(min(workers, config.streams), mp_context=mp.get_context("spawn"),
-                                       initializer=one_thread_per_worker, initargs=(os.getpid(),))
+            pool = worker_pool(min(workers, config.streams))
+            stack.callback(pool.shutdown, cancel_futures=True)
         while it < iterations:
             w0, c0 = time.perf_counter(), time.process_time()
             seeds = iteration_seeds(config, it)
@@ -526,13 +512,6 @@ def run_rl(out_dir: str | os.PathLike[str], config: RLConfig, iterations: int, w
             if progress:
                 print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
                       file=sys.stderr, flush=True)
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
-        if started_ray:
-            import ray
-
-            ray.shutdown()
     return read_curve(curve)
 
 
