@@ -10,6 +10,7 @@ import pytest
 from jiu_env import kernel as K
 from jiu_env import symmetry as S
 from jiu_env.bots.alphazero import PUCT, pick_action, terminal_value
+from jiu_env.bots.search_tree import T_VISITS
 from jiu_env.state import position_state
 from jiu_env.notation import str_to_action
 from jiu_env.observation import NUM_PLANES, write_observation
@@ -448,3 +449,18 @@ def test_default_bot_searches_the_14x14_battle_with_the_shipped_battle_network()
     assert bot.checkpoint == SHIPPED[14] and bot.battle_checkpoint == SHIPPED_BATTLE[14]
     assert bot._battle_search is not None and bot._search is None  # only the battle was searched
     assert "policy_jiu14_battle.pt" in repr(bot)
+
+
+def test_bot_batch_defaults_by_budget_and_is_checked(tiny_checkpoint):
+    """batch: 8 leaves a forward pass on a clock, one with sims alone (the search seeded records were made with)."""
+    s = _decision_states()["move"]
+    assert AlphaZeroBot(seed=0, checkpoint=tiny_checkpoint, sims=20).batch == 1
+    timed = AlphaZeroBot(seed=0, checkpoint=tiny_checkpoint, time=0.05)
+    assert timed.batch == 8 and "batch=8" in repr(timed)
+    bot = AlphaZeroBot(seed=0, checkpoint=tiny_checkpoint, sims=40, batch=4)
+    assert K.is_legal(s, bot.step(s))
+    search = bot._searcher(s)
+    assert search.searcher.batch == 4 and search.trees[T_VISITS][0, 0] == 41  # no virtual visit left
+    for bad in (0, 257, 2.5, True, "x"):
+        with pytest.raises(ValueError, match="alphazero batch"):
+            AlphaZeroBot(checkpoint=tiny_checkpoint, batch=bad)

@@ -136,3 +136,74 @@ def test_bad_evaluators_and_inputs_are_named():
         search.run([over], 3)
     with pytest.raises(ValueError, match="root noise needs an evaluator with priors"):
         search.run([s], 3, noise=(np.random.default_rng(0), 0.3, 0.25))
+
+
+class LeafRecorder(Material):
+    """Material, noting the tree nodes of each batch's leaves (the search's slots waiting for a value)."""
+
+    def __init__(self):
+        super().__init__()
+        self.search = None
+        self.leaves = []
+
+    def evaluate(self, states):
+        s = self.search
+        slots = np.flatnonzero(s.need)
+        self.leaves.append([(int(j) // s.batch, int(s.leaf[j])) for j in slots])
+        return super().evaluate(states)
+
+
+@pytest.mark.parametrize("batch", [2, 4, 8])
+def test_batched_leaves_of_one_tree_are_distinct_and_leave_no_virtual_loss(batch):
+    ev = LeafRecorder()
+    states = [_battle(seed=1), _placement(), _battle(seed=5)]
+    search = Search(ev, num_trees=3, max_nodes=8000, rule="puct", c=3.5, batch=batch, vloss=1000.0)
+    ev.search = search
+    assert search.run(states, 60).tolist() == [60, 60, 60]
+    assert max(ev.batches) == 3 * batch and sum(ev.batches) <= 3 * 61
+    for leaves in ev.leaves:
+        assert len(set(leaves)) == len(leaves)  # virtual loss sent each descent of a round elsewhere
+        # and none went below a leaf of its round: those children have no priors to choose by yet
+        assert not {(g, int(search.tree(g)[T.T_PARENT][node])) for g, node in leaves} & set(leaves)
+    for g in range(3):
+        visits, wsum = search.tree(g)[T.T_VISITS], search.tree(g)[T.T_WSUM]
+        first, nchild = search.tree(g)[T.T_FIRST], search.tree(g)[T.T_NCHILD]
+        assert visits[0] == 61  # the root's evaluation and 60 simulations: no virtual visit is left
+        used = search.nodes(g)
+        # a huge virtual loss left in a sum would show; each expanded node was evaluated once, as a leaf
+        assert np.all(np.abs(wsum[1:used]) <= visits[1:used] + 1e-9)
+        for node in range(used):
+            if first[node] >= 0:
+                kids = visits[first[node]:first[node] + nchild[node]].sum()
+                assert visits[node] == 1 + kids
+
+
+def test_one_leaf_a_round_is_batch_1():
+    trees = []
+    for kwargs in ({}, {"batch": 1, "vloss": 3.0}):
+        search = Search(Material(), max_nodes=4000, rule="puct", c=3.5, **kwargs)
+        search.run([_battle()], 50)
+        trees.append(_used(search))
+    assert all(np.array_equal(a, b) for a, b in zip(*trees))
+
+
+def test_a_batched_search_stops_at_its_deadline_and_its_budget():
+    import time
+
+    search = Search(Material(), max_nodes=200_000, rule="puct", c=3.5, batch=8)
+    t = time.perf_counter()
+    done, = search.run([_battle()], 10 ** 6, deadline=t + 0.2)
+    assert 0 < done < 10 ** 6 and time.perf_counter() - t < 5
+    done, = search.run([_battle()], 13)
+    assert done == 13 and search.tree()[T.T_VISITS][0] == 14
+
+
+def test_bad_batches_are_named():
+    with pytest.raises(ValueError, match="batch must be an int in 1..4096"):
+        Search(Material(), rule="puct", batch=0)
+    with pytest.raises(ValueError, match="batch must be an int"):
+        Search(Material(), rule="puct", batch=True)
+    with pytest.raises(ValueError, match="evaluates each leaf inside the loop"):
+        Search(RolloutEvaluator(), batch=4)
+    with pytest.raises(ValueError, match="vloss must be in"):
+        Search(Material(), rule="puct", batch=4, vloss=-1.0)

@@ -5,8 +5,9 @@ checkpoint given:
 
 - the network's forward pass on batches of 1, 8 and 32 random observations (ms a pass and ms a position): how
   much batching the leaves of one search could gain at most;
-- `alphazero:sims=S` on six positions of a stored game (three placement, three battle, spread over each phase),
-  the best of three timed decisions each: the simulations a second the player makes, one leaf a forward pass.
+- `alphazero:sims=S,batch=B` on six positions of a stored game (three placement, three battle, spread over each
+  phase), the best of three timed decisions each: the simulations a second the player makes with one leaf a
+  forward pass (B = 1, the default with sims) and eight (B = 8, the default with a time budget).
 
     python speed.py GAMES.jsonl [CHECKPOINT] [SIMS]
     python baselines/learned/jiu14-g7/speed.py baselines/learned/jiu14-g7/placement-vs-abt1/games.jsonl
@@ -41,14 +42,14 @@ def forward_cost(checkpoint: str) -> None:
         print(f"forward pass, batch {b:2d}: {1000 * dt:6.2f} ms a pass, {1000 * dt / b:5.2f} ms a position")
 
 
-def sims_per_second(games: str, checkpoint: str, sims: int) -> None:
+def sims_per_second(games: str, checkpoint: str, sims: int, batch: int) -> None:
     with open(games) as f:
         game = json.loads(f.readline())
     states = list(GameRecord.from_dict(game["record"]).states())
     place = [i for i, s in enumerate(states) if s[V.H_PHASE] == V.PH_PLACEMENT]
     battle = [i for i, s in enumerate(states) if s[V.H_PHASE] == V.PH_BATTLE]
     picks = [place[len(place) * k // 4] for k in (1, 2, 3)] + [battle[len(battle) * k // 6] for k in (1, 3, 5)]
-    bot = make_bot(f"alphazero:sims={sims},checkpoint={checkpoint}", seed=0)
+    bot = make_bot(f"alphazero:sims={sims},batch={batch},checkpoint={checkpoint}", seed=0)
     bot.step(states[picks[0]].copy())  # load the network and compile before timing
     for i in picks:
         best = float("inf")
@@ -58,7 +59,8 @@ def sims_per_second(games: str, checkpoint: str, sims: int) -> None:
             bot.step(states[i].copy())
             best = min(best, time.perf_counter() - t)
         kind = "placement" if states[i][V.H_PHASE] == V.PH_PLACEMENT else "battle"
-        print(f"alphazero:sims={sims}, decision {i:3d} ({kind:9s}): {sims / best:5.0f} simulations a second")
+        print(f"alphazero:sims={sims},batch={batch}, decision {i:3d} ({kind:9s}): {sims / best:5.0f} "
+              "simulations a second")
 
 
 def main() -> None:
@@ -68,7 +70,8 @@ def main() -> None:
     sims = int(sys.argv[3]) if len(sys.argv) > 3 else 200
     torch.set_num_threads(1)
     forward_cost(checkpoint)
-    sims_per_second(sys.argv[1], checkpoint, sims)
+    for batch in (1, 8):
+        sims_per_second(sys.argv[1], checkpoint, sims, batch)
 
 
 if __name__ == "__main__":
