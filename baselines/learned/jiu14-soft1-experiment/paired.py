@@ -13,6 +13,7 @@ normal interval.
 Other scripts import :func:`scores`, :func:`common_games` and :func:`mean_interval` (pooled
 differences over several comparisons).
 """
+import argparse
 import json
 import math
 import pathlib
@@ -45,8 +46,13 @@ def mean_interval(d: list[float]) -> tuple[float, float]:
 
 
 def main(argv: list[str]) -> None:
-    name, a, b = argv[:3]
-    opponent = argv[3] if len(argv) > 3 else None
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("name", help="the player compared (its name in both folders)")
+    ap.add_argument("a", help="a jiu eval folder")
+    ap.add_argument("b", help="the folder it is compared with")
+    ap.add_argument("opponent", nargs="?", help="only the games against this player")
+    args = ap.parse_args(argv)
+    name, a, b, opponent = args.name, args.a, args.b, args.opponent
     sa, sb = scores(a, name, opponent), scores(b, name, opponent)
     common = common_games(sa, sb)
     if len(common) < 2:
