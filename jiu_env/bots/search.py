@@ -13,7 +13,7 @@ bot            selection rule                         evaluator
                                                       (leaves of all trees in one forward pass)
 =============  =====================================  ===============================================
 
-One simulation (:func:`run_rounds`, numba)
+One simulation (:func:`run_rounds`, its descent :func:`_descend`; numba)
     From the root state of its tree, descend with
     :func:`~jiu_env.bots.search_tree.select_child` while the node is
     expanded, replaying the chosen actions on a copy of the root state.  A
@@ -88,6 +88,9 @@ EV_BATCH = 0  # the evaluator runs in Python on a batch of leaf states per round
 EV_ROLLOUT = 1  # leaves.rollout inside the loop (RolloutEvaluator)
 NEED_VALUE = 1  # need[g]: the leaf of tree g waits for the evaluator's value
 NEED_PRIORS = 2  # ... and its children (created this round) for their priors
+DESCENT_LEAF = 0  # _descend: the descent ended at a leaf to evaluate
+DESCENT_FINAL = 1  # ... at a final position (valued at once)
+DESCENT_CLASH = 2  # ... at a node expanded this round (its children wait for their priors)
 
 
 # ---------------------------------------------------------------- the loop (numba)
@@ -176,6 +179,44 @@ def _virtual_loss(tree, path, depth, vloss, sign):
         wsum[nd] -= sign * vloss
 
 
+@njit(cache=True, inline="always")
+def _descend(s, tree, meta_g, term, g, path_j, rule, c, param, mix, eager, sort, guard, fresh,
+             adj_turns, judge_turns, buf, keys, ordered):
+    """One descent of tree ``g`` (module doc, "One simulation"): from the root state ``s`` (changed in
+    place into the leaf's state) down to a leaf, the nodes entered written to ``path_j``.
+
+    Returns ``(node, depth, how)``: ``how`` is ``DESCENT_FINAL`` for a final position (or one at the
+    depth cap), ``DESCENT_LEAF`` for a leaf to evaluate, ``DESCENT_CLASH`` when ``guard`` is set
+    and the descent reaches a node expanded this round (its first child ``>= fresh``).
+    """
+    first = tree[T_FIRST]
+    action = tree[T_ACTION]
+    visits = tree[T_VISITS]
+    depth_cap = path_j.shape[0]
+    node = 0
+    depth = 0
+    while True:
+        if node != 0 and _is_final(s, adj_turns, judge_turns):
+            return node, depth, DESCENT_FINAL
+        if first[node] < 0:
+            if eager or (node != 0 and visits[node] == 0):
+                return node, depth, DESCENT_LEAF  # a new leaf: evaluate it first
+            start = _expand(s, tree, meta_g, node, buf, keys, ordered, sort)
+            if start < 0:
+                return node, depth, DESCENT_LEAF  # tree full: evaluate this node again
+            _clear_term(term, g, start, tree[T_NCHILD][node])
+        elif guard and first[node] >= fresh:
+            return node, depth, DESCENT_CLASH
+        node = select_child(tree, node, rule, c, param, mix)
+        K.apply_action(s, action[node])
+        path_j[depth] = node
+        depth += 1
+        if depth >= depth_cap:
+            if _is_final(s, adj_turns, judge_turns):
+                return node, depth, DESCENT_FINAL
+            return node, depth, DESCENT_LEAF
+
+
 @njit(cache=True)
 def run_rounds(trees, meta, term, roots, active, done, sims, counter, deadline, check_every, seed,
                rule, c, param, mix, eager, sort, ev, cap, place_rollout, shaped,
@@ -196,7 +237,6 @@ def run_rounds(trees, meta, term, roots, active, done, sims, counter, deadline, 
     if seed >= 0:
         np.random.seed(seed)
     n_trees = active.shape[0]
-    depth_cap = path.shape[1]
     has_term = term.shape[1] > 0
     while True:
         left = False
@@ -217,8 +257,6 @@ def run_rounds(trees, meta, term, roots, active, done, sims, counter, deadline, 
                 continue
             tree = tree_row(trees, g)
             first = tree[T_FIRST]
-            action = tree[T_ACTION]
-            visits = tree[T_VISITS]
             fresh = meta[g][M_FREE]  # children from here on were made this round (their priors wait)
             waiting = 0
             for b in range(batch):
@@ -227,36 +265,13 @@ def run_rounds(trees, meta, term, roots, active, done, sims, counter, deadline, 
                 j = g * batch + b
                 s = leaf_state[j]
                 s[:] = roots[g]
-                node = 0
-                depth = 0
-                final = False
-                clash = False
-                while True:
-                    if node != 0 and _is_final(s, adj_turns, judge_turns):
-                        final = True
-                        break
-                    if first[node] < 0:
-                        if eager or (node != 0 and visits[node] == 0):
-                            break  # a new leaf: evaluate it first
-                        start = _expand(s, tree, meta[g], node, buf, keys, ordered, sort)
-                        if start < 0:
-                            break  # tree full: evaluate this node again
-                        _clear_term(term, g, start, tree[T_NCHILD][node])
-                    elif eager and b > 0 and first[node] >= fresh:
-                        clash = True  # a leaf of this round: its children have no priors yet
-                        break
-                    node = select_child(tree, node, rule, c, param, mix)
-                    K.apply_action(s, action[node])
-                    path[j, depth] = node
-                    depth += 1
-                    if depth >= depth_cap:
-                        final = _is_final(s, adj_turns, judge_turns)
-                        break
-                if clash:
+                node, depth, how = _descend(s, tree, meta[g], term, g, path[j], rule, c, param, mix, eager, sort,
+                                            eager and b > 0, fresh, adj_turns, judge_turns, buf, keys, ordered)
+                if how == DESCENT_CLASH:
                     break
                 path_len[j] = depth
                 leaf[j] = node
-                if final:
+                if how == DESCENT_FINAL:
                     if has_term:
                         v = term[g, node]
                         if np.isnan(v):
