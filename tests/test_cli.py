@@ -85,6 +85,55 @@ def test_eval_tiny_and_resume(tmp_path, capsys):
     assert rc == 0 and "2 games played" in text
 
 
+def test_eval_report_only_reads_the_stored_games_and_writes_nothing(tmp_path, capsys):
+    """--report-only prints the report of the games of the tournament stored in --out and plays and writes
+    nothing: a bad line and a half-written last line (a run still playing into the folder) are passed over,
+    not moved; an SPRT counts the complete colour-swapped pairs among them."""
+    out = tmp_path / "res"
+    base = ["eval", "random", "other=random", "--workers", "1", "--seed", "4", "--out", str(out), "--no-progress",
+            *SMALL]
+    assert run(base + ["--games", "4"], capsys)[0] == 0
+    games = out / "games.jsonl"
+    lines = games.read_text().splitlines()
+    games.write_text("\n".join(lines[:3]) + "\nnot json\n" + lines[3][:40])
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    rc, text, err = run(base + ["--games", "8", "--report-only"], capsys)
+    assert rc == 0, err
+    assert "3/8 games played" in text and "report only: 3 of the 8 scheduled games" in text
+    assert "nothing played, nothing written" in text and "games played in" not in text
+    assert "line 4 is not valid JSON: skipped\n" in err
+    rc, text, err = run(base + ["--games", "8", "--report-only", "--sprt", "0", "50"], capsys)
+    assert rc == 0, err
+    assert "1/4" in text and "counted by the SPRT" in text  # pair 1 (games 2, 3) is not complete
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+    from jiu_env.evaluation.config import TournamentConfig
+    from jiu_env.evaluation.tournament import run_tournament
+
+    cfg = TournamentConfig.from_dict({"players": ["random", {"name": "other", "spec": "random"}], "games": 8,
+                                      "seed": 4, "rules": {"board_size": 6, "max_battle_turns": 100}})
+    res = run_tournament(cfg, out_dir=str(out), report_only=True, log=lambda msg: None)
+    assert [g["id"] for g in res.games] == [json.loads(ln)["id"] for ln in lines[:3]] and res.new_games == 0
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--fresh"], "--fresh would discard them"),
+    (["--seed", "5"], "holds a tournament with seed 4"),
+    (["--out", "MISSING"], "games.jsonl does not exist"),
+])
+def test_eval_report_only_refuses(extra, words, tmp_path, capsys):
+    out = tmp_path / "res"
+    base = ["eval", "random", "other=random", "--games", "2", "--workers", "1", "--seed", "4", "--out", str(out),
+            "--no-progress", *SMALL]
+    assert run(base, capsys)[0] == 0
+    extra = [str(tmp_path / "missing") if a == "MISSING" else a for a in extra]
+    rc, _, err = run(base + ["--report-only", *extra], capsys)
+    assert rc == 2 and words in err and err.count("\n") == 1
+    rc, _, err = run(["eval", "random", "other=random", "--report-only"], capsys)
+    assert rc == 2 and "give it with --out" in err
+
+
 def test_eval_config_file_and_progress_lines(tmp_path, capsys):
     cfg = tmp_path / "ladder.toml"
     cfg.write_text('title = "mini ladder"\ngames = 2\nseed = 1\n[rules]\nprofile = "competitive"\nboard_size = 6\n'

@@ -64,6 +64,10 @@ def _eval_args(p):
                         "a private Ray instance runs on this machine")
     p.add_argument("--out", metavar="DIR", help="write games.jsonl (resumable) and the reports here")
     p.add_argument("--fresh", action="store_true", help="with --out: discard stored games instead of resuming")
+    p.add_argument("--report-only", action="store_true",
+                   help="with --out: print the report of the games of this tournament already stored there (e.g. "
+                        "with another --sprt) and play nothing; writes nothing, so it may read a folder that a run "
+                        "is still playing into")
     p.add_argument("--title", help="title of the report")
     p.add_argument("--no-progress", action="store_true", help="no progress bar / progress lines")
     p.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"),
@@ -261,7 +265,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     if args.fresh and not args.out:
         return _err("eval: --fresh needs --out")
-    why = args.out and writable_dir(args.out, "--out")
+    if args.report_only and not args.out:
+        return _err("eval: --report-only reads the games stored in a folder: give it with --out")
+    if args.report_only and args.fresh:
+        return _err("eval: --report-only reads the stored games; --fresh would discard them: give one of the two")
+    why = args.out and not args.report_only and writable_dir(args.out, "--out")
     if why:
         return _err(f"eval: {why}")
     try:
@@ -277,11 +285,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return _err("eval: --address is the address of a Ray cluster: it needs --backend ray")
     command = "jiu " + " ".join(shlex.quote(a) for a in args._argv) if hasattr(args, "_argv") else None
     t0 = time.perf_counter()
-    progress = _Progress(not args.no_progress)
+    progress = _Progress(not (args.no_progress or args.report_only))
     try:
         res = run_tournament(cfg, out_dir=args.out, workers=args.workers, resume=not args.fresh,
                              progress=progress, command=command, log=_note,
-                             backend=backend, address=address)
+                             backend=backend, address=address, report_only=args.report_only)
     except (ValueError, TypeError, ImportError, OSError) as e:
         return _err(f"eval: {e}")
     except RuntimeError as e:  # a game failed in a worker process: the message names it
@@ -322,9 +330,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(f"\nwidest {elo['confidence'] * 100:.0f}% interval: ±{widest:.0f} Elo; about {need} games per pair "
                   f"would bring it to ±{CI_TARGET:.0f} (with --out, a larger --games keeps the games already played)")
     counted = " counted by the SPRT" if s.get("sprt") else ""
-    print(f"\n{res.new_games} games played in {el:.1f}s ({s['games']} in total{counted})")
+    if args.report_only:
+        print(f"\nreport only: {s['games']} of the {s['scheduled']} scheduled games{counted}, read from "
+              f"{args.out}/games.jsonl; nothing played, nothing written")
+    else:
+        print(f"\n{res.new_games} games played in {el:.1f}s ({s['games']} in total{counted})")
     if s.get("stale_lines_ignored"):
         print(f"{s['stale_lines_ignored']} stored games did not match this configuration and were ignored")
-    if args.out:
+    if args.out and not args.report_only:
         print(f"results in {args.out}/: games.jsonl, results.json, results.md, ratings.csv, pairs.csv, results.png")
     return 0

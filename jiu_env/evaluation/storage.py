@@ -77,19 +77,23 @@ def _usable(line, task):
             and line.get("score_white") in (0.0, 0.5, 1.0))
 
 
-def _load_stored(games_path, by_id, log):
+def _load_stored(games_path, by_id, log, tidy=True):
     """The reusable stored games by id, and how many stored lines were not reused.
 
     Lines of games of this schedule that cannot be reused (another
     fingerprint, a repeated id) and unreadable lines are moved from
     ``games.jsonl`` to ``games.stale.jsonl``, so that ``games.jsonl`` holds one
     line per game id.  Lines of games outside this schedule stay.
+    ``tidy=False`` reads only: nothing is moved or rewritten, so that a run
+    still appending to the file (whose last line may be half written) is not
+    disturbed.
     """
     done, keep, move, stale = {}, [], [], 0
     for lineno, raw, obj, why in _scan_games(games_path):
         if obj is None:
             if why != "cut":
-                log(f"{games_path} line {lineno} is {why}: skipped (moved to {STALE_FILE})")
+                moved = f" (moved to {STALE_FILE})" if tidy else ""
+                log(f"{games_path} line {lineno} is {why}: skipped{moved}")
             move.append(raw)
             continue
         t = by_id.get(obj["id"])
@@ -102,7 +106,7 @@ def _load_stored(games_path, by_id, log):
         else:
             stale += 1
             move.append(raw)
-    if move:
+    if move and tidy:
         folder = os.path.dirname(games_path)
         with open(os.path.join(folder, STALE_FILE), "a", encoding="utf-8") as f:
             f.write("".join(r + "\n" for r in move))

@@ -61,22 +61,26 @@ from .summary import (
 def run_tournament(config: TournamentConfig, out_dir: str | None = None, workers: int | None = None,
                    resume: bool = True, progress: Any = None, write_reports: bool = True, command: str | None = None,
                    log: Callable[[str], Any] | None = None, backend: str | None = None, address: str | None = None,
-                   warm: bool = True) -> TournamentResult:
+                   warm: bool = True, report_only: bool = False) -> TournamentResult:
     """Play the tournament (or its missing games) and summarise it: :func:`_run_tournament`, with
     ``out_dir`` locked for the run.  A second run on the same ``out_dir`` while one is going raises
     :class:`OutDirInUse` instead of rewriting ``games.jsonl`` under the first (which would go on
-    appending to a replaced file, and its games would be lost)."""
-    if out_dir is None:
-        return _run_tournament(config=config, out_dir=out_dir, workers=workers, resume=resume, progress=progress, write_reports=write_reports, command=command, log=log, backend=backend, address=address, warm=warm)
+    appending to a replaced file, and its games would be lost).  ``report_only=True`` only reads
+    ``out_dir`` and so takes no lock: it may run beside the run that plays into it."""
+    kwargs = dict(config=config, out_dir=out_dir, workers=workers, resume=resume, progress=progress,
+                  write_reports=write_reports, command=command, log=log, backend=backend, address=address, warm=warm,
+                  report_only=report_only)
+    if out_dir is None or report_only:
+        return _run_tournament(**kwargs)
     os.makedirs(out_dir, exist_ok=True)
     with lock_out_dir(out_dir):
-        return _run_tournament(config=config, out_dir=out_dir, workers=workers, resume=resume, progress=progress, write_reports=write_reports, command=command, log=log, backend=backend, address=address, warm=warm)
+        return _run_tournament(**kwargs)
 
 
 def _run_tournament(config: TournamentConfig, out_dir: str | None = None, workers: int | None = None,
                    resume: bool = True, progress: Any = None, write_reports: bool = True, command: str | None = None,
                    log: Callable[[str], Any] | None = None, backend: str | None = None, address: str | None = None,
-                   warm: bool = True) -> TournamentResult:
+                   warm: bool = True, report_only: bool = False) -> TournamentResult:
     """Play the tournament (or its missing games) and summarise it.
 
     ``workers``: worker processes (default: all cores; 1 plays in this
@@ -101,8 +105,25 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
     (see ``docs/evaluation.md``).  If it holds games of another seed, rules or
     opening setting, :class:`TournamentMismatch` is raised before any game
     unless ``resume=False``, which discards them.
+
+    ``report_only=True`` plays nothing and writes nothing: the result is the
+    summary of the games of this configuration already stored in
+    ``out_dir`` (all of them, or those an SPRT counted), which may be fewer
+    than the schedule.  It reads a match while it is still being played
+    (the half-written line of a game being stored is passed over), or a
+    finished folder with other settings of the report (``sprt``, anchor,
+    intervals) without rewriting its reports.
     """
     from .backends import check_backend, execute
+
+    if report_only:
+        if out_dir is None:
+            raise ValueError("report_only reads the games stored in out_dir: give out_dir")
+        if not os.path.isfile(os.path.join(out_dir, GAMES_FILE)):
+            raise ValueError(f"report_only reads the games stored in out_dir: "
+                             f"{os.path.join(out_dir, GAMES_FILE)} does not exist")
+        if not resume:
+            raise ValueError("report_only reads the stored games: it cannot discard them (resume=False)")
 
     log = log or _warn
     execution = getattr(config, "execution", None) or {}
@@ -126,7 +147,10 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
     done = {}
     stale = 0
     games_path = None
-    if out_dir is not None:
+    if report_only and out_dir is not None:  # (checked above)
+        _check_same_tournament(out_dir, config, log)
+        done, stale = _load_stored(os.path.join(out_dir, GAMES_FILE), by_id, log, tidy=False)
+    elif out_dir is not None:
         os.makedirs(out_dir, exist_ok=True)
         games_path = os.path.join(out_dir, GAMES_FILE)
         if resume:
@@ -137,8 +161,9 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
             os.remove(games_path)
         _write_atomic(os.path.join(out_dir, CONFIG_FILE), json.dumps(config.to_dict(), indent=1))
     watch = _SPRTWatch(config, tasks) if config.sprt is not None else None
-    if watch is not None and watch.update(done):
-        todo = []  # the stored games already decide the test
+    decided = watch is not None and watch.update(done)
+    if report_only or decided:
+        todo = []  # nothing to play, or the stored games already decide the test
     else:
         todo = [t for t in tasks if t.id not in done]
     if workers is not None and todo and workers > len(todo) and backend == "local":
@@ -175,7 +200,7 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
         used = watch.used_ids()
         games = [done[t.id] for t in tasks if t.id in used]
     else:
-        games = [done[t.id] for t in tasks]
+        games = [done[t.id] for t in tasks if t.id in done]  # all of them, unless report_only
     summary = summarise(config, games)
     if watch is not None:
         # games finished by other workers while the deciding pairs were played: stored, not counted
@@ -183,7 +208,7 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
     summary["stale_lines_ignored"] = stale
     summary["versions"] = {p.name: versions[config.played_spec(p.name)] for p in config.players}
     result = TournamentResult(config, games, summary, new_games=new, out_dir=out_dir)
-    if out_dir is not None and write_reports:
+    if out_dir is not None and write_reports and not report_only:
         from .report import write_reports as _write
 
         _write(result, out_dir, command=command)
