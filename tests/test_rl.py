@@ -121,7 +121,7 @@ def test_local_pool_plays_the_same_games(nets, tmp_path):
 def test_bad_settings_are_refused(nets, tmp_path):
     cfg = RLConfig.for_nets(nets / "init.pt", **SMALL)
     for bad, match in ((dict(games=0), "games must be an int in 1"), (dict(streams=7), r"streams \(7\) must be at most"),
-                       (dict(temperature=0.0), "temperature must be a number in"),
+                       (dict(temperature=0.0), "temperature must be a number > 0.0 and <= 100.0, not 0.0"),
                        (dict(precision="fp16"), "precision must be one of"),
                        (dict(gae_lambda=1.5), "gae_lambda must be"), (dict(opponent="nobot"), "nobot")):
         with pytest.raises(ValueError, match=match):

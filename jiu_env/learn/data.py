@@ -84,6 +84,7 @@ from .. import kernel as K
 from .. import vocab as V
 from ..fileio import atomic_write_bytes, atomic_write_text
 from ..rules import Rules
+from .params import check_fields, check_int, check_number
 from .seeds import game_seed
 from .selfplay import SelfPlayConfig, play_selfplay_chunk
 
@@ -119,17 +120,9 @@ class DataConfig:
             raise ValueError(f"players must be two bot spec strings (white in even games), not {self.players!r}")
         if not isinstance(self.teacher, str) or not self.teacher:
             raise ValueError(f"teacher must be a bot spec string, not {self.teacher!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be an int >= 0, not {self.seed!r}")
-        if isinstance(self.chunk_games, bool) or not isinstance(self.chunk_games, int) or not 1 <= self.chunk_games <= 10_000:
-            raise ValueError(f"chunk_games must be an int in 1..10000, not {self.chunk_games!r}")
-        if isinstance(self.random_opening, bool) or not isinstance(self.random_opening, int) \
-                or not 0 <= self.random_opening <= 64:
-            raise ValueError(f"random_opening must be an int in 0..64, not {self.random_opening!r}")
-        if isinstance(self.explore, bool) or not isinstance(self.explore, (int, float)) or not 0 <= self.explore <= 1:
-            raise ValueError(f"explore must be a number in 0..1, not {self.explore!r}")
-        if isinstance(self.soft, bool) or not isinstance(self.soft, (int, float)) or not 0 <= self.soft <= 100_000:
-            raise ValueError(f"soft must be a temperature in centistones in 0..100000, not {self.soft!r}")
+        check_fields(self, ints=dict(seed=(0, 2 ** 63 - 1), chunk_games=(1, 10_000), random_opening=(0, 64)),
+                     numbers=dict(explore=(0, 1)))
+        check_number("soft (a temperature in centistones)", self.soft, 0, 100_000)
         Rules.make(dict(self.rules))  # refuse bad rules now, not in a worker
 
     @property
@@ -416,10 +409,8 @@ def generate(out_dir: str | os.PathLike[str], config: Any, games: int, workers: 
     """
     from ..evaluation.backends import check_backend
 
-    if isinstance(games, bool) or not isinstance(games, int) or not 1 <= games <= 10_000_000:
-        raise ValueError(f"games must be an int in 1..10000000, not {games!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 1024:
-        raise ValueError(f"workers must be an int in 1..1024, not {workers!r}")
+    check_int("games", games, 1, 10_000_000)
+    check_int("workers", workers, 1, 1024)
     check_backend(backend, address)
     data = open_run(out_dir, config)
     n_chunks = -(-games // config.chunk_games)

@@ -45,7 +45,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
-import math
 import os
 import pathlib
 import sys
@@ -58,6 +57,7 @@ import numpy as np
 from .. import kernel as K
 from .. import vocab as V
 from ..rules import Rules
+from .params import check_int, check_number
 from .selfplay import file_sha256
 from .train import PRECISIONS
 
@@ -65,17 +65,6 @@ from .train import PRECISIONS
 FIELDS = ("iteration", "games", "decisions", "win", "draw", "loss", "score", "turns", "policy_loss", "value_loss",
           "entropy", "kl", "clipped", "cpu_seconds", "wall_seconds")
 STATE, NET = "state.pt", "net.pt"
-
-
-def _int(name: str, value: Any, lo: int, hi: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ValueError(f"{name} must be an int in {lo}..{hi}, not {value!r}")
-
-
-def _num(name: str, value: Any, lo: float, hi: float, lo_open: bool = False) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not (lo < value if lo_open else lo <= value) or value > hi:
-        raise ValueError(f"{name} must be a number in {'(' if lo_open else '['}{lo}, {hi}], not {value!r}")
 
 
 @dataclass(frozen=True)
@@ -118,24 +107,24 @@ class RLConfig:
                 raise ValueError(f"{name} must be a non-empty string, not {getattr(self, name)!r}")
         if (self.placement is None) != (self.placement_sha256 is None):
             raise ValueError("placement and placement_sha256 go together (RLConfig.for_nets fills both in)")
-        _int("seed", self.seed, 0, 2 ** 63 - 1)
-        _int("games", self.games, 1, 1_000_000)
-        _int("streams", self.streams, 1, 4096)
+        check_int("seed", self.seed, 0, 2 ** 63 - 1)
+        check_int("games", self.games, 1, 1_000_000)
+        check_int("streams", self.streams, 1, 4096)
         if self.streams > self.games:
             raise ValueError(f"streams ({self.streams}) must be at most games an iteration ({self.games})")
-        _int("concurrent", self.concurrent, 1, 4096)
-        _int("random_opening", self.random_opening, 0, 64)
-        _num("temperature", self.temperature, 0.0, 100.0, lo_open=True)
-        _num("gae_lambda", self.gae_lambda, 0.0, 1.0)
-        _num("lr", self.lr, 0.0, 1.0, lo_open=True)
-        _int("epochs", self.epochs, 1, 1000)
-        _int("minibatch", self.minibatch, 1, 1_000_000)
-        _num("clip", self.clip, 0.0, 10.0, lo_open=True)
-        _num("value_coef", self.value_coef, 0.0, 1000.0)
-        _num("entropy_coef", self.entropy_coef, 0.0, 1000.0)
-        _num("max_grad_norm", self.max_grad_norm, 0.0, 1e6, lo_open=True)
-        _int("value_warmup", self.value_warmup, 0, 1_000_000)
-        _int("snapshot_every", self.snapshot_every, 1, 1_000_000)
+        check_int("concurrent", self.concurrent, 1, 4096)
+        check_int("random_opening", self.random_opening, 0, 64)
+        check_number("temperature", self.temperature, 0.0, 100.0, lo_open=True)
+        check_number("gae_lambda", self.gae_lambda, 0.0, 1.0)
+        check_number("lr", self.lr, 0.0, 1.0, lo_open=True)
+        check_int("epochs", self.epochs, 1, 1000)
+        check_int("minibatch", self.minibatch, 1, 1_000_000)
+        check_number("clip", self.clip, 0.0, 10.0, lo_open=True)
+        check_number("value_coef", self.value_coef, 0.0, 1000.0)
+        check_number("entropy_coef", self.entropy_coef, 0.0, 1000.0)
+        check_number("max_grad_norm", self.max_grad_norm, 0.0, 1e6, lo_open=True)
+        check_int("value_warmup", self.value_warmup, 0, 1_000_000)
+        check_int("snapshot_every", self.snapshot_every, 1, 1_000_000)
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {self.precision!r}")
         Rules.make(dict(self.rules))  # refuse bad rules now, not in a worker
@@ -431,9 +420,9 @@ def run_rl(out_dir: str | os.PathLike[str], config: RLConfig, iterations: int, w
     from ..evaluation.backends import check_backend, ray_session, worker_pool
     from ..fileio import atomic_write_bytes, atomic_write_text
 
-    _int("iterations", iterations, 0, 1_000_000)
-    _int("workers", workers, 1, 1024)
-    _int("threads", threads, 1, 1024)
+    check_int("iterations", iterations, 0, 1_000_000)
+    check_int("workers", workers, 1, 1024)
+    check_int("threads", threads, 1, 1024)
     check_backend(backend, address)
     out = pathlib.Path(out_dir)
     state_path, curve = out / STATE, out / "curve.csv"

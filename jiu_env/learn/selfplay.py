@@ -51,6 +51,7 @@ from .. import kernel as K
 
 from .. import vocab as V
 from ..rules import Rules
+from .params import check_fields
 from .seeds import game_seed
 
 VALUE_SCALE = 800.0  #: ``values`` = VALUE_SCALE * atanh(q), the training's default value scale
@@ -87,18 +88,11 @@ class SelfPlayConfig:
     kind: str = "selfplay"
 
     def __post_init__(self) -> None:
-        ints = dict(seed=(0, 2 ** 63 - 1), chunk_games=(1, 4096), sims=(1, 100_000), temp_decisions=(0, 10_000),
-                    random_opening=(0, 64), adjudicate_turns=(0, 100_000), top_k=(1, 64))
-        for name, (lo, hi) in ints.items():
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-                raise ValueError(f"{name} must be an int in {lo}..{hi}, not {v!r}")
-        floats = dict(c_puct=(0, 1e6), dirichlet_alpha=(1e-6, 1e6), dirichlet_eps=(0, 1),
-                      adjudicate_margin=(1e-6, 1e6))
-        for name, (flo, fhi) in floats.items():
-            x = getattr(self, name)
-            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or not flo <= x <= fhi:
-                raise ValueError(f"{name} must be a number in {flo}..{fhi}, not {x!r}")
+        check_fields(self, ints=dict(seed=(0, 2 ** 63 - 1), chunk_games=(1, 4096), sims=(1, 100_000),
+                                     temp_decisions=(0, 10_000), random_opening=(0, 64),
+                                     adjudicate_turns=(0, 100_000), top_k=(1, 64)),
+                     numbers=dict(c_puct=(0, 1e6), dirichlet_alpha=(1e-6, 1e6), dirichlet_eps=(0, 1),
+                                  adjudicate_margin=(1e-6, 1e6)))
         if self.kind != "selfplay":
             raise ValueError(f"kind must be 'selfplay', not {self.kind!r}")
         Rules.make(dict(self.rules))

@@ -36,6 +36,7 @@ import numpy as np
 from ..fileio import atomic_write_bytes, atomic_write_text
 from ..rules import Rules
 from .dataset import DECISION_KINDS, PLANE_SCALE, Positions, augment, decision_kinds, sharpen_targets, value_target
+from .params import check_fields
 
 PRECISIONS = ("fp32", "bf16")
 POLICY_TARGETS = ("soft", "move", "soft-battle")
@@ -112,19 +113,12 @@ class TrainConfig:
             raise ValueError(f"policy_target must be one of {POLICY_TARGETS}, not {self.policy_target!r}")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {self.precision!r}")
-        ints = dict(channels=(1, 1024), blocks=(0, 64), batch=(1, 1 << 16), steps=(1, 10 ** 9), warmup=(0, 10 ** 9),
-                    seed=(0, 2 ** 63 - 1), eval_every=(1, 10 ** 9), save_every=(1, 10 ** 9))
-        for name, (lo, hi) in ints.items():
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-                raise ValueError(f"{name} must be an int in {lo}..{hi}, not {v!r}")
-        floats = dict(lr=(0, 10), weight_decay=(0, 1), value_weight=(0, 100), result_weight=(0, 1),
-                      placement_result_weight=(0, 1), sharpen=(0.01, 100),
-                      value_scale=(1e-6, 1e9), val_share=(0, 0.5))
-        for name, (low, high) in floats.items():  # float bounds (lo, hi above are ints)
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not low <= v <= high:
-                raise ValueError(f"{name} must be a number in {low}..{high}, not {v!r}")
+        check_fields(self, ints=dict(channels=(1, 1024), blocks=(0, 64), batch=(1, 1 << 16), steps=(1, 10 ** 9),
+                                     warmup=(0, 10 ** 9), seed=(0, 2 ** 63 - 1), eval_every=(1, 10 ** 9),
+                                     save_every=(1, 10 ** 9)),
+                     numbers=dict(lr=(0, 10), weight_decay=(0, 1), value_weight=(0, 100), result_weight=(0, 1),
+                                  placement_result_weight=(0, 1), sharpen=(0.01, 100), value_scale=(1e-6, 1e9),
+                                  val_share=(0, 0.5)))
 
     def __hash__(self) -> int:  # the generated hash would fail on the dict field
         return hash(json.dumps(asdict(self), sort_keys=True))
