@@ -66,8 +66,8 @@ def _eval_args(p):
     p.add_argument("--fresh", action="store_true", help="with --out: discard stored games instead of resuming")
     p.add_argument("--report-only", action="store_true",
                    help="with --out: print the report of the games of this tournament already stored there (e.g. "
-                        "with another --sprt) and play nothing; writes nothing, so it may read a folder that a run "
-                        "is still playing into")
+                        "with another --sprt) and play nothing (--workers, --backend, --address change nothing); writes "
+                        "nothing, so it may read a folder that a run is still playing into")
     p.add_argument("--title", help="title of the report")
     p.add_argument("--no-progress", action="store_true", help="no progress bar / progress lines")
     p.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"),
