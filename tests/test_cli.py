@@ -102,6 +102,10 @@ def test_eval_report_only_reads_the_stored_games_and_writes_nothing(tmp_path, ca
     assert "3/8 games played" in text and "report only: 3 of the 8 scheduled games" in text
     assert "nothing played, nothing written" in text and "games played in" not in text
     assert "line 4 is not valid JSON: skipped\n" in err
+    # the games a tighter interval needs are scaled from the 3 stored games, not from the 8 scheduled
+    hint = [ln for ln in text.splitlines() if ln.startswith("widest 95% interval")]
+    assert hint and hint == [ln for ln in run(base + ["--games", "4", "--report-only"], capsys)[1].splitlines()
+                             if ln.startswith("widest 95% interval")]
     rc, text, err = run(base + ["--games", "8", "--report-only", "--sprt", "0", "50"], capsys)
     assert rc == 0, err
     assert "1/4" in text and "counted by the SPRT" in text  # pair 1 (games 2, 3) is not complete

@@ -326,7 +326,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(f"\nwon every game: {listing}. Such pairs say little about the size of the gap, however many "
                   "games; if intervals stay wide, add players of intermediate strength (e.g. mix:0.5:SPEC).")
         if widest > CI_TARGET and not s.get("sprt"):
-            need = int(np.ceil(cfg.games * (widest / CI_TARGET) ** 2 / 2) * 2)
+            played = max(p["games"] for p in s["pairs"])  # per pair: the stored ones with --report-only
+            need = int(np.ceil(played * (widest / CI_TARGET) ** 2 / 2) * 2)
             print(f"\nwidest {elo['confidence'] * 100:.0f}% interval: ±{widest:.0f} Elo; about {need} games per pair "
                   f"would bring it to ±{CI_TARGET:.0f} (with --out, a larger --games keeps the games already played)")
     counted = " counted by the SPRT" if s.get("sprt") else ""

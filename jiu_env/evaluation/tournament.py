@@ -116,12 +116,13 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
     """
     from .backends import check_backend, execute
 
+    stored = None  # report_only: the games file it reads
     if report_only:
         if out_dir is None:
             raise ValueError("report_only reads the games stored in out_dir: give out_dir")
-        if not os.path.isfile(os.path.join(out_dir, GAMES_FILE)):
-            raise ValueError(f"report_only reads the games stored in out_dir: "
-                             f"{os.path.join(out_dir, GAMES_FILE)} does not exist")
+        stored = os.path.join(out_dir, GAMES_FILE)
+        if not os.path.isfile(stored):
+            raise ValueError(f"report_only reads the games stored in out_dir: {stored} does not exist")
         if not resume:
             raise ValueError("report_only reads the stored games: it cannot discard them (resume=False)")
 
@@ -147,9 +148,9 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
     done = {}
     stale = 0
     games_path = None
-    if report_only and out_dir is not None:  # (checked above)
+    if stored is not None:
         _check_same_tournament(out_dir, config, log)
-        done, stale = _load_stored(os.path.join(out_dir, GAMES_FILE), by_id, log, tidy=False)
+        done, stale = _load_stored(stored, by_id, log, tidy=False)
     elif out_dir is not None:
         os.makedirs(out_dir, exist_ok=True)
         games_path = os.path.join(out_dir, GAMES_FILE)
