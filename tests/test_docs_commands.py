@@ -455,7 +455,8 @@ def check_jiu(cmd: Command, argv: list[str]):
             value = getattr(args, flag, None)
             for v in [value] if isinstance(value, str) else value or []:
                 _check_repo_path(cmd, v, f"--{flag}")
-        check_spec(cmd, args.teacher)
+        if args.teacher is not None:
+            check_spec(cmd, args.teacher)
         check_spec(cmd, args.gate_player.replace("{net}", "NET.pt"))
 
 

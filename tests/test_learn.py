@@ -464,9 +464,9 @@ def test_deepen_computes_the_same_function_and_trains_from_it(trained6, tmp_path
         torch.testing.assert_close(va, vb, rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="deepened"):
         deepen(small, cfg.blocks - 1)
-    # the run: --init with fewer blocks starts the deeper network from those weights (lr 0 keeps them);
-    # fewer blocks or another width are refused
-    deeper = dataclasses.replace(cfg, blocks=cfg.blocks + 1, steps=2, eval_every=1, save_every=1, lr=0.0)
+    # the run: --init with fewer blocks starts the deeper network from those weights (lr 1e-9 all but keeps
+    # them); fewer blocks or another width are refused
+    deeper = dataclasses.replace(cfg, blocks=cfg.blocks + 1, steps=2, eval_every=1, save_every=1, lr=1e-9)
     train(data, rules, tmp_path / "deep", deeper, progress=False, snapshot_every=None, init=out / "net.pt")
     st = torch.load(tmp_path / "deep" / "state.pt", weights_only=False)
     assert st["config"]["blocks"] == cfg.blocks + 1

@@ -59,7 +59,7 @@ SP = dict(net="net.pt", net_sha256="0" * 64)
     (lambda **kw: SelfPlayConfig(**SP, **kw), "sims", 0, "sims must be an int in 1..100000, not 0"),
     (lambda **kw: SelfPlayConfig(**SP, **kw), "dirichlet_eps", 1.5, "dirichlet_eps must be a number in 0..1, not 1.5"),
     (TrainConfig, "blocks", 1.0, "blocks must be an int in 0..64, not 1.0"),
-    (TrainConfig, "lr", math.inf, "lr must be a number in 0..10, not inf"),
+    (TrainConfig, "lr", math.inf, "lr must be a number > 0 and <= 10, not inf"),
 ])
 def test_learning_configs_refuse_out_of_range_fields_by_name(make, field, bad, words):
     make()  # the defaults pass

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import _add_rules_args, _rules_from_args
+from .common import _add_rules_args, _err, _rules_from_args, writable_dir
 
 
 def _train_args(p):
@@ -18,6 +18,9 @@ def _train_args(p):
 def cmd_train(args: argparse.Namespace) -> int:
     from ..learn import pipeline
 
+    why = writable_dir(args.out, "DIR")
+    if why:
+        return _err(f"train: {why}")
     given = args.board_size is not None or any(r.partition("=")[0].strip() == "board_size" for r in args.rule or [])
     if args.quick and not given:  # --quick is a 6x6 run unless a board size is given
         args.board_size = pipeline.QUICK["board_size"]

@@ -170,6 +170,30 @@ def reports_root_scores(teacher: Any, phase: int) -> bool:
     return bool(getattr(teacher, "reports_root_scores", False))
 
 
+def soft_phases(config: DataConfig, teacher: Any) -> dict[int, bool]:
+    """Per phase, whether ``config``'s decisions there get soft labels from ``teacher``.
+
+    A soft run (``config.soft > 0``) whose teacher reports root scores in
+    neither phase is refused: it would quietly be a hard one.
+    """
+    soft_in = {ph: bool(config.soft) and reports_root_scores(teacher, ph) for ph in (V.PH_PLACEMENT, V.PH_BATTLE)}
+    if config.soft and not any(soft_in.values()):
+        raise ValueError(f"soft labels need a teacher that reports its root scores in at least one phase "
+                         f"(last_info['root']), not {config.teacher!r}: use alphabeta with a depth and "
+                         f"root_margin > 0, e.g. alphabeta:depth=2,root_margin=240, or a phases teacher with one")
+    return soft_in
+
+
+def check_labellers(config: DataConfig) -> None:
+    """Build ``config``'s teacher and players once and check the soft labels' teacher, so that a misspelt
+    spec is refused before a run directory is written (and not by every worker, after the manifest)."""
+    from ..bots import make_bot
+
+    soft_phases(config, make_bot(config.teacher, seed=0))
+    for spec in config.players:
+        make_bot(spec, seed=0)
+
+
 def one_hot_target(action: int) -> tuple[np.ndarray, np.ndarray]:
     """``(actions, weights)``: the soft label of a decision whose teacher reports only its move."""
     pa = np.full(SOFT_TOP_K, -1, np.int32)
@@ -225,11 +249,7 @@ def play_labelled_game(config: DataConfig, teacher: Any, gseed: int,
     values: list[int] = []
     pi_actions: list[np.ndarray] = []
     pi_weights: list[np.ndarray] = []
-    soft_in = {ph: bool(config.soft) and reports_root_scores(teacher, ph) for ph in (V.PH_PLACEMENT, V.PH_BATTLE)}
-    if config.soft and not any(soft_in.values()):
-        raise ValueError(f"soft labels need a teacher that reports its root scores in at least one phase "
-                         f"(last_info['root']), not {config.teacher!r}: use alphabeta with a depth and "
-                         f"root_margin > 0, e.g. alphabeta:depth=2,root_margin=240, or a phases teacher with one")
+    soft_in = soft_phases(config, teacher)
     while s[V.H_PHASE] != V.PH_OVER:
         k = K.legal_actions(s, buf)
         label, value = -1, 0
@@ -412,6 +432,8 @@ def generate(out_dir: str | os.PathLike[str], config: Any, games: int, workers: 
     check_int("games", games, 1, 10_000_000)
     check_int("workers", workers, 1, 1024)
     check_backend(backend, address)
+    if isinstance(config, DataConfig):
+        check_labellers(config)
     data = open_run(out_dir, config)
     n_chunks = -(-games // config.chunk_games)
     todo = [i for i in range(n_chunks) if chunk_name(i) not in data["chunks"]]
@@ -518,6 +540,6 @@ def iter_positions(rules: Rules, game: dict[str, Any]) -> Iterator[tuple[np.ndar
 
 
 __all__ = ["DataConfig", "DATA_FORMAT", "VALUE_WIN", "NO_VALUE", "SOFT_TOP_K", "SOFT_SCALE", "game_seed",
-           "decision_seed", "teacher_label", "soft_target", "one_hot_target", "reports_root_scores",
+           "decision_seed", "teacher_label", "soft_target", "one_hot_target", "reports_root_scores", "soft_phases", "check_labellers",
            "play_labelled_game", "play_chunk", "pack_games", "store_chunk", "make_chunk", "open_run", "generate", "load_games", "iter_positions",
            "read_manifest"]

@@ -28,6 +28,7 @@ from ..bots.features import FEATURE_PLANES, check_features, transform_input, wri
 from ..rules import Rules
 from ..symmetry import ALL_SYMMETRIES, action_map, placement_symmetries
 from .data import NO_VALUE, VALUE_WIN, iter_positions, load_games, read_manifest
+from .params import check_number
 
 PLANE_SCALE = 240  # uint8 planes: value * 240 (exact for 0, 1, quarters and thirds)
 
@@ -72,7 +73,12 @@ class Positions:
                          self.placement[idx], self.game[idx], pa[idx], pp[idx])
 
     def split(self, val_share: float, seed: int = 0) -> tuple[Positions, Positions]:
-        """``(train, validation)`` split by game, so no game has positions on both sides."""
+        """``(train, validation)`` split by game, so no game has positions on both sides.
+
+        ``val_share`` (0..1) of the games go to validation (at least one when
+        it is above 0 and there are two games or more).
+        """
+        check_number("val_share", val_share, 0, 1)
         games = np.unique(self.game)
         rng = np.random.default_rng(seed)
         val_games = rng.choice(games, size=max(1, int(round(val_share * games.size))), replace=False) \
@@ -89,12 +95,25 @@ def rules_of_run(data_dir: str | os.PathLike[str]) -> Rules:
     return Rules.make(dict(manifest["config"]["rules"]))
 
 
-def data_key(data_dirs: Iterable[str | os.PathLike[str]]) -> str:
+def _dir_list(data_dirs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[Any]:
+    """``data_dirs`` as a list (one directory given alone is a list of one); a directory named twice is refused,
+    since its positions would count twice."""
+    dirs = [data_dirs] if isinstance(data_dirs, (str, bytes, os.PathLike)) else list(data_dirs)
+    seen: dict[str, Any] = {}
+    for d in dirs:
+        key = os.path.realpath(os.fsdecode(d))
+        if key in seen:
+            raise ValueError(f"data directory {d} is given twice (as {seen[key]}): its positions would count twice")
+        seen[key] = d
+    return dirs
+
+
+def data_key(data_dirs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> str:
     """An identifier of the chunks in ``data_dirs`` (their SHA-256s from the manifests, in order)."""
     import hashlib
 
     h = hashlib.sha256()
-    for d in data_dirs:
+    for d in _dir_list(data_dirs):
         manifest = read_manifest(d)
         if manifest is None:
             raise FileNotFoundError(f"no manifest in {d}: not a training-data directory")
@@ -108,10 +127,12 @@ def data_key(data_dirs: Iterable[str | os.PathLike[str]]) -> str:
 PHASES = ("both", "placement", "battle")
 
 
-def load_positions(data_dirs: Iterable[str | os.PathLike[str]], max_games: int | None = None,
+def load_positions(data_dirs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], max_games: int | None = None,
                    progress: bool = False, features: str = "planes", workers: int = 1,
                    phase: str = "both") -> tuple[Positions, Rules]:
     """Replay every game of the runs in ``data_dirs`` (all made under the same rules) into :class:`Positions`.
+
+    ``data_dirs``: data run directories (one alone may be given as is); each at most once.
 
     ``features``: the input planes written per position (:mod:`jiu_env.bots.features`).
     ``workers > 1`` splits the games over that many processes; the positions and their order are the
@@ -121,7 +142,7 @@ def load_positions(data_dirs: Iterable[str | os.PathLike[str]], max_games: int |
     check_features(features)
     if phase not in PHASES:
         raise ValueError(f"phase must be one of {PHASES}, not {phase!r}")
-    dirs = list(data_dirs)
+    dirs = _dir_list(data_dirs)
     if not dirs:
         raise ValueError("no data directories given")
     rules = rules_of_run(dirs[0])
@@ -219,8 +240,7 @@ def sharpen_targets(probs: np.ndarray, power: float) -> np.ndarray:
     turns it into the label of temperature ``T / power`` exactly (up to the
     stored weights' rounding), without labelling the games again.
     """
-    if not power > 0:
-        raise ValueError(f"the sharpening power must be > 0, not {power!r}")
+    check_number("the sharpening power", power, 0, 1e6, lo_open=True)  # inf would zero every soft row
     p = np.power(probs.astype(np.float64), power)
     total = p.sum(1, keepdims=True)
     return np.where(total > 0, p / np.where(total > 0, total, 1.0), 0.0).astype(np.float32)

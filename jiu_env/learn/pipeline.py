@@ -48,6 +48,10 @@ from .train import POLICY_TARGETS, PRECISIONS
 QUICK = dict(board_size=6, teacher="alphabeta:depth=1,tt_bits=14", games=8, chunk_games=2, steps=150, channels=16,
              blocks=1, batch=64, eval_every=50, save_every=50, random_opening=4, sims=8,
              iterations=2, iteration_games=8, concurrent=4, minibatch=64)
+#: The stages of :func:`run_pipeline` (``--stage``).
+STAGES = ("all", "data", "train", "selfplay", "gate", "rl")
+#: ``--teacher``: the engine that labels the data.
+TEACHER = "alphabeta:depth=2,tt_bits=18"
 #: The learning rate of ``--stage train`` and of ``--stage rl`` (fine-tuning moves the weights far less).
 LR = {"train": 2e-3, "rl": 2e-5}
 #: ``--random-opening`` of the data, self-play and gate stages, and of ``--stage rl``.
@@ -58,8 +62,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """Add the flags of ``jiu train`` to ``p`` (defined here, next to what reads them, not in the CLI)."""
     p.add_argument("out", metavar="DIR", help="run directory (created; an existing one is resumed)")
     p.add_argument("--quick", action="store_true",
-                   help="a 6x6 run of the whole pipeline in well under a minute (overrides the sizes below)")
-    p.add_argument("--stage", choices=("all", "data", "train", "selfplay", "gate", "rl"), default="all",
+                   help="a 6x6 run of the whole pipeline in well under a minute (overrides the sizes below; an "
+                        "explicit --teacher, --random-opening or board size is kept)")
+    p.add_argument("--stage", choices=STAGES, default="all",
                    help="all: data then train; or one stage: data (engine games), train, selfplay (the network "
                         "--net plays itself with search into DIR/selfplay), gate (a match of --net against "
                         "--against, stopped by SPRT), rl (PPO of --init on its own games against --opponent, "
@@ -97,12 +102,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default %(default)s)")
     p.add_argument("--sprt", nargs=2, type=float, default=[0.0, 20.0], metavar=("ELO0", "ELO1"),
                    help="gate: SPRT hypotheses, the new network is ELO0 vs ELO1 Elo stronger (default 0 20)")
-    p.add_argument("--teacher", default="alphabeta:depth=2,tt_bits=18",
-                   help="the engine that labels every decision (default alphabeta:depth=2,tt_bits=18)")
+    p.add_argument("--teacher", help=f"the engine that labels every decision (default {TEACHER}; --quick: "
+                                     f"{QUICK['teacher']})")
     p.add_argument("--games", type=int, default=1000, help="engine games to generate (default 1000)")
     p.add_argument("--chunk-games", type=int, default=8, help="games per data chunk (default 8)")
     p.add_argument("--random-opening", type=int,
-                   help="up to this many random placements open each game (default 8; rl: 4)")
+                   help="up to this many random placements open each game (default 8; rl: 4; --quick: 4)")
     p.add_argument("--explore", type=float, default=0.05,
                    help="share of battle moves replaced by a random move (labels stay the teacher's; default 0.05)")
     p.add_argument("--players", nargs=2, metavar=("A", "B"),
@@ -183,15 +188,25 @@ def _decision_weight(text: str) -> tuple[str, float]:
 
 
 def settings(args: argparse.Namespace, rules: Rules) -> dict[str, Any]:
-    """The run's settings from the command line and its rules (``--quick`` replaces the sizes)."""
+    """The run's settings from the command line and its rules.
+
+    ``--quick`` replaces the sizes (games, steps, network, ...); a teacher or
+    a ``--random-opening`` given on the command line is kept (only their
+    defaults are the quick run's).
+    """
     q = QUICK if args.quick else {}
     pick = (lambda k, v: q.get(k, v))
-    opening = {k: args.random_opening if args.random_opening is not None else v for k, v in OPENING.items()}
+    given = {k: getattr(args, k) for k in ("teacher", "random_opening") if getattr(args, k) is not None}
+    opening = {k: given.get("random_opening", pick("random_opening", v)) for k, v in OPENING.items()}
     lr = {k: args.lr if args.lr is not None else v for k, v in LR.items()}
+    kinds = [k for k, _ in args.decision_weight or ()]
+    twice = sorted({k for k in kinds if kinds.count(k) > 1})
+    if twice:
+        raise ValueError(f"--decision-weight names {', '.join(twice)} more than once (one weight a kind)")
     return {
         "rules": rules.to_dict(),
-        "teacher": pick("teacher", args.teacher), "games": pick("games", args.games),
-        "chunk_games": pick("chunk_games", args.chunk_games), "random_opening": pick("random_opening", opening["data"]),
+        "teacher": given.get("teacher", pick("teacher", TEACHER)), "games": pick("games", args.games),
+        "chunk_games": pick("chunk_games", args.chunk_games), "random_opening": opening["data"],
         "explore": args.explore, "seed": args.seed, "players": list(args.players or ()), "soft": args.soft,
         "train": {"steps": pick("steps", args.steps), "batch": pick("batch", args.batch),
                   "channels": pick("channels", args.channels), "blocks": pick("blocks", args.blocks),
@@ -206,7 +221,7 @@ def settings(args: argparse.Namespace, rules: Rules) -> dict[str, Any]:
         "rl": {"placement": args.placement_net, "opponent": args.opponent, "iterations": pick("iterations", args.iterations),
                "games": pick("iteration_games", args.iteration_games), "streams": args.streams,
                "concurrent": pick("concurrent", args.concurrent), "minibatch": pick("minibatch", args.minibatch),
-               "temperature": args.temperature, "lr": lr["rl"], "random_opening": pick("random_opening", opening["rl"])},
+               "temperature": args.temperature, "lr": lr["rl"], "random_opening": opening["rl"]},
     }
 
 
@@ -214,15 +229,24 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
                  placement_data=(),
                  threads: int = 1, device: str = "cpu", max_steps_now: int | None = None,
                  progress: bool = True, backend: str = "local", address: str | None = None) -> dict[str, Any]:
-    """Run (or resume) the stages of the pipeline with settings ``s`` (see :func:`settings`) in ``out``."""
-    from .data import DataConfig, generate
+    """Run (or resume) the stages of the pipeline with settings ``s`` (see :func:`settings`) in ``out``.
+
+    Every setting the stage uses is checked before anything is written or
+    played (:func:`check_run`): a misspelt flag of the training stage does
+    not wait for the data stage to finish.
+    """
+    from .data import DataConfig, check_labellers, generate
 
     out = pathlib.Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    report: dict[str, Any] = {"dir": str(out)}
     cfg = DataConfig(teacher=s["teacher"], rules=s["rules"], seed=s["seed"], chunk_games=s["chunk_games"],
                      random_opening=s["random_opening"], explore=s["explore"], players=tuple(s.get("players") or ()),
                      soft=s.get("soft", 0.0))
+    check_run(out, s, stage, workers=workers, extra_data=extra_data, placement_data=placement_data, threads=threads,
+              device=device, max_steps_now=max_steps_now, backend=backend, address=address)
+    if stage in ("all", "data"):
+        check_labellers(cfg)
+    out.mkdir(parents=True, exist_ok=True)
+    report: dict[str, Any] = {"dir": str(out)}
     if stage in ("all", "data"):
         t0 = time.process_time()
         manifest = generate(out / "data", cfg, s["games"], workers=workers, progress=progress, backend=backend,
@@ -261,7 +285,10 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
         key = data_key(dirs)
 
         def teacher_of(d: pathlib.Path) -> str:  # who labelled a data run (self-play: its network's search)
-            return str(((read_manifest(d) or {}).get("config") or {}).get("teacher"))
+            c = (read_manifest(d) or {}).get("config") or {}
+            if c.get("kind") == "selfplay":
+                return f"selfplay:{c.get('net')},sims={c.get('sims')}"
+            return str(c.get("teacher"))
 
         # the teachers of the data trained on, not this command's --teacher (a run that trains on --data
         # made none of it)
@@ -299,6 +326,70 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
     return report
 
 
+def check_run(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all", workers: int = 1, extra_data=(),
+              placement_data=(), threads: int = 1, device: str = "cpu", max_steps_now: int | None = None,
+              backend: str = "local", address: str | None = None) -> None:
+    """Refuse the settings of :func:`run_pipeline` that ``stage`` would fail on, before anything is written.
+
+    ValueError (FileNotFoundError for a missing file or data directory)
+    naming the setting.  The training stage's settings, its ``--init`` and
+    its data directories are checked here too, so that with ``stage="all"``
+    a typo costs seconds, not the data stage.
+    """
+    from ..evaluation.backends import check_backend
+    from .params import check_int
+
+    if stage not in STAGES:
+        raise ValueError(f"stage must be one of {', '.join(STAGES)}, not {stage!r}")
+    out = pathlib.Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out} exists and is not a directory (the run directory)")
+    check_int("workers", workers, 1, 1024)
+    check_int("threads", threads, 1, 1024)
+    if max_steps_now is not None:
+        check_int("max_steps_now", max_steps_now, 1, 10 ** 9)
+    check_backend(backend, address)
+    if stage in ("all", "train"):
+        from .data import read_manifest
+        from .train import TrainConfig
+
+        TrainConfig(**s["train"])
+        init = s.get("init")
+        if init is not None and not pathlib.Path(init).is_file():
+            raise FileNotFoundError(f"--init checkpoint {init} not found")
+        seen = {(out / d).resolve(): f"{out / d} (the run's own)" for d in ("data", "selfplay")}
+        for flag, dirs in (("--data", extra_data), ("--placement-data", placement_data)):
+            for d in dirs:
+                if read_manifest(d) is None:
+                    raise FileNotFoundError(f"{flag} {d}: no manifest there, not a training-data directory")
+                key = pathlib.Path(d).resolve()
+                if key in seen:
+                    raise ValueError(f"{flag} {d} is {seen[key]} given again: its positions would count twice")
+                seen[key] = f"{flag} {d}"
+        import torch
+
+        try:
+            torch.device(device)
+        except (RuntimeError, TypeError) as e:
+            raise ValueError(f"--device {device!r} is not a torch device (cpu, cuda, cuda:1, mps...): {e}") from None
+    if stage == "gate":
+        gate_template(s["gate"]["player"])
+
+
+def gate_template(template: str) -> str:
+    """``template`` if it is a player spec with ``{net}`` (where the checkpoint goes) and no other field."""
+    import string
+
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as e:
+        raise ValueError(f"--gate-player {template!r} is not a template: {e} (write {{{{ and }}}} for braces)") from None
+    if fields.count("net") < 1 or set(fields) != {"net"}:
+        raise ValueError(f"--gate-player must contain {{net}} (where the checkpoint goes) and no other {{...}} "
+                         f"field, not {template!r}")
+    return template
+
+
 def gate(out: pathlib.Path, s: dict[str, Any], workers: int = 1, progress: bool = True, backend: str = "local",
          address: str | None = None) -> dict[str, Any]:
     """A match of the new network against the last generation, stopped by SPRT (``DIR/gate/``).
@@ -319,9 +410,7 @@ def gate(out: pathlib.Path, s: dict[str, Any], workers: int = 1, progress: bool 
     for path in (new, old):
         if not path.is_file():
             raise FileNotFoundError(f"checkpoint {path} not found")
-    template = g["player"]
-    if "{net}" not in template:
-        raise ValueError(f"--gate-player must contain {{net}} (where the checkpoint goes), not {template!r}")
+    template = gate_template(g["player"])
     cfg = TournamentConfig(players=[Player("new", template.format(net=new)), Player("old", template.format(net=old))],
                            games=s["games"], rules=s["rules"], seed=s["seed"], random_opening=s["random_opening"],
                            anchor="old", title="generation gate",
@@ -349,7 +438,7 @@ def run(args: argparse.Namespace, rules: Rules) -> int:
                               placement_data=args.placement_data, threads=args.threads,
                               device=args.device, max_steps_now=args.max_steps_now, backend=args.backend,
                               address=args.address)
-    except (ValueError, FileNotFoundError, ImportError) as e:
+    except (ValueError, OSError, ImportError) as e:  # OSError: a file not found, not writable, ...
         print(f"jiu train: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -359,4 +448,5 @@ def run(args: argparse.Namespace, rules: Rules) -> int:
     return 0
 
 
-__all__ = ["add_arguments", "run", "run_pipeline", "settings", "QUICK"]
+__all__ = ["add_arguments", "run", "run_pipeline", "check_run", "gate_template", "settings", "QUICK", "STAGES",
+           "TEACHER"]

@@ -36,7 +36,8 @@ import numpy as np
 from ..fileio import atomic_write_bytes, atomic_write_text
 from ..rules import Rules
 from .dataset import DECISION_KINDS, PLANE_SCALE, Positions, augment, decision_kinds, sharpen_targets, value_target
-from .params import check_fields
+from .params import check_fields, check_number
+from .selfplay import file_sha256
 
 PRECISIONS = ("fp32", "bf16")
 POLICY_TARGETS = ("soft", "move", "soft-battle")
@@ -116,9 +117,10 @@ class TrainConfig:
         check_fields(self, ints=dict(channels=(1, 1024), blocks=(0, 64), batch=(1, 1 << 16), steps=(1, 10 ** 9),
                                      warmup=(0, 10 ** 9), seed=(0, 2 ** 63 - 1), eval_every=(1, 10 ** 9),
                                      save_every=(1, 10 ** 9)),
-                     numbers=dict(lr=(0, 10), weight_decay=(0, 1), value_weight=(0, 100), result_weight=(0, 1),
+                     numbers=dict(weight_decay=(0, 1), value_weight=(0, 100), result_weight=(0, 1),
                                   placement_result_weight=(0, 1), sharpen=(0.01, 100), value_scale=(1e-6, 1e9),
                                   val_share=(0, 0.5)))
+        check_number("lr", self.lr, 0, 10, lo_open=True)  # lr 0 would run every step and learn nothing
 
     def __hash__(self) -> int:  # the generated hash would fail on the dict field
         return hash(json.dumps(asdict(self), sort_keys=True))
@@ -202,7 +204,9 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     ``snapshots/net-STEP.pt`` (what a strength-over-training curve rates);
     ``None`` keeps none.
     ``init``: a checkpoint whose weights start a new run (the next generation
-    starts from the last one); ignored when the run resumes from its state.
+    starts from the last one).  A resumed run continues from its state; it
+    refuses an ``init`` other than the one it started from (by SHA-256), and
+    its checkpoints keep naming that one.
     ``data_key``: an identifier of the data (:func:`jiu_env.learn.dataset.data_key`),
     kept in the state so a resumed run refuses other data.
     """
@@ -254,6 +258,8 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     step, cpu0, wall0 = 0, 0.0, 0.0
     state_path = out / STATE
+    started = {"init": None if init is None else str(init),
+               "init_sha256": None if init is None else file_sha256(pathlib.Path(init))}
     if state_path.exists():
         st = torch.load(state_path, map_location=device, weights_only=False)
         # a run saved before feature sets had names read the observation planes (and learnt soft targets, in float32)
@@ -264,6 +270,11 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
         if data_key is not None and st.get("data_key") not in (None, data_key):
             raise ValueError(f"{state_path} belongs to a run on other data (its chunks differ from the ones "
                              "given now); use another directory")
+        if "init_sha256" in st:  # (a state saved before it was kept: unknown)
+            if init is not None and st["init_sha256"] != started["init_sha256"]:
+                raise ValueError(f"{state_path} belongs to a run started from "
+                                 f"{st['init'] or 'random weights'}, not from --init {init}; use another directory")
+            started = {"init": st["init"], "init_sha256": st["init_sha256"]}
         net.load_state_dict(st["net"])
         opt.load_state_dict(st["opt"])
         step, cpu0, wall0 = int(st["step"]), float(st["cpu_seconds"]), float(st["wall_seconds"])
@@ -276,8 +287,8 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
                               np.float32)[decision_kinds(train_set.planes)]
     n = rules.board_size
     run_meta = {"kind": "policy-value", "phase": "both", "train": asdict(cfg), **(meta or {})}
-    if init is not None:
-        run_meta["init"] = str(init)
+    if started["init"] is not None:
+        run_meta["init"] = started["init"]
     row: dict[str, Any] = {}
     sums = [0.0, 0.0, 0]
     end = cfg.steps if stop_after is None else min(cfg.steps, step + int(stop_after))
@@ -290,7 +301,8 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
 
     def save() -> None:
         atomic_torch_save({"net": net.state_dict(), "opt": opt.state_dict(), "step": step, "config": asdict(cfg),
-                      "rules": rules.to_dict(), "cpu_seconds": cpu(), "wall_seconds": wall(), "data_key": data_key},
+                      "rules": rules.to_dict(), "cpu_seconds": cpu(), "wall_seconds": wall(), "data_key": data_key,
+                      **started},
                           state_path)
         save_checkpoint(out / NET, net.to(memory_format=torch.contiguous_format), rules,
                         {**run_meta, "steps": step, "cpu_seconds": round(cpu(), 1)})
