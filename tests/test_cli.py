@@ -109,6 +109,9 @@ def test_eval_report_only_reads_the_stored_games_and_writes_nothing(tmp_path, ca
     rc, text, err = run(base + ["--games", "8", "--report-only", "--sprt", "0", "50"], capsys)
     assert rc == 0, err
     assert "1/4" in text and "counted by the SPRT" in text  # pair 1 (games 2, 3) is not complete
+    # the tables count what the test counts: pair 0; game 2 is stored and named as not counted
+    assert "2/8 games played" in text and "report only: 2 of the 8 scheduled games counted by the SPRT" in text
+    assert "1 more stored game not counted: pair 1 (games 2 and 3) is not complete" in text
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
     from jiu_env.evaluation.config import TournamentConfig

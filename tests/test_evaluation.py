@@ -84,6 +84,38 @@ def test_elo_edge_cases():
         fit_elo(["a", "b"], [[0, 1], [1, 0]], [[0, 1], [0, 0]])
 
 
+@pytest.mark.parametrize("kw, words", [
+    (dict(names=["a", "a"]), "unique; repeated: a"),
+    (dict(wins=[[0, float("nan")], [1, 0]]), "finite"),
+    (dict(confidence=0.0), "confidence"),
+    (dict(confidence=1.0), "confidence"),
+    (dict(prior_draws=float("nan")), "prior_draws"),
+    (dict(prior_draws="2"), "prior_draws"),
+    (dict(prior_draws=-1), "negative"),
+])
+def test_elo_fit_refuses_bad_arguments_by_name(kw, words):
+    args = {"names": ["a", "b"], "wins": [[0, 3], [1, 0]], **kw}
+    with pytest.raises(ValueError, match=words):
+        fit_elo(args.pop("names"), args.pop("wins"), **args)
+
+
+def test_bootstrap_refuses_what_it_cannot_resample():
+    w = [[0, 9], [1, 0]]
+    assert fit_elo(["a", "b"], w, prior_draws=0).ratings[0] > 0  # the point fit works without the prior
+    with pytest.raises(ValueError, match="bootstrap intervals need prior_draws > 0"):
+        bootstrap_elo(["a", "b"], w, prior_draws=0, samples=50)  # some resample is a sweep: refused up front
+    for samples in (0, 1, 2.5):
+        with pytest.raises(ValueError, match="samples"):
+            bootstrap_elo(["a", "b"], w, samples=samples)
+
+
+def test_a_pair_listed_twice_is_never_scheduled():
+    cfg = TournamentConfig(players=["a=random", "b=random"], games=2, rules=SMALL, mode="gauntlet", challengers=["a"])
+    cfg.challengers = ["a", "a"]  # changed after the checks (the config refuses it): the schedule still does
+    with pytest.raises(ValueError, match="holds a pair twice"):
+        schedule(cfg)
+
+
 def test_bootstrap_is_seeded_and_close_to_fisher():
     w = [[0, 60, 80], [40, 0, 65], [20, 35, 0]]
     a = bootstrap_elo(list("abc"), w, anchor="c", samples=300, seed=5)
@@ -470,6 +502,10 @@ BASE = {"players": ["random", "b=random"], "games": 2, "seed": 1, "rules": SMALL
     (dict(mode="gauntlet", challengers=["nobody"]), ValueError, "challenger"),
     (dict(unrated=[None]), TypeError, "unrated"),
     (dict(unrated=["random", "b"]), ValueError, "rated"),
+    (dict(unrated=["random", "random"]), ValueError, "unrated must name each player once; repeated: random"),
+    (dict(mode="gauntlet", challengers=["random", "random"]), ValueError, "challengers must name each player once"),
+    (dict(challengers=["random"]), ValueError, "challengers .* are for mode 'gauntlet'"),
+    (dict(intervals="bootstrap", prior_draws=0), ValueError, "bootstrap intervals need prior_draws > 0"),
     (dict(intervals=["bootstrap"]), ValueError, "intervals"),
     (dict(rules=5), TypeError, "rules"),
     (dict(rules={"board_size": 6, "min_stones": 18}), ValueError, "min_stones"),

@@ -110,9 +110,14 @@ def test_sequential_stops_at_the_first_pair_that_decides():
 
 def test_pentanomial_helpers():
     assert pentanomial([0, 0.5, (1, 0.5), 2, (1.0, 1.0), 1]) == [1, 1, 1, 1, 2]
-    for bad in (2.5, -0.5, 0.25, "x", (1, 1, 0)):
+    for bad in (2.5, -0.5, 0.25, "x", (1, 1, 0), (0.7, 0.3), (1.5, 0), (2, 0), (True, 1)):
         with pytest.raises(ValueError):
             pentanomial([bad])
+    test = SequentialSPRT(0, 200)
+    while not test.decided:
+        test.add(2)
+    with pytest.raises(ValueError, match="pair score"):  # checked even once the test has decided
+        test.add(7)
     lines = [  # A-B games 0 and 1 form pair 0, games 2 and 3 pair 1; game 4 has no partner yet
         {"white": "A", "black": "B", "score_white": 1.0, "game": 0},
         {"white": "B", "black": "A", "score_white": 0.5, "game": 1},
@@ -141,6 +146,8 @@ def test_config_checks_and_unchanged_schedule():
         (dict(sprt={"elo0": 20, "elo1": 0}), "elo0 < elo1"),
         (dict(sprt={"elo0": 0}), "elo1"),
         (dict(sprt={"elo0": 0, "elo1": 5, "gamma": 1}), "elo0 and elo1"),
+        (dict(sprt={"elo0": 0, "elo1": 7000}), r"elo1 must be within \+-2000 Elo"),
+        (dict(sprt={"elo0": -2001, "elo1": 0}), "elo0 must be within"),
     ]
     for change, words in bad:
         kw = dict(players=["random", "greedy"], games=6, rules=SMALL, sprt={"elo0": 0, "elo1": 20})
@@ -234,6 +241,21 @@ def test_cli_refuses_bad_sprt_settings(extra, words, capsys, tmp_path):
                            "--out", str(tmp_path / "x")] + extra, capsys)
     assert rc == 2 and words in err and err.startswith("jiu eval: error:")
     assert not (tmp_path / "x" / "games.jsonl").exists()
+
+
+def test_cli_sprt_with_a_config_without_games_plays_up_to_the_default(tmp_path):
+    import argparse
+
+    from jiu_env.cli.eval import SPRT_GAMES, _build_config, _eval_args, _with_sprt
+
+    p = argparse.ArgumentParser()
+    _eval_args(p)
+    for body, games in (('players = ["a=random", "b=random"]\n', SPRT_GAMES),
+                        ('players = ["a=random", "b=random"]\ngames = 6\n', 6)):
+        (tmp_path / "two.toml").write_text(body)
+        for extra, want in (([], games), (["--games", "10"], 10)):
+            args = p.parse_args(["--config", str(tmp_path / "two.toml"), "--sprt", "0", "100", *extra])
+            assert _with_sprt(_build_config(args), args).games == want
 
 
 def test_cli_sprt_needs_two_numbers(capsys):

@@ -72,9 +72,9 @@ def _eval_args(p):
     p.add_argument("--no-progress", action="store_true", help="no progress bar / progress lines")
     p.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"),
                    help="two players only: stop as soon as a sequential probability ratio test of H0 'the first "
-                        "player is ELO0 Elo stronger' against H1 'ELO1 Elo stronger' decides (pentanomial model on "
-                        "colour-swapped game pairs, logistic Elo, as fishtest); --games is then the most games "
-                        f"played (default {SPRT_GAMES})")
+                        "player (the challenger of a gauntlet) is ELO0 Elo stronger' against H1 'ELO1 Elo stronger' "
+                        "decides (pentanomial model on colour-swapped game pairs, logistic Elo, as fishtest); "
+                        f"--games is then the most games played (default {SPRT_GAMES}, unless --config sets games)")
     p.add_argument("--alpha", type=float, metavar="P",
                    help="with --sprt: the probability of accepting H1 when H0 holds (default 0.05)")
     p.add_argument("--beta", type=float, metavar="P",
@@ -120,6 +120,7 @@ def _build_config(args):
         except (ValueError, TypeError) as e:
             raise type(e)(f"--config {args.config}: {e}") from None
         execution = loaded.execution
+        args.config_games = loaded.games_given  # --sprt's default of most games applies when the file has none
         for name, why in loaded.left_out.items():
             _note(f"{name} left out (an optional player of the config): {why}")
         cfg = loaded.to_dict()
@@ -249,7 +250,7 @@ def _with_sprt(cfg, args):
         if val is not None:
             sprt[key] = val
     d["sprt"] = sprt
-    if args.games is None and not args.config:
+    if args.games is None and not getattr(args, "config_games", False):  # neither --games nor the config's
         d["games"] = SPRT_GAMES
     try:
         out = TournamentConfig.from_dict(d)

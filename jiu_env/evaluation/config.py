@@ -22,6 +22,7 @@ import numpy as np
 from ..bots import REGISTRY
 from ..players import make_player
 from ..rules import Rules
+from .elo import BOOTSTRAP_NEEDS_PRIOR
 
 #: Upper bounds of the counts of a tournament, checked before any work (a schedule is built in memory).
 MAX_GAMES_PER_PAIR: int = 1_000_000
@@ -112,6 +113,9 @@ class TournamentConfig:
             bad = [c for c in self.challengers if c not in names]
             if bad:
                 raise ValueError(f"unknown challenger(s) {', '.join(bad)}; players are {', '.join(names)}")
+        elif self.challengers:  # a round robin has none: a config file that forgot mode = "gauntlet"
+            raise ValueError(f"challengers ({', '.join(self.challengers)}) are for mode 'gauntlet', not "
+                             f"{self.mode!r}: set mode = \"gauntlet\" or leave them out")
         if not isinstance(self.anchor, str):
             raise TypeError(f"anchor must be a string ('auto', 'mean' or a player name), not {self.anchor!r}")
         if self.anchor not in ("auto", "mean") and self.anchor not in names:
@@ -222,6 +226,8 @@ class TournamentConfig:
         _check_real_setting("prior_draws", self.prior_draws)
         if self.prior_draws < 0:
             raise ValueError(f"prior_draws must be >= 0, not {self.prior_draws!r}")
+        if self.intervals == "bootstrap" and self.prior_draws == 0:
+            raise ValueError(BOOTSTRAP_NEEDS_PRIOR)
         _check_real_setting("confidence", self.confidence)
         if not 0 < self.confidence < 1:
             raise ValueError(f"confidence must be between 0 and 1 (exclusive), not {self.confidence!r}")
@@ -372,6 +378,9 @@ def _name_list(key, value):
         value = [value]
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise TypeError(f"{key} must be a list of player names, not {value!r}")
+    dup = sorted({v for v in value if value.count(v) > 1})
+    if dup:  # a challenger named twice would play (and count) every game twice
+        raise ValueError(f"{key} must name each player once; repeated: {', '.join(dup)}")
     return list(value)
 
 
@@ -466,6 +475,7 @@ def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
     players name (models, checkpoints) are relative to the current directory.  ``optional = [NAME, ...]``
     names players left out when they cannot be built here (a file they name is missing, a package they need is
     not installed): the config's ``left_out`` attribute says which and why, and ``jiu eval`` prints it.
+    Its ``games_given`` attribute says whether the file sets ``games`` (or ``games_per_pair``).
     """
     path = config_file(path)
     shipped = path in shipped_configs().values()
@@ -489,6 +499,8 @@ def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
         if os.path.isfile(beside):
             d["openings"] = beside
     cfg = TournamentConfig.from_dict(d)
+    # whether the file sets the games (jiu eval --sprt's default of most games applies only when it does not)
+    setattr(cfg, "games_given", isinstance(d, dict) and ("games" in d or "games_per_pair" in d))
     left_out = getattr(cfg, "left_out")
     for name, why in left_out.items():
         if shipped and "not found" in why:

@@ -80,12 +80,35 @@ class EloFit:
         return float(self.ratings[self.names.index(name)])
 
 
+#: Why :func:`bootstrap_elo` (and a tournament's bootstrap intervals) refuse ``prior_draws=0``.
+BOOTSTRAP_NEEDS_PRIOR = ("bootstrap intervals need prior_draws > 0: a resample in which a player wins (or loses) "
+                         "every game against the rest has no finite rating")
+
+
+def _check_names(names: list[str]) -> None:
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"player names must be unique; repeated: {', '.join(map(str, dup))}")
+
+
+def _check_fit_settings(prior_draws: Any, confidence: Any) -> None:
+    for name, v in (("prior_draws", prior_draws), ("confidence", confidence)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
+            raise ValueError(f"{name} must be a finite number, not {v!r}")
+    if prior_draws < 0:
+        raise ValueError(f"prior_draws cannot be negative, not {prior_draws!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1 (exclusive), not {confidence!r}")
+
+
 def _matrices(names, wins, draws):
     k = len(names)
     w = np.asarray(wins, dtype=float)
     d = np.zeros((k, k)) if draws is None else np.asarray(draws, dtype=float)
     if w.shape != (k, k) or d.shape != (k, k):
         raise ValueError(f"wins and draws must be {k}x{k} matrices (one row/column per player)")
+    if not (np.all(np.isfinite(w)) and np.all(np.isfinite(d))):
+        raise ValueError("game counts must be finite numbers (no nan or inf)")
     if np.any(w < 0) or np.any(d < 0):
         raise ValueError("game counts cannot be negative")
     if not np.allclose(d, d.T):
@@ -171,6 +194,8 @@ def fit_elo(names: Iterable[str], wins: ArrayLike, draws: ArrayLike | None = Non
     k = len(names)
     if k < 2:
         raise ValueError("an Elo fit needs at least two players")
+    _check_names(names)
+    _check_fit_settings(prior_draws, confidence)
     w, d = _matrices(names, wins, draws)
     n_games = w + w.T + d
     played = n_games > 0
@@ -179,8 +204,6 @@ def fit_elo(names: Iterable[str], wins: ArrayLike, draws: ArrayLike | None = Non
         groups = [[names[i] for i in range(k) if comp[i] == c] for c in range(nc)]
         raise ValueError("the players do not form one connected group, so their ratings cannot be compared: "
                          + " | ".join(", ".join(g) for g in groups))
-    if prior_draws < 0:
-        raise ValueError("prior_draws cannot be negative")
     score = w + 0.5 * d + 0.5 * prior_draws * played
     n_eff = n_games + prior_draws * played
     if anchor == "mean":
@@ -211,9 +234,16 @@ def bootstrap_elo(names: Iterable[str], wins: ArrayLike, draws: ArrayLike | None
 
     Each sample redraws every pair's games (same number) from the pair's
     observed win/draw/loss frequencies and refits; ``se`` is the standard
-    deviation of the samples.
+    deviation of the samples.  ``prior_draws`` must be above 0 (a resample
+    in which one player sweeps the rest has no finite rating) and
+    ``samples`` at least 2.
     """
     names = list(names)
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
+        raise ValueError(f"samples must be an int >= 2, not {samples!r}")
+    _check_fit_settings(prior_draws, confidence)
+    if prior_draws == 0:
+        raise ValueError(BOOTSTRAP_NEEDS_PRIOR)
     w, d = _matrices(names, wins, draws)
     point = fit_elo(names, w, d, anchor=anchor, prior_draws=prior_draws, confidence=confidence)
     rng = np.random.default_rng(seed)
@@ -238,4 +268,4 @@ def bootstrap_elo(names: Iterable[str], wins: ArrayLike, draws: ArrayLike | None
                   confidence, float(prior_draws), point.iterations)
 
 
-__all__ = ["EloFit", "fit_elo", "bootstrap_elo", "expected_score", "elo_diff", "ELO_PER_NAT"]
+__all__ = ["EloFit", "fit_elo", "bootstrap_elo", "BOOTSTRAP_NEEDS_PRIOR", "expected_score", "elo_diff", "ELO_PER_NAT"]

@@ -98,7 +98,9 @@ def sprt_table(summary: dict[str, Any], markdown: bool = False) -> str:
 
     The pentanomial counts are the pairs in which A scored 0, ½, 1, 1½ and 2
     points; ``games_after_decision`` (games that finished while the deciding
-    pairs were played, stored but not counted) is noted when there are any.
+    pairs were played, stored but not counted) and ``games_not_counted``
+    (an undecided test: stored games beyond the first incomplete pair) are
+    noted when there are any.
     """
     t = summary.get("sprt")
     if not t:
@@ -114,6 +116,12 @@ def sprt_table(summary: dict[str, Any], markdown: bool = False) -> str:
     if extra:
         text += ("\n\n" if markdown else "\n") + (f"{extra} more game{'s' if extra != 1 else ''} finished after "
                                                    "the deciding pair (stored, not counted)")
+    later = t.get("games_not_counted")
+    if later:
+        text += ("\n\n" if markdown else "\n") + (
+            f"{later} more stored game{'s' if later != 1 else ''} not counted: pair {t['pairs']} (games "
+            f"{2 * t['pairs']} and {2 * t['pairs'] + 1}) is not complete, and only the pairs before the first "
+            "incomplete one count")
     return text
 
 

@@ -88,6 +88,8 @@ def schedule(config: TournamentConfig, versions: dict[str, str] | None = None) -
                 black_version=versions.get(black_spec, ""),
                 opening=config.opening_of(g),
             ))
+    if len({t.id for t in tasks}) != len(tasks):  # each game is played and counted once (a pair listed twice)
+        raise ValueError(f"the schedule holds a pair twice: {config.pairs()}")
     return tasks
 
 

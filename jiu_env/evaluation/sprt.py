@@ -54,6 +54,10 @@ H0, H1, CONTINUE = "H0 accepted", "H1 accepted", "continue"
 DECISIONS: tuple[str, ...] = (H1, H0, CONTINUE)
 
 
+#: The largest |elo0| and |elo1| of a test: beyond it the expected score is 1 (or 0) as near as makes no difference.
+MAX_ELO = 2000.0
+
+
 def expected_score(elo: float) -> float:
     """The expected per-game score of a player ``elo`` logistic Elo above its opponent."""
     return float(1.0 / (1.0 + 10.0 ** (-float(elo) / 400.0)))
@@ -84,6 +88,9 @@ def check_settings(elo0: Any, elo1: Any, alpha: Any = 0.05, beta: Any = 0.05) ->
             raise TypeError(f"SPRT {name} must be a number (Elo), not {type(v).__name__} {v!r}")
         if not math.isfinite(v):
             raise ValueError(f"SPRT {name} must be a finite number (Elo), not {v!r}")
+        if abs(float(v)) > MAX_ELO:  # the expected score is 1 (or 0) to the float's precision: the test would fail later
+            raise ValueError(f"SPRT {name} must be within +-{MAX_ELO:g} Elo (an expected score of "
+                             f"{expected_score(MAX_ELO):.6f}), not {v!r}")
     if not elo0 < elo1:
         raise ValueError(f"SPRT needs elo0 < elo1 (H0: elo = elo0 against H1: elo = elo1), got {elo0!r} and {elo1!r}")
     check_error_rates(alpha, beta)
@@ -227,13 +234,18 @@ def pentanomial(pair_scores: Iterable[float | tuple[float, float]]) -> list[int]
         if isinstance(item, (tuple, list)):
             if len(item) != 2:
                 raise ValueError(f"a pair is two game scores, not {item!r}")
+            for g in item:
+                if isinstance(g, bool) or not isinstance(g, (int, float, np.integer, np.floating)) \
+                        or float(g) not in (0.0, 0.5, 1.0):
+                    raise ValueError(f"a game score is 0, 0.5 or 1, not {g!r} (in the pair {item!r})")
             item = float(item[0]) + float(item[1])
         counts[pair_index(item)] += 1
     return counts
 
 
 def pair_scores_from_games(games: Iterable[dict[str, Any]], player: str) -> list[float]:
-    """``player``'s score in each complete colour-swapped pair of tournament result lines, in game order.
+    """``player``'s score in each complete colour-swapped pair of tournament result lines, by opponent (sorted by
+    name), then in game order.
 
     ``games``: result lines as in a ``games.jsonl`` of ``jiu eval`` (or any
     dicts with ``white``, ``black``, ``score_white`` and the game number
@@ -275,11 +287,12 @@ class SequentialSPRT:
         return self.result.decided
 
     def add(self, pair_score: float | tuple[float, float]) -> SPRTResult:
-        """Count one more pair (its total score for A, or its two game scores)."""
+        """Count one more pair (its total score for A, or its two game scores); checked even once decided."""
+        index = pentanomial([pair_score]).index(1)
         if self.result.decided:
             return self.result
         counts = list(self.counts)
-        counts[pentanomial([pair_score]).index(1)] += 1
+        counts[index] += 1
         self.counts = counts
         self.result = sprt(counts, **self.settings)
         return self.result
@@ -296,7 +309,7 @@ def sequential_sprt(pair_scores: Iterable[float | tuple[float, float]], elo0: fl
 
 
 __all__ = [
-    "PAIR_SCORES", "EPSILON", "H0", "H1", "CONTINUE", "DECISIONS", "SPRTResult", "SequentialSPRT", "bounds", "check_settings",
+    "PAIR_SCORES", "EPSILON", "MAX_ELO", "H0", "H1", "CONTINUE", "DECISIONS", "SPRTResult", "SequentialSPRT", "bounds", "check_settings",
     "check_error_rates", "constrained_mle", "decide", "expected_score", "llr", "pair_scores_from_games", "pentanomial",
     "pentanomial_from_games", "sequential_sprt", "sprt",
 ]

@@ -197,15 +197,17 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
             stream.close()  # stops the workers (or actors) of a stream left early
         if fout is not None:
             fout.close()
-    if watch is not None and watch.decided:
+    if watch is not None:  # the tables and the Elo fit cover the games the test counted, decided or not
         used = watch.used_ids()
         games = [done[t.id] for t in tasks if t.id in used]
     else:
         games = [done[t.id] for t in tasks if t.id in done]  # all of them, unless report_only
     summary = summarise(config, games)
     if watch is not None:
-        # games finished by other workers while the deciding pairs were played: stored, not counted
-        summary["sprt"]["games_after_decision"] = len(done) - len(games)
+        # decided: games finished by other workers while the deciding pairs were played; undecided (a folder
+        # read while it is played, or with a gap): games stored beyond the first incomplete pair
+        key = "games_after_decision" if watch.decided else "games_not_counted"
+        summary["sprt"][key] = len(done) - len(games)
     summary["stale_lines_ignored"] = stale
     summary["versions"] = {p.name: versions[config.played_spec(p.name)] for p in config.players}
     result = TournamentResult(config, games, summary, new_games=new, out_dir=out_dir)
