@@ -457,6 +457,10 @@ def check_jiu(cmd: Command, argv: list[str]):
                 _check_repo_path(cmd, v, f"--{flag}")
         if args.teacher is not None:
             check_spec(cmd, args.teacher)
+        from jiu_env.learn.pipeline import stage_flag_problems
+
+        for problem in stage_flag_problems(args):  # a flag its stage would ignore
+            fail(cmd, problem)
         check_spec(cmd, args.gate_player.replace("{net}", "NET.pt"))
 
 

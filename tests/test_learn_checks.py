@@ -170,3 +170,28 @@ def test_dataset_helpers_refuse_bad_numbers():
             sharpen_targets(np.array([[0.6, 0.4]], np.float32), power)
     assert np.allclose(sharpen_targets(np.array([[0.6, 0.4], [0.0, 0.0]], np.float32), 2.0),
                        [[0.36 / 0.52, 0.16 / 0.52], [0.0, 0.0]])
+
+
+def test_every_flag_says_which_stages_read_it():
+    known = set(vars(parse("x"))) - {"out", "stage"}
+    assert known == set(pipeline.FLAG_STAGES)  # a new flag is placed in the table
+    assert all(stages <= set(pipeline.STAGES) and stages for stages in pipeline.FLAG_STAGES.values())
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--stage", "selfplay", "--init", "n.pt"], "--init"),  # selfplay's network is --net
+    (["--stage", "train", "--sims", "8"], "--sims"),
+    (["--stage", "train", "--address", "127.0.0.1:1"], "--address"),
+    (["--stage", "rl", "--teacher", "greedy"], "--teacher"),
+    (["--stage", "data", "--placement-data", "d"], "--placement-data"),
+    (["--stage", "gate", "--steps", "10"], "--steps"),
+])
+def test_a_flag_its_stage_would_ignore_is_refused(tmp_path, capsys, argv, flag):
+    from jiu_env.cli import main
+
+    assert main(["train", str(tmp_path / "run"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"jiu train: error: {flag} is read by --stage") and "it would be ignored" in err
+    assert not (tmp_path / "run").exists()
+    assert pipeline.stage_flag_problems(parse(tmp_path / "run", "--stage", "rl", "--init", "n.pt", "--lr", "1e-5",
+                                              "--threads", "2", "--quick")) == []

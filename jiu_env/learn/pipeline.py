@@ -425,9 +425,55 @@ def gate(out: pathlib.Path, s: dict[str, Any], workers: int = 1, progress: bool 
             "pair": pair}
 
 
+_EVERY = frozenset(STAGES)
+_PLAYING = frozenset(("all", "data", "selfplay", "gate", "rl"))  # the stages that play games
+_TRAINING = frozenset(("all", "train"))
+#: The stages that read each flag of :func:`add_arguments` (by its ``dest``); a flag given to another stage would be
+#: ignored, so :func:`stage_flag_problems` names it.
+FLAG_STAGES: dict[str, frozenset[str]] = {
+    "quick": _EVERY, "seed": _EVERY, "workers": _EVERY,
+    "backend": _PLAYING, "address": _PLAYING, "random_opening": _PLAYING,
+    "net": frozenset(("selfplay", "gate")), "against": frozenset(("gate",)),
+    "gate_player": frozenset(("gate",)), "sprt": frozenset(("gate",)),
+    "init": frozenset(("all", "train", "rl")),
+    "games": frozenset(("all", "data", "selfplay", "gate")), "chunk_games": frozenset(("all", "data", "selfplay")),
+    "teacher": frozenset(("all", "data")), "explore": frozenset(("all", "data")),
+    "players": frozenset(("all", "data")), "soft": frozenset(("all", "data")),
+    "sims": frozenset(("selfplay",)), "adjudicate_turns": frozenset(("selfplay",)),
+    **{k: frozenset(("rl",)) for k in ("opponent", "iterations", "iteration_games", "placement_net", "temperature",
+                                         "streams", "concurrent", "minibatch")},
+    **{k: _TRAINING for k in ("data", "placement_data", "steps", "batch", "channels", "blocks", "features",
+                              "policy_target", "sharpen", "decision_weight", "result_weight",
+                              "placement_result_weight", "eval_every", "save_every", "device", "max_steps_now")},
+    "lr": frozenset(("all", "train", "rl")), "precision": frozenset(("all", "train", "rl")),
+    "threads": frozenset(("all", "train", "rl")),
+}
+
+
+def stage_flag_problems(args: argparse.Namespace) -> list[str]:
+    """The flags given a value other than their default that ``args.stage`` does not read (each would be
+    silently ignored), one message each."""
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    defaults = vars(p.parse_args([str(args.out)]))
+    out = []
+    for dest, stages in FLAG_STAGES.items():
+        if args.stage not in stages and getattr(args, dest, None) != defaults[dest]:
+            flag = "--" + dest.replace("_", "-")
+            out.append(f"{flag} is read by --stage {' / '.join(s for s in STAGES if s in stages)}, not --stage "
+                       f"{args.stage}: it would be ignored")
+    return out
+
+
 def run(args: argparse.Namespace, rules: Rules) -> int:
     """``jiu train``: run or resume the pipeline under ``rules`` (the command line's, parsed by the CLI);
     prints a JSON report."""
+    problems = stage_flag_problems(args)
+    if problems:
+        print(f"jiu train: error: {problems[0]}" + (f" (and {len(problems) - 1} more such flag"
+                                                      f"{'s' if len(problems) > 2 else ''})" if len(problems) > 1
+                                                      else ""), file=sys.stderr)
+        return 2
     try:
         s = settings(args, rules)
     except (TypeError, ValueError) as e:
@@ -448,5 +494,5 @@ def run(args: argparse.Namespace, rules: Rules) -> int:
     return 0
 
 
-__all__ = ["add_arguments", "run", "run_pipeline", "check_run", "gate_template", "settings", "QUICK", "STAGES",
-           "TEACHER"]
+__all__ = ["add_arguments", "run", "run_pipeline", "check_run", "gate_template", "settings", "stage_flag_problems",
+           "FLAG_STAGES", "QUICK", "STAGES", "TEACHER"]
