@@ -361,7 +361,8 @@ class BatchRunner:
 
     @property
     def winners(self) -> np.ndarray:
-        """The winner of each game that ended in the last step: 1 White, 2 Black, 0 none (read-only view)."""
+        """The winner of each game that ended in the last step: 1 White, 2 Black, 3 a draw, 0 none (truncated,
+        or no game ended there) (read-only view)."""
         return _read_only(self._winners)
 
     @property
@@ -393,13 +394,22 @@ class BatchRunner:
 
     def seed(self, seed: int | list[int] | None = None) -> None:
         """Re-derive the per-game random streams: from ``seed`` (int), a sequence of ``num_games`` ints, or fresh entropy (``None``)."""
-        if seed is not None and not isinstance(seed, (int, np.integer)):
+        def is_int(x: Any) -> bool:
+            return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+        if seed is not None and not is_int(seed):
+            if isinstance(seed, (str, bytes)) or not isinstance(seed, (list, tuple, np.ndarray)):
+                raise TypeError(f"seed must be an int, a list of {self.num_games} ints or None, not "
+                                f"{type(seed).__name__} {seed!r}")
             seeds = list(seed)
             if len(seeds) != self.num_games:
                 raise ValueError(f"got {len(seeds)} seeds for {self.num_games} games")
+            bad = [x for x in seeds if not is_int(x)]
+            if bad:
+                raise TypeError(f"each seed of the list must be an int, not {type(bad[0]).__name__} {bad[0]!r}")
             self._rng[:] = [derive_seeds(int(x), 1)[0] for x in seeds]
         else:
-            self._rng[:] = derive_seeds(None if seed is None else int(seed), self.num_games)
+            self._rng[:] = derive_seeds(None if seed is None else int(cast(int, seed)), self.num_games)
 
     def reset(self, seed: int | list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Start a new game in every slot; return ``(obs, masks)``.  ``seed`` re-seeds first (see :meth:`seed`)."""

@@ -26,9 +26,11 @@ import numpy as np
 from . import kernel as K
 
 from . import vocab as V
+from .checks import check_action_value
 from .outcome import FORFEIT as FORFEIT, STOPPED as STOPPED, Outcome, outcome_of
 from .players import make_player
-from .rules import Rules
+from .rules import Rules, state_rules_mismatch
+from .validate import validate_state
 from .vocab import COLOUR_NAMES
 
 if TYPE_CHECKING:
@@ -174,7 +176,10 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
     it, so the game is reproducible; when ``None`` the players are restarted
     with their own seeds.  ``start``: ``"placement"`` (a new game),
     ``"battle"`` (a seeded random placement, then the players fight), or a
-    kernel state to continue from (copied, never modified).
+    kernel state to continue from (copied, never modified; checked as a
+    state, and refused when it holds other rules than ``rules``).  A player's
+    choice must be an integer (any numpy integer type; a float such as ``5.0``
+    is not an action).
     ``random_opening``: that many placements drawn at random first (seeded by
     ``opening_seed``, else by ``seed``) — recorded as moves, unlike
     ``start="battle"``.  ``max_decisions``: stop after that many decisions.
@@ -203,6 +208,10 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
         s = start.copy()
         if s.dtype != np.int64 or s.ndim != 1 or s.size < V.HDR or s[V.H_N] != r.board_size:
             raise ValueError(f"start state does not fit the rules (board size {r.board_size})")
+        validate_state(s)  # a corrupt state would reach the players and the loop
+        differ = state_rules_mismatch(r, s)
+        if differ:  # the kernel would play the state's rules, and the result would name these
+            raise ValueError(f"start state holds other rules than the game's: {'; '.join(differ)}")
         from_placement = bool(s[V.H_DECISIONS] == 0)
     elif start == "placement":
         s = r.new_state()
@@ -241,7 +250,8 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
             a = _as_action(choice)
             if a is None or not 0 <= a < r.num_actions or not K.is_legal(s, a):
                 if on_illegal == "raise":
-                    raise ValueError(f"{by_colour[side]!r} playing {COLOUR_NAMES[side]} chose the illegal action "
+                    what = "the illegal action" if a is not None else "what is not an integer action:"
+                    raise ValueError(f"{by_colour[side]!r} playing {COLOUR_NAMES[side]} chose {what} "
                                      f"{choice!r} at decision {decisions}")
                 forfeit = {"colour": COLOUR_NAMES[side], "action": a if a is not None else -1}
                 break
@@ -275,14 +285,12 @@ def _outcome(s: np.ndarray, forfeit: dict[str, Any] | None, stopped: bool) -> Ou
 
 
 def _as_action(choice: Any) -> int | None:
-    """A player's choice as an int, or None when it is not an integer at all."""
-    if isinstance(choice, (bool, np.bool_)):
-        return None
+    """A player's choice as an int, or None when it is not an integer at all (a float such as ``5.0``, a
+    bool, a string: the env shells refuse them too, so a game does not quietly accept what they refuse)."""
     try:
-        a = int(choice)
+        return check_action_value(choice)
     except (TypeError, ValueError, OverflowError):
         return None
-    return a if a == choice else None
 
 
 __all__ = ["GameResult", "play_game", "FORFEIT", "STOPPED"]

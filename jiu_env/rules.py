@@ -208,6 +208,15 @@ def rules_from_state(state: np.ndarray) -> Rules:
     return Rules(**{o.name: o.value_from_header(header) for o in RULE_OPTIONS})
 
 
+def state_rules_mismatch(rules: Rules, state: np.ndarray) -> list[str]:
+    """The options in which the rules stored in the kernel ``state`` differ from ``rules`` (the profile name
+    aside), as ``"NAME=RULES' (state: STATE'S)"`` strings: the kernel plays a state by its own rules, so a shell
+    that reports ``rules`` must not step a state whose rules differ."""
+    played = rules_from_state(state)
+    return [f"{o.name}={getattr(rules, o.name)!r} (state: {getattr(played, o.name)!r})" for o in RULE_OPTIONS
+            if getattr(rules, o.name) != getattr(played, o.name)]
+
+
 def _check_fields() -> None:
     """Rules has one field per row of the options table, in its order, with the row's type (else import stops)."""
     have = [(f.name, f.type) for f in fields(Rules) if f.name != "profile"]
@@ -221,4 +230,5 @@ def _check_fields() -> None:
 _check_fields()
 
 
-__all__ = ["Rules", "PROFILES", "BAN_MODES", "FLYER_MOVES", "MIN_STONES_CHECKS", "rules_from_state", "max_min_stones"]
+__all__ = ["Rules", "PROFILES", "BAN_MODES", "FLYER_MOVES", "MIN_STONES_CHECKS", "rules_from_state", "state_rules_mismatch",
+           "max_min_stones"]

@@ -26,7 +26,7 @@ COLOUR: dict[str, int] = {"white": V.WHITE, "black": V.BLACK}
 def position_state(rules: Rules, board: Any, to_move: str = "black") -> np.ndarray:
     """A kernel state in the battle phase from an N x N position; ValueError names any problem."""
     n = rules.board_size
-    if to_move not in COLOUR:
+    if not isinstance(to_move, str) or to_move not in COLOUR:
         raise ValueError(f"to_move must be 'white' or 'black', not {to_move!r}")
     try:
         arr = np.asarray(board)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from pettingzoo.utils import wrappers
 
-from jiu_env.envs.aec import ActionTypeWrapper
+from jiu_env.envs.aec import ActionTypeWrapper, TerminateIllegalWrapper
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)  # pettingzoo.test imports its bundled classic envs
@@ -128,8 +128,9 @@ def test_metadata_and_wrappers():
     while hasattr(w, "env"):
         chain.append(type(w))
         w = w.env
-    assert chain == [wrappers.OrderEnforcingWrapper, ActionTypeWrapper, wrappers.TerminateIllegalWrapper]
+    assert chain == [wrappers.OrderEnforcingWrapper, ActionTypeWrapper, TerminateIllegalWrapper]
     assert issubclass(ActionTypeWrapper, wrappers.AssertOutOfBoundsWrapper)
+    assert issubclass(TerminateIllegalWrapper, wrappers.TerminateIllegalWrapper)
     assert isinstance(w, jiu_env.raw_env) and e.unwrapped is w
     assert e.possible_agents == ["white", "black"]
 
@@ -759,3 +760,45 @@ def test_board_with_start_placement_is_rejected():
     with pytest.raises(ValueError, match="cannot be combined"):
         e.reset(options={"board": board, "start": "placement"})
     assert np.array_equal(e.state, before)
+
+
+def test_wrapped_env_judges_an_action_by_the_position_set_after_the_last_observation():
+    battle = jiu_env.raw_env(board_size=4)
+    battle.reset(seed=0, options={"start": "battle"})
+    e = jiu_env.env(board_size=4)
+    e.reset(seed=0)
+    placement_mask = e.last()[0]["action_mask"]  # the wrapper keeps this mask for the next step
+    e.unwrapped.state = battle.state.copy()
+    a = int(e.unwrapped.legal_actions()[0])
+    assert not placement_mask[a]  # illegal in the position observed, legal in the one set since
+    e.step(a)
+    assert not any(e.terminations.values()) and e.rewards == {"white": 0.0, "black": 0.0}
+    # an illegal action is still the offender's loss
+    obs = e.last()[0]
+    e.step(int(np.flatnonzero(obs["action_mask"] == 0)[0]))
+    assert all(e.terminations.values()) and -1.0 in e.rewards.values()
+
+
+def test_wrapped_env_state_action_types_and_none():
+    e = jiu_env.env(board_size=4)
+    e.reset(seed=0)
+    s = e.state()  # PettingZoo's state(): the kernel state (a copy), not a call of the raw env's property
+    assert np.array_equal(s, e.unwrapped.state) and s.flags.writeable
+    obs = e.last()[0]
+    e.step(np.uint64(np.flatnonzero(obs["action_mask"])[0]))  # any numpy integer
+    assert e.agent_selection == "black"
+    with pytest.raises(TypeError, match="action None is for an agent that is done"):
+        e.step(None)
+    assert e.agent_selection == "black" and not any(e.terminations.values())
+
+
+def test_a_state_of_other_rules_is_refused():
+    e = jiu_env.raw_env(board_size=8)
+    e.reset(seed=0)
+    before = e.state.copy()
+    with pytest.raises(ValueError, match="other rules than this env's: fly_threshold=8 .state: 7.; "
+                                         "single_jump_ban='vs_flyer' .state: 'flyer'."):
+        e.state = Rules.make("ludii8").new_state()
+    assert np.array_equal(e.state, before)
+    e.state = Rules.make("competitive", board_size=8).new_state()  # the env's own rules
+    assert e.phase == "placement"

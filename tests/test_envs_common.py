@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 import jiu_env
+from jiu_env import kernel as K
+from jiu_env import vocab as V
 from jiu_env.envs.common import UnknownResetOptionWarning
 
 SHELLS = ("env", "raw_env", "JiuVsBotEnv", "JiuSelfPlayEnv", "JiuVectorEnv")
@@ -173,3 +175,26 @@ def test_the_pettingzoo_api_probe_passes_with_a_warning():
     with pytest.warns(UnknownResetOptionWarning, match="'options'"):
         e.reset(seed=0, options={"options": 1})
     assert e.unwrapped.phase == "placement"
+
+
+def test_play_game_checks_its_start_state_and_integer_actions():
+    from jiu_env import Rules, play_game
+    from jiu_env.validate import InvalidStateError
+
+    bad = Rules.make(board_size=4).new_state()
+    bad[V.H_TO_MOVE] = 7
+    with pytest.raises(InvalidStateError, match="H_TO_MOVE=7 is not a colour"):
+        play_game({"board_size": 4}, "random", "random", start=bad)
+    with pytest.raises(ValueError, match="other rules than the game's: fly_threshold=8 .state: 7."):
+        play_game(Rules.make("competitive", board_size=8), "random", "random", start=Rules.make("ludii8").new_state())
+
+    def first(s, as_type):
+        buf = np.empty(Rules.make(board_size=4).num_actions, np.int64)
+        K.legal_actions(s, buf)
+        return as_type(buf[0])
+
+    with pytest.raises(ValueError, match="not an integer action: 5.0"):  # a float is refused, as the envs do
+        play_game({"board_size": 4}, lambda s: first(s, float), "random", seed=1)
+    g = play_game({"board_size": 4}, lambda s: first(s, float), "random", seed=1, on_illegal="forfeit")
+    assert g.forfeit == {"colour": "white", "action": -1}
+    assert play_game({"board_size": 4}, lambda s: first(s, np.uint16), "random", seed=1).forfeit is None

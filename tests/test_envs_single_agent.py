@@ -225,9 +225,30 @@ def test_opponent_plays_first_when_learner_is_not_to_move():
     _, info = env.reset(seed=0)  # Black opens the battle: its turn is played inside reset()
     assert info["battle_turn"] == 1 and env.state[K.H_TO_MOVE] == K.WHITE
     # Black to move jumps f5xf3 and leaves White three stones: decided before the learner moves
-    with pytest.raises(ValueError, match="decided"):
+    with pytest.raises(ValueError, match="decided by the opponent's reply"):
         JiuVsBotEnv(opponent=first_jump_else_first, board_size=6, **SMALL).reset(
             options={"board": board_from_text(FORCED_LOSS), "to_move": "black", "learner": "white"})
+
+
+def test_a_decided_position_leaves_the_running_game_as_it_was():
+    env = JiuVsBotEnv(opponent=first_jump_else_first, start="battle", board_size=6, learner="black", **SMALL)
+    env.reset(seed=3)
+    env.step(env.legal_actions()[0])
+    before = (env.state.copy(), env.colour, env.np_random.bit_generator.state, env.np_random_seed)
+    # the opponent's reply decides it: refused, and the game goes on as if the reset had not been asked
+    with pytest.raises(ValueError, match="decided by the opponent's reply"):
+        env.reset(options={"board": board_from_text(FORCED_LOSS), "to_move": "black", "learner": "white"})
+    assert np.array_equal(env.state, before[0]) and env.colour == before[1]
+    assert env.np_random.bit_generator.state == before[2] and env.np_random_seed == before[3]
+    env.step(env.legal_actions()[0])  # still playable
+    # decided already (White has one stone of the four it needs): refused before anything changes
+    board = np.zeros((6, 6), int)
+    board[0, 0] = 1
+    board[0, 1] = board[1, 0] = board[0, 2] = board[2, 0] = board[3, 3] = 2
+    state, rng = env.state.copy(), env.np_random.bit_generator.state
+    with pytest.raises(ValueError, match="decided already: game over: black wins .too few stones."):
+        env.reset(options={"board": board, "to_move": "white"})
+    assert np.array_equal(env.state, state) and env.np_random.bit_generator.state == rng
 
 
 @pytest.mark.parametrize("seed", range(6))

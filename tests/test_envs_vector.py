@@ -273,6 +273,22 @@ def make_venv(**kw):
     return JiuVectorEnv(3, opponent="random", **{**SMALL, **kw})
 
 
+def test_vector_env_seed_list_is_continued_and_bad_seeds_are_refused():
+    def two_resets():
+        v = make_venv()
+        v.reset(seed=[1, 2, 3])
+        return v.reset()[0]
+
+    assert np.array_equal(two_resets(), two_resets())  # reset() continues the seeded streams
+    v = make_venv()
+    first = v.reset(seed=5)[0]
+    for bad, kind in ((1.5, TypeError), ([None, 1, 2], TypeError), ("123", TypeError), ([True, 1, 2], TypeError),
+                      ([1, 2], ValueError)):
+        with pytest.raises(kind, match="seed"):
+            v.reset(seed=bad)
+    assert np.array_equal(make_venv().reset(seed=5)[0], first)
+
+
 def test_vector_env_spaces_and_metadata():
     env = make_venv()
     check_observation_space(env.single_observation_space)

@@ -16,7 +16,7 @@ from .. import vocab as V
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, observe_unchecked as _observe
 from ..render import check_render_options
-from ..rules import Rules
+from ..rules import Rules, state_rules_mismatch
 from ..outcome import Outcome, outcome_of
 from ..state import COLOUR, explain_illegal, game_info
 from ..validate import check_layout, validate_state
@@ -34,7 +34,7 @@ def env(render_mode: str | None = None, rules: str | Rules | dict[str, Any] = "c
     space fails an assertion (``AssertOutOfBoundsWrapper``).
     """
     e = raw_env(render_mode=render_mode, rules=rules, render_options=render_options, **options)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = TerminateIllegalWrapper(e, illegal_reward=-1)
     e = ActionTypeWrapper(e)  # AssertOutOfBoundsWrapper, with a clear error for non-integer actions
     e = wrappers.OrderEnforcingWrapper(e)
     return e
@@ -51,6 +51,36 @@ class _Rewards(dict):
         raise KeyError(agent)
 
 
+class TerminateIllegalWrapper(wrappers.TerminateIllegalWrapper):
+    """PettingZoo's wrapper, with its saved action mask dropped when the position changed since it was observed.
+
+    The stock wrapper judges an action by the mask of the last ``observe()``
+    of the agent to move; a position set in between (``env.unwrapped.state =
+    s``, or written through the owner array) would have a legal action
+    judged by the old position's mask.  The raw env counts its positions
+    (``_generation``, one more at each reset or set state), so the wrapper
+    sees whether its mask is still the current position's: if not, it
+    observes again.
+    """
+
+    def __init__(self, env: AECEnv, illegal_reward: float) -> None:
+        super().__init__(env, illegal_reward)
+        self._seen = -1  # the raw env's position count when the saved mask was observed
+
+    def observe(self, agent: str) -> Any:
+        obs = super().observe(agent)
+        if agent == self.agent_selection:
+            self._seen = self.env.unwrapped._generation
+        return obs
+
+    def step(self, action: Any) -> None:
+        raw = self.env.unwrapped
+        raw._live_state()  # a position written through the owner array is adopted (and counted) first
+        if raw._generation != self._seen:
+            self._prev_obs = self._prev_info = None  # observed again by the stock step
+        super().step(action)
+
+
 class ActionTypeWrapper(wrappers.AssertOutOfBoundsWrapper):
     """PettingZoo's out-of-bounds assertion, after refusing an action that is not an integer
     (or ``None``) with a TypeError naming its type.
@@ -63,8 +93,20 @@ class ActionTypeWrapper(wrappers.AssertOutOfBoundsWrapper):
 
     def step(self, action: Any) -> None:
         if action is not None:
-            check_action(action, one_element=False)  # the type only: the range is the assertion's
+            action = check_action(action, one_element=False)  # the type only (a numpy int becomes an int)
+        elif self.agents and not (self.terminations[self.agent_selection]
+                                  or self.truncations[self.agent_selection]):
+            raise TypeError(f"action None is for an agent that is done; {self.agent_selection!r} is to move: "
+                            "give an integer action")
         super().step(action)
+
+    def state(self) -> np.ndarray:
+        """PettingZoo's ``state()``: the kernel state, a writable copy.
+
+        The raw env's ``state`` is a property (``env.unwrapped.state``, set by
+        assignment); the wrappers' ``state()`` would call it and fail.
+        """
+        return self.env.unwrapped.state.copy()
 
 
 class raw_env(RenderedShell, AECEnv):
@@ -199,7 +241,12 @@ class raw_env(RenderedShell, AECEnv):
         if n != self.board_size:
             raise ValueError(f"the state is of a {n}x{n} board and this env's observation and action spaces are "
                              f"for {self.board_size}x{self.board_size}: make an env with board_size={n}")
-        return validate_state(value)
+        value = validate_state(value)
+        differ = state_rules_mismatch(self.rules, value)
+        if differ:  # the kernel plays a state by its own rules: env.rules would misreport them
+            raise ValueError(f"the state holds other rules than this env's: {'; '.join(differ)}; make an env "
+                             "with those rules (jiu_env.rules.rules_from_state(state))")
+        return value
 
     def _own(self, s: np.ndarray) -> None:
         """Make ``s`` (a checked, writable, C-contiguous state that no one else holds) the env's state."""
@@ -207,6 +254,7 @@ class raw_env(RenderedShell, AECEnv):
         s.flags.writeable = False
         self._state = w
         self._owner = s  # w.base
+        self._generation = getattr(self, "_generation", 0) + 1  # a new position (TerminateIllegalWrapper reads it)
 
     def _readopt(self) -> np.ndarray:
         """The guard has found the state written from outside: check it as an assignment; return the env's state."""

@@ -202,6 +202,9 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         if not isinstance(learner, str) or learner not in ("white", "black", "random"):
             raise ValueError(f"learner must be 'white', 'black' or 'random', not {learner!r}")
         start, position = start_plan(self.rules, options, self.start)
+        if position is not None and position[V.H_PHASE] == V.PH_OVER:
+            raise ValueError("the given position is decided already: " + render_ansi(position).splitlines()[-2])
+        kept = self._episode()  # put back if the opponent's reply decides the given position
         super().reset(seed=seed)
         self._done = True  # until the new game is ready: an opponent that fails leaves no half-made game
         self._error = True
@@ -215,9 +218,10 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
             self._set_base()
             self._play_opponent()
             if self.state[V.H_PHASE] == V.PH_OVER:
-                self._error = False
-                raise ValueError("the given position is decided before the learner has a decision: "
-                                 + render_ansi(self.state).splitlines()[-2])
+                decided = render_ansi(self.state).splitlines()[-2]
+                self._restore_episode(kept)
+                raise ValueError("the given position is decided by the opponent's reply before the learner has "
+                                 f"a decision: {decided} (the env is back in its game; its opponent was restarted)")
         else:
             for _ in range(100):  # a random start that ends before the learner moves is drawn again
                 self.state = self._new_game(start)
@@ -354,6 +358,20 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
             return player.step(state)
         finally:
             self._busy = None
+
+    def _episode(self) -> dict[str, Any]:
+        """What :meth:`reset` changes (the game, colour, opponent, the generator's position), to put back."""
+        rng = self._np_random
+        return {"fields": {k: getattr(self, k) for k in ("state", "colour", "opponent", "opponent_name", "_base",
+                                                         "_done", "_error", "_forfeit", "_np_random_seed")},
+                "rng": rng, "rng_state": None if rng is None else rng.bit_generator.state}
+
+    def _restore_episode(self, kept: dict[str, Any]) -> None:
+        for k, v in kept["fields"].items():
+            setattr(self, k, v)
+        self._np_random = kept["rng"]
+        if kept["rng"] is not None:
+            kept["rng"].bit_generator.state = kept["rng_state"]
 
     def _pick_opponent(self):
         i = 0 if len(self.opponents) == 1 else int(self.np_random.integers(len(self.opponents)))

@@ -70,9 +70,12 @@ class JiuVectorEnv(Thawing, VectorEnv):
         """
         reset_options(options, RESET_OPTIONS, hint="JiuVectorEnv sets start, learner and opponent in its constructor")
         if seed is not None:
+            self.runner.seed(seed)  # checked there (an int or num_envs ints) before anything changes
             if isinstance(seed, (int, np.integer)):
                 super().reset(seed=int(seed))
-            self.runner.seed(seed)
+            else:  # seeded too: a later reset() continues these streams instead of drawing fresh entropy
+                super().reset(seed=int(np.random.SeedSequence([int(x) for x in seed]).generate_state(1, np.uint64)[0]
+                                    % (2**63)))
         elif self._np_random is None:
             # First reset without a seed: fresh entropy, recorded for reproduction.
             # SeedSequence() draws its entropy as one int (numpy types it as any entropy a caller may pass)
