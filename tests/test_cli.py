@@ -193,6 +193,7 @@ def test_play_scripted_with_illegal_input_undo_hint_save(tmp_path, capsys, monke
     game = tmp_path / "game.json"
     script = "\n".join([
         "xyz",          # not notation
+        "\u00b2",       # a digit to str.isdigit, not a move number (int() refuses it): not understood
         "a0",           # legal notation, illegal move (first stones go on the diagonal ends)
         "99",           # not a move number
         "c2",           # White's first stone; the bot answers on d3 (forced)
@@ -206,7 +207,7 @@ def test_play_scripted_with_illegal_input_undo_hint_save(tmp_path, capsys, monke
     ]) + "\n"
     rc, out, _ = run(["play", "--bot", "random", "--seed", "1", *SMALL], capsys, script, monkeypatch)
     assert rc == 0
-    assert "not understood" in out
+    assert "not understood" in out and out.count("not understood") >= 2
     assert "illegal: a0" in out and "diagonal ends" in out
     assert "99 is not a move number" in out
     assert "random) plays: d3" in out and "random) plays: c2" in out
@@ -255,10 +256,11 @@ def test_replay_all_and_interactive(tmp_path, capsys, monkeypatch):
     assert rc == 0
     assert out.count("[after ") == len(rec.actions)
     assert "game over" in out
-    rc, out, _ = run(["replay", str(path)], capsys, "\n\nb\nb\nb\nwhat\n5\nq\n", monkeypatch)
+    rc, out, _ = run(["replay", str(path)], capsys, "\n\nb\nb\nb\nwhat\n5\n\u00b2\nq\n", monkeypatch)
     assert rc == 0
     assert "[after 1/" in out and "[after 2/" in out and "already at the start" in out
     assert "'what': press Enter" in out and "[after 5/" in out
+    assert "'\u00b2': press Enter" in out  # a digit to str.isdigit, not to int(): answered, not a crash
 
 
 def test_replay_competition_and_jsonl(tmp_path, capsys):

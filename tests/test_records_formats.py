@@ -1,6 +1,7 @@
 """Records beyond the round trips: irregular real records, the jiuchess CSV notation, hostile input."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -376,3 +377,112 @@ def test_format_names_are_registered_once():
 
     with pytest.raises(ValueError, match="'json' is registered already"):
         formats.register(formats.FORMATS["json"])
+
+
+# ------------------------------------------------------------ bad input of every reader and writer
+def _two_game_files(tmp_path):
+    import json as _json
+
+    from jiu_env import Rules, play_game
+
+    rules = Rules.make("competitive", board_size=4)
+    recs = [play_game(rules, "random", "random", seed=s).record for s in (1, 2)]
+    path = tmp_path / "g.jsonl"
+    path.write_text("".join(_json.dumps(r.to_dict()) + "\n" for r in recs))
+    return rules, recs, path
+
+
+def test_game_numbers_are_ascii_digits_from_0(tmp_path):
+    from jiu_env.records import RecordError, load_record
+
+    rules, recs, path = _two_game_files(tmp_path)
+    assert load_record(path, game=1).actions == recs[1].actions
+    assert load_record(path, game="1").actions == recs[1].actions
+    for bad in (-1, "-1", "\u0661", "\u00b2", True, 1.0):
+        with pytest.raises(RecordError):
+            load_record(path, game=bad)
+    line = ("Stage[1]:W(B,2);B(C,3);W(A,1);B(B,1);W(C,1);B(D,1);W(D,2);B(A,2);W(A,3);B(C,2);W(D,3);B(B,3);"
+            "W(B,4);B(A,4);W(C,4);B(D,4);Stage[2]:B(B,3)-O(B,2);W(C,1)-O(C,3),TC:B(C,2);B(D,1)-O(C,1)")
+    csv = tmp_path / "g.csv"
+    csv.write_text(line + "\n" + line.rsplit(";", 1)[0] + "\n")
+    assert len(load_record(csv, game=1, rules=rules).actions) < len(load_record(csv, game=0, rules=rules).actions)
+    for bad in (-1, "-1", "\u0661", True):
+        with pytest.raises(RecordError, match="game"):
+            load_record(csv, game=bad, rules=rules)
+
+
+def test_json_lines_split_at_newlines_only_and_save_writes_one_line(tmp_path):
+    from jiu_env.records import load_record
+
+    rules, recs, path = _two_game_files(tmp_path)
+    recs[0].players = {"white": "A\u2028B", "black": "C\u0085D"}
+    path.write_text(recs[0].to_json() + "\n" + recs[1].to_json() + "\r\n")
+    assert load_record(path, game=0).players == {"white": "A\u2028B", "black": "C\u0085D"}
+    assert load_record(path, game=1).actions == recs[1].actions
+    one = tmp_path / "one.jsonl"
+    recs[1].save(one)
+    assert one.read_text().count("\n") == 1 and load_record(one).actions == recs[1].actions
+
+
+def test_record_fields_are_checked_by_name(tmp_path):
+    import numpy as _np
+
+    from jiu_env.records import GameRecord, RecordError
+
+    rules, recs, _ = _two_game_files(tmp_path)
+    for seed in ("x", 2.5, [1]):
+        d = recs[0].to_dict()
+        d["seed"] = seed
+        with pytest.raises(RecordError, match="'seed' must be an integer or null"):
+            GameRecord.from_dict(d)
+    recs[0].seed = _np.int64(7)
+    assert '"seed": 7' in recs[0].to_json()  # a numpy integer is written as the int it is
+    d = recs[0].to_dict()
+    d["moves"][3] = "a1" if d["moves"][3] != "a1" else "a2"
+    with pytest.raises(RecordError, match="action 3: 'moves' and 'actions' disagree: move '.*' is not action"):
+        GameRecord.from_dict(d)
+    d = recs[0].to_dict()
+    d["players"]["white"] = "\ud800"
+    with pytest.raises(RecordError, match="players.white holds .* lone surrogate"):
+        GameRecord.from_dict(d)
+    with pytest.raises(RecordError, match="an action is an integer, not float"):
+        GameRecord.from_actions(rules, [a + 0.9 for a in recs[0].actions])
+    with pytest.raises(RecordError, match="an action is an integer, not bool"):
+        GameRecord.from_actions(rules, [True])
+
+
+def test_text_headers_stay_on_one_line_and_a_colonless_stage_is_not_jiuchess(tmp_path):
+    from jiu_env.records import RecordError, detect_format, from_jiuchess, load_record
+
+    rules, recs, _ = _two_game_files(tmp_path)
+    recs[0].players = {"white": "Ann\rLee", "black": "Bo\u2028Li"}
+    recs[0].save(tmp_path / "cr.txt")
+    assert load_record(tmp_path / "cr.txt", rules=rules).actions == recs[0].actions
+    assert detect_format("Stage[1]W(G,7);B(H,8)") != "jiuchess"
+    with pytest.raises(RecordError, match="no 'Stage.1.:' found"):
+        from_jiuchess("Stage[1]W(G,7);B(H,8)")
+
+
+def test_export_refuses_a_game_it_cannot_encode_and_a_directory_in_the_way(tmp_path):
+    import json as _json
+
+    from jiu_env.records.export import ExportError, export_games
+
+    rules, recs, path = _two_game_files(tmp_path)
+    report = export_games([path], "json", tmp_path / "out")
+    assert len(report.written) == 2
+    target = report.written[1]
+    os.remove(target)
+    os.mkdir(target)  # a directory where game 1's file goes
+    before = sorted(os.listdir(tmp_path / "out"))
+    with pytest.raises(ExportError, match="is a directory where a game's file would go: nothing written"):
+        export_games([path], "json", tmp_path / "out", force=True)
+    assert sorted(os.listdir(tmp_path / "out")) == before
+    # a tournament line whose player name cannot be encoded (JSON spells a lone surrogate): that game is
+    # refused while planning, the other written
+    lines = [_json.dumps({"id": f"a|b|{i}", "pair": ["a", "b"], "white": name, "black": "b", "record": r.to_dict()})
+             for i, (name, r) in enumerate((("\ud800", recs[0]), ("a", recs[1])))]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    rep = export_games([bad], "competition", tmp_path / "out2")
+    assert len(rep.written) == 1 and len(rep.refused) == 1 and "surrogate" in rep.refused[0][1]

@@ -227,7 +227,7 @@ def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int
         if over:
             print(f"{text!r}: the game is over; undo, save FILE or quit")
             continue
-        if text.isdigit():
+        if text.isascii() and text.isdigit():  # '²'.isdigit() is True too, and int('²') fails
             i = int(text)
             if not 1 <= i <= len(legal):
                 print(f"{i} is not a move number: choose 1..{len(legal)} ('moves' lists them)")

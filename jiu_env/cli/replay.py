@@ -73,7 +73,7 @@ def cmd_replay(args: argparse.Namespace, inp: Callable[[str], str] = input) -> i
                 show(i)
             else:
                 print("already at the start")
-        elif cmd.isdigit() and int(cmd) < len(states):
+        elif cmd.isascii() and cmd.isdigit() and int(cmd) < len(states):
             i = int(cmd)
             show(i)
         else:

@@ -61,6 +61,19 @@ class Irregularity:
         return f"{where}: {self.message}"
 
 
+def game_number(game: Any, where: str = "the text") -> int | None:
+    """``game`` of a reader as a game number (an ``int`` >= 0, or a string of ASCII digits), or None for a
+    string that is not one (a ``games.jsonl`` game id).  A bool, a negative number or another type is a
+    :class:`RecordError`: ``-1`` is not "the last game", and ``"\u0661"`` (an Arabic-Indic one) not 1."""
+    if isinstance(game, (bool, np.bool_)) or not isinstance(game, (int, np.integer, str)):
+        raise RecordError(f"{where}: a game is a number from 0 or a game id, not {type(game).__name__} {game!r}")
+    if isinstance(game, str):
+        return int(game) if game.isascii() and game.isdigit() else None
+    if game < 0:
+        raise RecordError(f"{where}: no game {int(game)}: games are numbered from 0")
+    return int(game)
+
+
 def check_strict(strict: Any) -> bool:
     """``strict`` of the record readers as a bool; TypeError for anything but True or False.
 

@@ -43,7 +43,7 @@ from typing import Any, Callable, Sequence
 from .. import fileio
 from ..rules import Rules
 from . import formats
-from .errors import ChooseGame, NotARecord, RecordError, check_strict
+from .errors import ChooseGame, NotARecord, RecordError, check_strict, game_number
 from .game_record import GameRecord, result_text
 from .jiuchess import game_lines
 from .writers import _header_field, to_competition, to_jiuchess
@@ -175,7 +175,11 @@ def _tournament_title(folder: str) -> str | None:
 def _jsonl_games(path: str, text: str, file_date: str, game: int | str | None) -> list[ExportGame]:
     title = _tournament_title(os.path.dirname(os.path.abspath(path)))
     out = []
-    numbered = [(k + 1, ln) for k, ln in enumerate(text.splitlines()) if ln.strip()]
+    numbered = [(k + 1, ln) for k, ln in enumerate(formats.json_lines(text)) if ln.strip()]
+    try:
+        number = None if game is None else game_number(game, path)
+    except RecordError as e:
+        raise ExportError(str(e)) from None
     for i, (lineno, raw) in enumerate(numbered):
         label = f"{path} game {i} (line {lineno})"
         why: str | None
@@ -190,7 +194,7 @@ def _jsonl_games(path: str, text: str, file_date: str, game: int | str | None) -
         gid = d.get("id") if isinstance(d, dict) else None
         if gid is not None:
             label = f"{path} game {i} (id {gid!r})"
-        if game is not None and not (str(gid) == str(game) or (str(game).isdigit() and i == int(game))):
+        if game is not None and not (str(gid) == str(game) or i == number):
             continue
         if why is not None:
             out.append(ExportGame(label, i, None, error=why))
@@ -416,9 +420,10 @@ def export_games(inputs: Sequence[str | os.PathLike[str]], fmt: str, out_dir: st
             continue
         try:
             text = render(g, fmt)
+            text.encode("utf-8")  # a lone surrogate fails here, with the game refused, not half-way through writing
         except ExportError:
             raise
-        except ValueError as e:
+        except ValueError as e:  # UnicodeEncodeError too
             report.refused.append((g.label, str(e)))
             continue
         planned.append((os.path.join(os.fspath(out_dir), file_name(g, fmt)), text))
@@ -428,6 +433,9 @@ def export_games(inputs: Sequence[str | os.PathLike[str]], fmt: str, out_dir: st
         raise ExportError(f"two games would be written to {dup[0]}")
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise ExportError(f"{os.fspath(out_dir)} exists and is not a directory")
+    folders = [p for p in names if os.path.isdir(p)]
+    if folders:  # even --force does not replace a directory: found before anything is written
+        raise ExportError(f"{folders[0]} is a directory where a game's file would go: nothing written")
     if not force:
         there = [p for p in names if os.path.lexists(p)]
         if there:

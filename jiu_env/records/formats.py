@@ -95,10 +95,16 @@ def for_path(path: str | os.PathLike[str]) -> RecordFormat:
     return FORMATS["json"]
 
 
+def json_lines(text: str) -> list[str]:
+    """The lines of a JSON-lines text: split at ``\n`` only (``\r\n`` too), never at the other line breaks
+    ``str.splitlines`` knows (U+2028, U+0085...), which a record's strings hold unescaped."""
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
+
+
 def one_game(game: int | str | None, path: str) -> None:
     """A single-game format's check of ``game``: ``None`` or 0, else :class:`RecordError`."""
     if game is not None and str(game) != "0":
         raise RecordError(f"{path or 'the text'}: no game {game!r}: it holds 1 game (0..0)")
 
 
-__all__ = ["FORMATS", "RecordFormat", "detect", "for_path", "one_game", "register", "writable"]
+__all__ = ["FORMATS", "RecordFormat", "detect", "for_path", "json_lines", "one_game", "register", "writable"]

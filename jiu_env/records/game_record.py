@@ -71,6 +71,39 @@ def non_finite(value: Any) -> tuple[str, Any] | None:
     return None
 
 
+def unencodable(value: Any) -> tuple[str, str] | None:
+    """``(where, text)`` of the first string in ``value`` (keys included) that UTF-8 cannot encode (a lone
+    surrogate such as ``"\\ud800"``, which a JSON reader accepts), or None: a record holding one could not
+    be written to a file."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return where or "the value", v
+        elif isinstance(v, dict):
+            for k in v:
+                if isinstance(k, str) and unencodable(k) is not None:
+                    return f"{where}.{k!r}" if where else repr(k), k
+            stack.extend((f"{where}.{k}" if where else str(k), x) for k, x in reversed(list(v.items())))
+        elif isinstance(v, (list, tuple)):
+            stack.extend((f"{where}[{i}]", x) for i, x in reversed(list(enumerate(v))))
+    return None
+
+
+def check_seed(seed: Any) -> int | None:
+    """A record's ``seed``: ``None`` or an integer (a numpy integer becomes an ``int``); RecordError otherwise."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)):
+        raise RecordError(f"'seed' must be an integer or null, not the boolean {seed!r}")
+    if not isinstance(seed, (int, np.integer)):
+        raise RecordError(f"'seed' must be an integer or null, not {type(seed).__name__} {seed!r}")
+    return int(seed)
+
+
 def _same(key: str, stored: Any, got: Any) -> bool:
     if key == "returns":
         return (isinstance(stored, (list, tuple)) and len(stored) == 2
@@ -144,12 +177,15 @@ class GameRecord:
                      passes: Any = None) -> GameRecord:
         """A record of ``actions`` played from ``start``; checks every action and fills ``result``."""
         acts = list(actions)
+        for i, a in enumerate(acts):  # int() would truncate 5.9 to 5 and take True as 1
+            if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+                raise RecordError(f"an action is an integer, not {type(a).__name__} {a!r}", action=i)
         rec = cls(
             rules=Rules.make(rules),
             actions=[int(a) for a in acts],
             start=norm_start(start),
             players=dict(players or {"white": None, "black": None}),
-            seed=seed,
+            seed=check_seed(seed),
             meta=dict(meta or {}),
             passes=check_passes(list(passes or []), len(acts)),
         )
@@ -236,6 +272,9 @@ class GameRecord:
         bad = non_finite(d)
         if bad is not None:
             raise RecordError(f"{bad[0]} is {bad[1]!r}: a record holds no NaN or Infinity")
+        text = unencodable(d)
+        if text is not None:
+            raise RecordError(f"{text[0]} holds {text[1]!r}, which is not text UTF-8 can write (a lone surrogate)")
         if d.get("format") != FORMAT:
             raise RecordError(f"not a {FORMAT} record (format field is {d.get('format')!r})")
         v = d.get("version")
@@ -259,9 +298,13 @@ class GameRecord:
                     raise RecordError(f"{a} is out of range (actions are 0..{10 * n * n} for a {n}x{n} board)", action=i)
             if "moves" in d and d["moves"] is not None:
                 ms = d["moves"]
-                if not isinstance(ms, list) or len(ms) != len(acts) or any(
-                        not isinstance(m, str) or _parse_move(m, n) != a for m, a in zip(ms, acts)):
-                    raise RecordError("'moves' and 'actions' disagree")
+                if not isinstance(ms, list) or len(ms) != len(acts):
+                    raise RecordError(f"'moves' and 'actions' disagree: 'moves' must be a list of {len(acts)} "
+                                      "move strings, one for each action")
+                for i, (m, a) in enumerate(zip(ms, acts)):
+                    if not isinstance(m, str) or _parse_move(m, n) != a:
+                        raise RecordError(f"'moves' and 'actions' disagree: move {m!r} is not action {a} "
+                                          f"({action_to_str(a, n)})", action=i)
         elif "moves" in d:
             if not isinstance(d["moves"], list):
                 raise RecordError("'moves' must be a list of strings")
@@ -278,14 +321,13 @@ class GameRecord:
                 raise RecordError(f"'{key}' must be an object, not {type(d[key]).__name__}")
         if d.get("result") is not None and not isinstance(d["result"], dict):
             raise RecordError(f"'result' must be an object or null, not {type(d['result']).__name__}")
-        if isinstance(d.get("seed"), (bool, np.bool_)):
-            raise RecordError(f"'seed' must be an integer or null, not the boolean {d['seed']!r}")
+        seed = check_seed(d.get("seed"))
         rec = cls(
             rules=rules,
             actions=list(acts),
             start=norm_start(d.get("start")),
             players=dict(d.get("players") or {"white": None, "black": None}),
-            seed=d.get("seed"),
+            seed=seed,
             result=d.get("result"),
             meta=dict(d.get("meta") or {}),
             passes=check_passes(d.get("passes"), len(acts)),
@@ -306,6 +348,11 @@ class GameRecord:
         if bad is not None:
             raise ValueError(f"cannot write the record as JSON: {bad[0]} is {bad[1]!r}, and JSON has no"
                              " NaN or Infinity")
+        text = unencodable(d)
+        if text is not None:
+            raise ValueError(f"cannot write the record as JSON: {text[0]} holds {text[1]!r}, which UTF-8 cannot "
+                             "encode (a lone surrogate)")
+        d["seed"] = check_seed(d["seed"])  # a numpy integer is written as the int it is
         return json.dumps(d, indent=indent, ensure_ascii=False, allow_nan=False)
 
     @classmethod
@@ -324,8 +371,8 @@ class GameRecord:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the record in the format its path's ending names (:func:`.formats.for_path`):
-        ``.txt`` / ``.jiu`` get the competition notation, ``.csv`` the jiuchess CSV line, anything
-        else JSON.
+        ``.txt`` / ``.jiu`` get the competition notation, ``.csv`` the jiuchess CSV line, ``.jsonl``
+        the JSON record on one line (a JSON-lines file of one game), anything else JSON.
 
         The text is made in full and written to a temporary file that then
         replaces ``path`` (:func:`jiu_env.fileio.atomic_write_text`): if
@@ -333,9 +380,13 @@ class GameRecord:
         be encoded, a full disk) the file that was there is left as it was.
         """
         path = os.fspath(path)
-        write = formats.for_path(path).write
-        assert write is not None  # for_path gives only writable formats
-        atomic_write_text(path, write(self) + "\n")  # a failed save leaves the previous file whole
+        if path.lower().endswith(".jsonl"):  # JSON lines: one game a line, as load_record reads the ending
+            text = self.to_json()
+        else:
+            write = formats.for_path(path).write
+            assert write is not None  # for_path gives only writable formats
+            text = write(self)
+        atomic_write_text(path, text + "\n")  # a failed save leaves the previous file whole
 
 
 def _parse_move(m: Any, n: int) -> int | None:

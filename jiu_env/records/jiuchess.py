@@ -42,7 +42,7 @@ from ..vocab import opponent
 from ..state import position_state
 from ..rules import Rules
 from . import formats
-from .errors import ChooseGame, Reader, RecordError, check_strict
+from .errors import ChooseGame, Reader, RecordError, check_strict, game_number
 from .fields import result_of
 from .game_record import GameRecord
 from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
@@ -71,8 +71,9 @@ def _coord(letter, row, n):
 
 # ------------------------------------------------------------------- import
 def game_lines(text: str) -> list[str]:
-    """The lines of ``text`` that hold a jiuchess game (contain ``Stage[1]``)."""
-    return [ln for ln in text.lstrip("\ufeff").splitlines() if "Stage[1]" in ln]
+    """The lines of ``text`` that hold a jiuchess game (contain ``Stage[1]:``, spaces aside, as the reader
+    splits them)."""
+    return [ln for ln in text.lstrip("\ufeff").splitlines() if "Stage[1]:" in "".join(ln.split())]
 
 
 def from_jiuchess(text: str, rules: str | Rules | dict[str, Any] = "competitive", strict: bool = True,
@@ -99,10 +100,10 @@ def from_jiuchess(text: str, rules: str | Rules | dict[str, Any] = "competitive"
         if len(lines) != 1:
             raise ChooseGame(f"the text holds {len(lines)} games; choose one with game=<line number>", len(lines))
         game = 0
-    try:
-        line = lines[int(game)]
-    except (ValueError, IndexError):
-        raise RecordError(f"no game {game!r}: the text holds {len(lines)} games (0..{len(lines) - 1})") from None
+    number = game_number(game)
+    if number is None or number >= len(lines):  # game_number refuses -1: not "the last game"
+        raise RecordError(f"no game {game!r}: the text holds {len(lines)} games (0..{len(lines) - 1})")
+    line = lines[number]
     line = "".join(line.split())
     head, body = line.split("Stage[1]:", 1)
     head = head.strip('",;')

@@ -8,7 +8,7 @@ from typing import Any
 
 from .. import fileio
 from . import formats
-from .errors import ChooseGame, RecordError, check_strict
+from .errors import ChooseGame, RecordError, check_strict, game_number
 from .game_record import GameRecord
 from ..rules import Rules
 
@@ -17,13 +17,14 @@ def _read_jsonl(text: str, game: int | str | None, rules: Any, strict: bool, pat
     """The ``jsonl`` row's reader: game ``game`` (an id, or a line number from 0 counting non-blank lines)
     of a ``games.jsonl`` of ``jiu eval`` or a file of JSON records, one a line; lines cut short by an
     interrupted run, and lines that are not JSON objects, are passed over."""
-    numbered = [(k + 1, ln) for k, ln in enumerate(text.splitlines()) if ln.strip()]
+    numbered = [(k + 1, ln) for k, ln in enumerate(formats.json_lines(text)) if ln.strip()]
     where = path or "the text"
     if game is None:
         if len(numbered) != 1:
             raise ChooseGame(f"{where} holds {len(numbered)} games; choose one with game=<id or line number>",
                              len(numbered))
         game = 0
+    number = game_number(game, where)
     for i, (lineno, ln) in enumerate(numbered):
         try:
             d = fileio.loads_json(ln, f"{where} line {lineno}")
@@ -33,7 +34,7 @@ def _read_jsonl(text: str, game: int | str | None, rules: Any, strict: bool, pat
             continue  # a line cut short by an interrupted run
         if not isinstance(d, dict):
             continue
-        if str(d.get("id")) == str(game) or (str(game).isdigit() and i == int(game)):
+        if str(d.get("id")) == str(game) or i == number:
             return GameRecord.from_dict(d.get("record", d))
     raise RecordError(f"no game {game!r} in {where}")
 
@@ -41,7 +42,7 @@ def _read_jsonl(text: str, game: int | str | None, rules: Any, strict: bool, pat
 formats.register(formats.RecordFormat(
     "jsonl", priority=0,
     detect=lambda text, path: path.endswith(".jsonl") or (text.startswith("{") and "\n{" in text.rstrip()),
-    games=lambda text: sum(1 for ln in text.splitlines() if ln.strip()), read=_read_jsonl, multi_game=True))
+    games=lambda text: sum(1 for ln in formats.json_lines(text) if ln.strip()), read=_read_jsonl, multi_game=True))
 
 
 def detect_format(text: str, path: str | os.PathLike[str] | None = None) -> str:

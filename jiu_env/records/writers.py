@@ -60,7 +60,9 @@ def near_fly(path: list[int], n: int) -> bool:
 
 
 def _header_field(text):
-    return str(text if text is not None else "").replace("[", "(").replace("]", ")").replace("\n", " ")
+    """A header field on one line: every line break (``\r`` too, which a reader with universal newlines
+    splits at) becomes a space, and brackets become parentheses."""
+    return " ".join(str(text if text is not None else "").replace("[", "(").replace("]", ")").splitlines())
 
 
 def _whole_turns_from_placement(record: TextRecord, notation: str) -> np.ndarray:
