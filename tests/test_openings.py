@@ -369,3 +369,18 @@ def test_config_file_names_a_suite_beside_it(tmp_path, capsys):
     cap = capsys.readouterr()
     assert rc == 0, cap.err
     assert "2 random opening placements" in cap.out and "openings from" not in cap.out
+
+
+def test_a_random_opening_longer_than_the_placement_reads_back_as_the_whole_placement(tmp_path):
+    import json
+
+    from jiu_env.evaluation.openings import load_suite
+    from jiu_env.evaluation.play import run_game
+    from jiu_env.players import make_player
+
+    rules = {"board_size": 6, "max_battle_turns": 40}
+    r = run_game(rules, make_player("random", seed=1), make_player("random", seed=2), seed=3, random_opening=5000)
+    path = tmp_path / "rec.json"
+    path.write_text(json.dumps(r["record"].to_dict()))
+    (opening,) = load_suite(str(path), rules).openings
+    assert opening.actions == tuple(r["record"].actions[:36])  # the 36 placements, not the whole game

@@ -385,6 +385,13 @@ def _from_record(rec: Any, where: str, default_name: str, rules: Rules) -> Openi
         v = meta.get(key)
         if isinstance(v, int) and not isinstance(v, bool) and v > 0:
             k = min(v, k)
+            if key == "random_opening":  # random placements: a K above the placement phase's length drew them all
+                s = rec.initial_state()
+                placed = 0
+                while placed < k and s[V.H_PHASE] == V.PH_PLACEMENT:
+                    K.apply_action(s, int(rec.actions[placed]))
+                    placed += 1
+                k = placed
             break
     start = norm_start(rec.start)
     named = meta.get("opening")
