@@ -486,3 +486,24 @@ def test_export_refuses_a_game_it_cannot_encode_and_a_directory_in_the_way(tmp_p
     bad.write_text("\n".join(lines) + "\n")
     rep = export_games([bad], "competition", tmp_path / "out2")
     assert len(rep.written) == 1 and len(rep.refused) == 1 and "surrogate" in rep.refused[0][1]
+
+
+def test_an_exported_competition_record_names_the_rules_it_needs(tmp_path):
+    import json as _json
+
+    from jiu_env import Rules
+    from jiu_env.evaluation import make_player, run_game
+    from jiu_env.records import RecordError, load_record
+    from jiu_env.records.competition import from_competition
+    from jiu_env.records.export import export_games
+
+    r6 = Rules.make("competitive", board_size=6)
+    g = run_game(r6, make_player("random", seed=1), make_player("random", seed=2), seed=3)["record"]
+    (tmp_path / "g.jsonl").write_text(_json.dumps(g.to_dict()) + "\n")
+    (path,) = export_games([tmp_path / "g.jsonl"], "competition", tmp_path / "out").written
+    with pytest.raises(RecordError, match=r"header says the game was played under \[competitive board_size=6\]: "
+                                          r"board_size=6 \(read under 14\)"):
+        load_record(path)
+    assert load_record(path, rules=r6).actions == g.actions
+    text = open(path).read().replace("[competitive board_size=6]", "[made by another program]")
+    assert from_competition(text, rules=r6).actions == g.actions  # a field that is not rules is left alone

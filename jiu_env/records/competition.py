@@ -86,6 +86,33 @@ def _split_entries(text):
     return header, entries
 
 
+def _check_header_rules(text: str, rules: Rules) -> None:
+    """The rules field ``jiu export`` writes (``competitive board_size=6``, the profile and the options that
+    differ from it): a record exported under other rules than the reader's is refused, naming what differs
+    (read under the wrong board size, its first placement would be reported as the error).  A field that
+    does not read as rules (another program's header) is left alone."""
+    from ..specs import parse_value
+
+    words = text.split()
+    if not words:
+        return
+    try:
+        opts = {}
+        for w in words[1:]:
+            key, eq, val = w.partition("=")
+            if not eq:
+                return
+            opts[key] = parse_value(val)
+        named = Rules.make(words[0], **opts)
+    except (TypeError, ValueError):
+        return
+    differ = [f"{k}={v!r} (read under {getattr(rules, k)!r})" for k, v in named.to_dict().items()
+              if k != "profile" and getattr(rules, k) != v]
+    if differ:
+        raise RecordError(f"the header says the game was played under [{text}]: {'; '.join(differ)}; read it "
+                          "under those rules (rules=..., or jiu replay --rules/--rule)", entry=0)
+
+
 def from_competition(text: str, rules: str | Rules | dict[str, Any] = "competitive", strict: bool = True) -> GameRecord:
     """A :class:`GameRecord` from competition notation.
 
@@ -127,6 +154,7 @@ def from_competition(text: str, rules: str | Rules | dict[str, Any] = "competiti
             meta["date"] = vals[3]
         if vals[4]:
             meta["event"] = vals[4]
+        _check_header_rules(vals[6], rules)
     if not entries:
         raise RecordError("no entries: a record needs at least the placement entry '0,...;'")
 
