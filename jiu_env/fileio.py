@@ -40,6 +40,8 @@ def _create_temp(target: str) -> tuple[int, str]:
     An error (no such folder, no permission) names ``target``, not the temporary name.
     """
     folder, base = os.path.split(target)
+    if len(os.fsencode(base)) > 200:  # the 14 characters added must not push a valid name past 255 bytes
+        base = base[:40]
     for _ in range(100):
         tmp = os.path.join(folder or ".", f".{base}.{secrets.token_hex(4)}.tmp")
         try:
@@ -104,11 +106,13 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, fsync: bool = 
         if st is not None:
             os.chmod(tmp, stat.S_IMODE(st.st_mode))
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.remove(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError) and e.errno and e.filename is None:  # a full disk, a file-size limit: name it
+            raise type(e)(e.errno, e.strerror, path) from None
         raise
 
 

@@ -139,10 +139,7 @@ def make_player(spec: Any, seed: int | None = None, **overrides: Any) -> Any:
     if not spec.strip():
         raise ValueError(f"a player spec is a non-empty string like 'random' or 'sb3:model.zip', not {spec!r}")
     depth = getattr(_nesting, "depth", 0)
-    if depth >= MAX_SPEC_DEPTH:
-        shown = spec if len(spec) <= 80 else spec[:77] + "..."
-        raise ValueError(f"player specs nest at most {MAX_SPEC_DEPTH} deep (mix:, phases: and other players "
-                         f"built inside a player); {shown!r} is at depth {depth + 1}")
+    check_spec_depth(depth, spec)
     _nesting.depth = depth + 1
     try:
         return _make_player_from_spec(spec.strip(), seed, overrides)
@@ -275,7 +272,11 @@ def _import_module(name: str) -> Any:
             raise ImportError(f"player module file {name!r} cannot be loaded as a Python module")
         mod = importlib.util.module_from_spec(spec)
         sys.modules[mod_name] = mod
-        spec.loader.exec_module(mod)
+        try:
+            spec.loader.exec_module(mod)
+        except BaseException:  # a module that fails to import is not kept half-run for the next call
+            sys.modules.pop(mod_name, None)
+            raise
         return mod
     try:
         return importlib.import_module(name)
@@ -464,16 +465,27 @@ def sb3_file_phase(path: str | os.PathLike[str]) -> str | None:
 BATTLE_ONLY_PLACEMENT: str = "random"
 
 
-def whole_game_spec(spec: str) -> str:
+def check_spec_depth(depth: int, spec: str | None = None) -> None:
+    """ValueError unless a spec at nesting ``depth`` (0: the top) is within :data:`MAX_SPEC_DEPTH`: every walker
+    of nested specs stops there, before Python's recursion limit."""
+    if depth >= MAX_SPEC_DEPTH:
+        shown = "" if spec is None else f"; {spec if len(spec) <= 80 else spec[:77] + '...'!r} is at depth {depth + 1}"
+        raise ValueError(f"player specs nest at most {MAX_SPEC_DEPTH} deep (mix:, phases: and other players "
+                         f"built inside a player){shown}")
+
+
+def whole_game_spec(spec: str, _depth: int = 0) -> str:
     """The spec a player plays whole games with: ``spec`` itself, except that an ``sb3:PATH`` model that declares
     it learned the battle only (:func:`sb3_file_phase`) gets random placement, ``phases:random+sb3:PATH``, also
-    inside ``mix:P:``.  A ``phases:`` spec is used as given; a missing file is left to the player's own error."""
+    inside ``mix:P:``.  A ``phases:`` spec is used as given; a missing file is left to the player's own error.
+    Specs nested deeper than :data:`MAX_SPEC_DEPTH` are refused, as :func:`make_player` refuses them."""
+    check_spec_depth(_depth, spec)
     parsed = player_spec(spec)
     if parsed.name == "mix" and parsed.has_arg:
         parts = parsed.parts
         if not parts or not parts[0].text:
             return spec
-        played = whole_game_spec(parts[0].text)
+        played = whole_game_spec(parts[0].text, _depth + 1)
         return spec if played == parts[0].text else f"mix:{parsed.probability}:{played.strip()}"
     if parsed.name != "sb3" or not parsed.argument:
         return spec
@@ -558,4 +570,4 @@ register_player_kind("rllib", _rllib_factory, "an RLlib checkpoint (Algorithm or
 
 __all__ = ["make_player", "REGISTRY", "bot_class", "NETWORK_BOTS", "PLUGIN_MODULES", "plugin_module", "player_spec", "sb3_file_rules", "sb3_file_phase", "whole_game_spec", "phases_given", "MODEL_PHASES",
            "check_model_phase", "BATTLE_ONLY_PLACEMENT", "sb3_spec_rules", "rules_mismatch", "RULES_IGNORED", "register_player_kind", "check_player", "player_version", "file_hash", "PLAYER_KINDS",
-           "CallablePlayer", "MAX_SPEC_DEPTH"]
+           "CallablePlayer", "MAX_SPEC_DEPTH", "check_spec_depth"]

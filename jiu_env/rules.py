@@ -208,13 +208,18 @@ def rules_from_state(state: np.ndarray) -> Rules:
     return Rules(**{o.name: o.value_from_header(header) for o in RULE_OPTIONS})
 
 
+def rules_differences(rules: Rules, other: Rules, other_name: str = "other") -> list[str]:
+    """The options in which ``other`` differs from ``rules`` (the profile name aside), as
+    ``"NAME=RULES' (OTHER_NAME: OTHER'S)"`` strings; empty when they are the same rules."""
+    return [f"{o.name}={getattr(rules, o.name)!r} ({other_name}: {getattr(other, o.name)!r})" for o in RULE_OPTIONS
+            if getattr(rules, o.name) != getattr(other, o.name)]
+
+
 def state_rules_mismatch(rules: Rules, state: np.ndarray) -> list[str]:
     """The options in which the rules stored in the kernel ``state`` differ from ``rules`` (the profile name
     aside), as ``"NAME=RULES' (state: STATE'S)"`` strings: the kernel plays a state by its own rules, so a shell
     that reports ``rules`` must not step a state whose rules differ."""
-    played = rules_from_state(state)
-    return [f"{o.name}={getattr(rules, o.name)!r} (state: {getattr(played, o.name)!r})" for o in RULE_OPTIONS
-            if getattr(rules, o.name) != getattr(played, o.name)]
+    return rules_differences(rules, rules_from_state(state), "state")
 
 
 def _check_fields() -> None:
@@ -230,5 +235,5 @@ def _check_fields() -> None:
 _check_fields()
 
 
-__all__ = ["Rules", "PROFILES", "BAN_MODES", "FLYER_MOVES", "MIN_STONES_CHECKS", "rules_from_state", "state_rules_mismatch",
+__all__ = ["Rules", "PROFILES", "BAN_MODES", "FLYER_MOVES", "MIN_STONES_CHECKS", "rules_from_state", "rules_differences", "state_rules_mismatch",
            "max_min_stones"]

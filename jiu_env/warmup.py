@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable
 
-from .players import make_player, player_spec
+from .players import check_spec_depth, make_player, player_spec
 
 if TYPE_CHECKING:
     from .rules import Rules
@@ -112,10 +112,11 @@ def _counts(functions):
 def builtin_specs(spec: str) -> list[str]:
     """The built-in bot specs a player spec plays with (``mix:0.5:greedy`` -> ``["greedy"]``), found by the one spec
     parser (:func:`jiu_env.players.player_spec`) in ``mix:`` and ``phases:`` specs."""
-    def walk(parsed):
+    def walk(parsed, depth=0):
+        check_spec_depth(depth, parsed.text)  # a ValueError, not a RecursionError, for 'mix:0.5:' * 1000
         if parsed.form == "bot":
             return [parsed.text]
-        return [b for part in parsed.parts for b in walk(part)]
+        return [b for part in parsed.parts for b in walk(part, depth + 1)]
 
     return walk(player_spec(spec))
 

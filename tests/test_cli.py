@@ -503,3 +503,34 @@ def test_bench_default_out_leaves_the_kept_figures_alone():
     args = add_arguments(argparse.ArgumentParser()).parse_args([])
     out = pathlib.PurePath(args.out)
     assert out.parts[0] == "runs" and "benchmarks" not in out.parts
+
+
+# ------------------------------------------------------------------ bad input of the other commands
+def test_prompts_answer_a_number_too_long_for_int(tmp_path, capsys, monkeypatch):
+    _, _, path = _saved_game(tmp_path)
+    rc, out, _ = run(["replay", str(path)], capsys, "9" * 5000 + "\nq\n", monkeypatch)
+    assert rc == 0 and "press Enter" in out
+    rc, out, _ = run(["play", "--bot", "random", *SMALL], capsys, "9" * 5000 + "\nquit\n", monkeypatch)
+    assert rc == 0 and "is not a move number" in out
+
+
+def test_rules_flags_are_never_passed_over(tmp_path, capsys, monkeypatch):
+    rules, rec, path = _saved_game(tmp_path)  # a 6x6 JSON record: it stores its rules
+    rc, _, err = run(["replay", str(path), "--all", "--board-size", "8"], capsys)
+    assert rc == 2 and "stores the rules it was played under" in err and "board_size=6 (asked: 8)" in err
+    assert run(["replay", str(path), "--all", "--board-size", "6", "--rule", "max_battle_turns=60"], capsys)[0] == 0
+    rc, _, err = run(["export", str(path), "--format", "competition", "--out", str(tmp_path / "x"),
+                      "--board-size", "8"], capsys)
+    assert rc == 1 and "stores other rules than the ones asked" in err and not (tmp_path / "x").exists()
+    with pytest.raises(SystemExit) as e:  # as argparse does for a bad flag
+        main(["play", "--bot", "random", "--rule", "board_size=8", "--rule", "board_size=6"])
+    assert e.value.code == 2 and "--rule board_size is given twice" in capsys.readouterr().err
+    rc, _, err = run(["play", "--bot", "random", "--hint-bot", "", *SMALL], capsys, "", monkeypatch)
+    assert rc == 2 and "non-empty string" in err
+
+
+def test_warm_refuses_a_board_size_and_a_misspelt_bot(capsys):
+    rc, _, err = run(["warm", "--board-size", "3"], capsys)
+    assert rc == 2 and "--board-size 3" in err and "4..20" in err
+    rc, _, err = run(["warm", "alphabeta:dept=1"], capsys)
+    assert rc == 2 and "did you mean 'depth'" in err

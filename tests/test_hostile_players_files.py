@@ -619,3 +619,44 @@ def test_two_runs_on_one_out_dir_cannot_interleave(tmp_path, capsys):
         assert rc != 0 and "in use by another jiu eval run" in capsys.readouterr().err
     res = run_tournament(cfg, out_dir=str(out), workers=1)  # released: the next run goes ahead
     assert res.new_games == 2
+
+
+def test_a_player_file_that_fails_to_import_is_not_kept_half_run(tmp_path, monkeypatch):
+    from jiu_env.players import make_player
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "half.py").write_text("from jiu_env.bots.random_bot import RandomBot\n\n"
+                                      "class Mine(RandomBot):\n    pass\n\nimport nonexistent_module_xyz\n")
+    for _ in range(2):  # the second call imports it again (and fails again), not the half-run module
+        with pytest.raises(ModuleNotFoundError, match="nonexistent_module_xyz"):
+            make_player("half.py:Mine")
+
+
+def test_deeply_nested_specs_are_a_value_error_everywhere():
+    from jiu_env.evaluation import TournamentConfig
+    from jiu_env.players import whole_game_spec
+    from jiu_env.warmup import builtin_specs
+
+    deep = "mix:0.5:" * 1000 + "random"
+    for call in (lambda: whole_game_spec(deep), lambda: builtin_specs("phases:" + deep + "+random"),
+                 lambda: TournamentConfig(players=[deep, "random"])):
+        with pytest.raises(ValueError, match="nest at most"):
+            call()
+
+
+def test_atomic_writes_take_a_long_name_and_name_the_file_on_a_write_error(tmp_path, monkeypatch):
+    import errno
+
+    from jiu_env import fileio
+
+    long = tmp_path / ("a" * 250 + ".json")
+    fileio.atomic_write_text(long, "x")
+    assert long.read_text() == "x"
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space left on device") as e:
+        fileio.atomic_write_text(tmp_path / "b.json", "y")
+    assert e.value.filename == str(tmp_path / "b.json") and os.listdir(tmp_path) == [long.name]

@@ -3,7 +3,7 @@
 Run it as ``jiu bench`` (or ``python benchmarks/bench.py`` from a checkout)::
 
     jiu bench                            # full run (a few minutes)
-    jiu bench --quick                    # short run (seconds per figure)
+    jiu bench --quick                    # short run (a fraction of a second per figure)
     jiu bench --only kernel,aec --out /tmp/bench
 
 Sections (``--only``, comma-separated):
@@ -45,6 +45,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from ..fileio import atomic_write_text
 from .batched import bench_batched
 from .compile import bench_compile
 from .envs import bench_aec, bench_vector, floor_env
@@ -153,8 +154,8 @@ def run(args: argparse.Namespace) -> int:
     result = run_benchmarks(sections, quick=args.quick, games=args.games, note=args.note)
     flags = (["--quick"] if args.quick else []) + ([f"--only {args.only}"] if set(sections) != set(SECTIONS) else [])
     result["command"] = " ".join(["jiu bench"] + flags)
-    (out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
-    (out / "RESULTS.md").write_text(to_markdown(result))
+    atomic_write_text(out / "results.json", json.dumps(result, indent=2) + "\n", newline="\n")
+    atomic_write_text(out / "RESULTS.md", to_markdown(result), newline="\n")
     print(f"wrote {out / 'results.json'} and {out / 'RESULTS.md'}")
     return 0
 

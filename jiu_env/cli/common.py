@@ -73,6 +73,8 @@ def _rules_from_args(args):
         key, eq, val = item.partition("=")
         if not eq or not key.strip():
             _exit_error(f"--rule expects KEY=VALUE (e.g. board_size=8), not {item!r}", args)
+        if key.strip() in opts:  # the last one would silently win
+            _exit_error(f"--rule {key.strip()} is given twice: give each option once", args)
         opts[key.strip()] = parse_value(val.strip())
     if getattr(args, "board_size", None) is not None:
         if "board_size" in opts and opts["board_size"] != args.board_size:
@@ -82,6 +84,12 @@ def _rules_from_args(args):
         return Rules.make(args.rules, **opts)
     except (TypeError, ValueError) as e:
         _exit_error(f"--rules/--rule: {e}", args)
+
+
+def rules_flags_given(args) -> bool:
+    """Whether the command line names rules (``--rules`` other than the default, ``--rule`` or ``--board-size``)."""
+    return (getattr(args, "rules", "competitive") != "competitive" or bool(getattr(args, "rule", None))
+            or getattr(args, "board_size", None) is not None)
 
 
 def _add_rules_args(p):

@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from ..records import formats
-from .common import _add_rules_args, _err, _rules_from_args, writable_dir
+from .common import _add_rules_args, _err, _rules_from_args, rules_flags_given, writable_dir
 
 
 def _export_args(p):
@@ -39,7 +39,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     rules = _rules_from_args(args)
     try:
         report = export_games(args.inputs, args.format, args.out, game=args.game, force=args.force, rules=rules,
-                              strict=not args.lenient)
+                              strict=not args.lenient, check_rules=rules_flags_given(args))
     except (ExportError, OSError) as e:
         return _err(f"export: {e}")
     for label, reason in report.refused:

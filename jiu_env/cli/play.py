@@ -106,14 +106,16 @@ def _save_game(game, path, players, seed):
 
 
 def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int:
-    from ..players import make_player
+    from ..players import make_player, sb3_spec_rules
 
     rules = _rules_from_args(args)
     n = rules.board_size
     spec = _default_bot(args.bot)
+    hint_spec = spec if args.hint_bot is None else args.hint_bot  # '' is a bad spec, not "the default"
     try:
         bot = make_player(spec, seed=args.seed)
-        hint_bot = make_player(args.hint_bot or spec, seed=args.seed + 1)
+        hint_bot = make_player(hint_spec, seed=args.seed + 1)
+        sb3_spec_rules([spec, hint_spec], rules)  # a model of other rules is refused now, not mid-game
     except (ValueError, TypeError, ImportError, OSError) as e:
         return _err(f"play: {e}")
     why = args.save and writable_file(args.save, "--save")
@@ -228,7 +230,7 @@ def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int
             print(f"{text!r}: the game is over; undo, save FILE or quit")
             continue
         if text.isascii() and text.isdigit():  # '²'.isdigit() is True too, and int('²') fails
-            i = int(text)
+            i = int(text) if len(text) <= 9 else 10 ** 9  # int() refuses over 4300 digits
             if not 1 <= i <= len(legal):
                 print(f"{i} is not a move number: choose 1..{len(legal)} ('moves' lists them)")
                 continue

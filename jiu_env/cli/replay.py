@@ -7,7 +7,8 @@ from typing import Callable
 
 from ..notation import action_to_str
 from ..render import render_ansi
-from .common import _add_rules_args, _err, _rules_from_args
+from ..rules import rules_differences
+from .common import _add_rules_args, _err, _rules_from_args, rules_flags_given
 
 
 def _replay_args(p):
@@ -36,6 +37,10 @@ def cmd_replay(args: argparse.Namespace, inp: Callable[[str], str] = input) -> i
                     "0-based line number)")
     except (RecordError, OSError, ValueError) as e:
         return _err(f"replay: {e}")
+    differ = rules_differences(rec.rules, rules, "asked") if rules_flags_given(args) else []
+    if differ:  # a JSON record carries its rules: the flags would be ignored
+        return _err(f"replay: {args.file} stores the rules it was played under, and they differ from the "
+                    f"--rules/--rule/--board-size given: {'; '.join(differ)} (those flags are for the text notations)")
     n = rec.rules.board_size
     players = rec.players or {}
     print(f"{players.get('white') or '?'} (white) vs {players.get('black') or '?'} (black); "
@@ -73,7 +78,7 @@ def cmd_replay(args: argparse.Namespace, inp: Callable[[str], str] = input) -> i
                 show(i)
             else:
                 print("already at the start")
-        elif cmd.isascii() and cmd.isdigit() and int(cmd) < len(states):
+        elif cmd.isascii() and cmd.isdigit() and len(cmd) <= 9 and int(cmd) < len(states):
             i = int(cmd)
             show(i)
         else:

@@ -24,11 +24,25 @@ def _warm_args(p):
 def cmd_warm(args: argparse.Namespace) -> int:
     from ..warmup import warm_up
 
+    from ..players import make_player
+
     try:
         rules = Rules.make(args.rules)
     except (TypeError, ValueError) as e:
         return _err(f"warm: {e}")
     board_sizes = args.board_size or [8]
+    for n in board_sizes:  # warm_up plays the profile's own size where a size does not fit: asked here, refused
+        try:
+            rules.replace(board_size=n)
+        except (TypeError, ValueError) as e:
+            return _err(f"warm: --board-size {n}: {e}")
+    for spec in args.bots:  # a misspelt spec is an error; a bot whose optional package is missing is skipped
+        try:
+            make_player(spec, seed=0)
+        except ImportError:
+            pass
+        except (ValueError, TypeError, OSError) as e:
+            return _err(f"warm: {spec}: {e}")
     from ..evaluation.config import default_workers
 
     workers = default_workers() if args.workers is None else args.workers

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from .. import fileio
-from ..rules import Rules
+from ..rules import Rules, rules_differences
 from . import formats
 from .errors import ChooseGame, NotARecord, RecordError, check_strict, game_number
 from .game_record import GameRecord, result_text
@@ -393,7 +393,8 @@ def _prefixes(paths: Sequence[str]) -> list[str]:
 
 def export_games(inputs: Sequence[str | os.PathLike[str]], fmt: str, out_dir: str | os.PathLike[str],
                  game: int | str | None = None, force: bool = False,
-                 rules: str | Rules | dict[str, Any] = "competitive", strict: bool = True) -> ExportReport:
+                 rules: str | Rules | dict[str, Any] = "competitive", strict: bool = True,
+                 check_rules: bool = False) -> ExportReport:
     """Write every game of ``inputs`` into ``out_dir`` in ``fmt`` (``json``, ``competition``, ``jiuchess``).
 
     ``game`` picks one game of each input (a ``games.jsonl`` game id or a
@@ -401,7 +402,10 @@ def export_games(inputs: Sequence[str | os.PathLike[str]], fmt: str, out_dir: st
     readable games, are listed in :attr:`ExportReport.refused` with the reason;
     the others are written.  Raises :class:`ExportError` (nothing written) for
     an unknown format, an input that cannot be read, no inputs, or files that
-    exist already in ``out_dir`` (unless ``force``).
+    exist already in ``out_dir`` (unless ``force``).  ``rules`` reads the
+    text notations; with ``check_rules`` (the command line named rules) a
+    game whose record stores other rules (JSON) is refused too, so the rules
+    asked are never silently passed over.
     """
     _writer(fmt)
     paths = [os.fspath(p) for p in inputs]
@@ -414,9 +418,14 @@ def export_games(inputs: Sequence[str | os.PathLike[str]], fmt: str, out_dir: st
             games.append(g)
     report = ExportReport(games=len(games))
     planned: list[tuple[str, str]] = []
+    asked = Rules.make(rules)
     for g in games:
         if g.record is None:
             report.refused.append((g.label, g.error or "unreadable"))
+            continue
+        differ = rules_differences(g.record.rules, asked, "asked") if check_rules else []
+        if differ:  # a JSON record stores its rules; the text notations are read under the asked ones
+            report.refused.append((g.label, f"the record stores other rules than the ones asked: {'; '.join(differ)}"))
             continue
         try:
             text = render(g, fmt)
