@@ -10,6 +10,7 @@
 - :func:`set_torch_threads`: the torch threads a model player sets when it is loaded.
 """
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -30,7 +31,14 @@ def set_torch_threads(threads):
 
 
 def conv_trunk(in_channels, channels=32, layers=4):
-    """``layers`` 3x3 convolutions with ``channels`` filters, ReLU and zero padding (the edge stays visible)."""
+    """``layers`` 3x3 convolutions with ``channels`` filters, ReLU and zero padding (the edge stays visible).
+
+    ``channels`` and ``layers`` are ints >= 1 (ValueError otherwise: ``layers=0`` would hand the heads the
+    input planes, and fail at the first forward pass).
+    """
+    for name, value in (("in_channels", in_channels), ("channels", channels), ("layers", layers)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} of the network must be an int >= 1, not {value!r}")
     convs = []
     c = in_channels
     for _ in range(layers):

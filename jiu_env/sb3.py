@@ -250,6 +250,7 @@ class ModelPlayer(Bot):
         from .rules import Rules
 
         self.sb3_policy = _policy_of(model)  # not self.policy: that is Bot.policy(), the loop callable
+        check_jiu_spaces(self.sb3_policy, "the model")
         self.deterministic = deterministic
         self.path: str | None = None
         self._mask: np.ndarray | None = None
@@ -288,6 +289,12 @@ class ModelPlayer(Bot):
     def act(self, obs: np.ndarray, mask: np.ndarray) -> int:
         """Action for one egocentric observation and its legal-action mask (bool or 0/1)."""
         mask = np.asarray(mask, bool)
+        obs_shape = self.sb3_policy.observation_space.shape
+        n_actions = int(self.sb3_policy.action_space.n)
+        if mask.shape != (n_actions,):  # a shorter mask would broadcast to "every action is legal"
+            raise ValueError(f"the mask has shape {mask.shape}; this model's is ({n_actions},)")
+        if np.shape(obs) != obs_shape:
+            raise ValueError(f"the observation has shape {np.shape(obs)}; this model's is {obs_shape}")
         if not mask.any():
             raise ValueError("no legal action in the mask")
         self.sb3_policy.set_training_mode(False)
@@ -323,6 +330,21 @@ class ModelPlayer(Bot):
 _SB3_CACHE: dict[str, Any] = {}
 
 
+def check_jiu_spaces(policy: Any, what: str) -> None:
+    """ValueError naming ``what`` unless ``policy`` sees the N x N x 21 observation planes and acts on the
+    ``Discrete(10 N^2 + 1)`` actions of a board (a model of other observations fails at load, not mid-game)."""
+    from .observation import NUM_PLANES
+
+    shape = getattr(getattr(policy, "observation_space", None), "shape", None)
+    if shape is None or len(shape) != 3 or shape[0] != shape[1] or shape[2] != NUM_PLANES:
+        raise ValueError(f"{what} is not a Jiu model: its observations are {shape}, not N x N x {NUM_PLANES} "
+                         "board planes")
+    n_actions = getattr(getattr(policy, "action_space", None), "n", None)
+    if n_actions != V.num_actions(int(shape[0])):
+        raise ValueError(f"{what} is not a Jiu model: it has {n_actions} actions, not the "
+                         f"{V.num_actions(int(shape[0]))} of a {shape[0]}x{shape[0]} board")
+
+
 def load_sb3_model(path: str | os.PathLike[str]) -> Any:
     """Load (and cache per process) a MaskablePPO model; clear errors for a missing file or package.
 
@@ -340,10 +362,7 @@ def load_sb3_model(path: str | os.PathLike[str]) -> Any:
         except Exception as e:  # zipfile, pickle, torch and SB3's own errors for a damaged or foreign file
             first = (str(e).strip().splitlines() or [""])[0][:200]
             raise ValueError(f"{found} is not a readable MaskablePPO model file ({type(e).__name__}: {first})") from None
-        space = getattr(getattr(model, "policy", None), "observation_space", None)
-        shape = getattr(space, "shape", None)
-        if shape is None or len(shape) != 3 or shape[0] != shape[1]:
-            raise ValueError(f"{found} is not a Jiu model: its observations are {shape}, not N x N board planes")
+        check_jiu_spaces(getattr(model, "policy", None), found)
         _SB3_CACHE[found] = model
     return _SB3_CACHE[found]
 
@@ -403,7 +422,8 @@ class PolicySnapshot(ModelPlayer):
         for p in frozen.parameters():
             p.requires_grad_(False)
         self.tag = tag
-        super().__init__(frozen, deterministic=deterministic, seed=seed, rules=model_rules(model))
+        rules = model.rules if isinstance(model, ModelPlayer) else model_rules(model)  # a player keeps its own
+        super().__init__(frozen, deterministic=deterministic, seed=seed, rules=rules)
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         self.__dict__.update(d)
@@ -423,6 +443,8 @@ class SelfPlayCallback(BaseCallback):
 
     def __init__(self, every: int = 20_000, at_start: bool = False, verbose: int = 0) -> None:
         super().__init__(verbose)
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise ValueError(f"every must be an int >= 1 (timesteps between snapshots), not {every!r}")
         self.every = every
         self.at_start = at_start
         self.last = 0
@@ -468,6 +490,8 @@ def evaluate(model: Any, opponent: Any, n_games: int = 20, seed: int = 0, determ
     from .rules import Rules
     from .vocab import COLOUR_NAMES
 
+    if isinstance(n_games, bool) or not isinstance(n_games, int) or n_games < 1:
+        raise ValueError(f"n_games must be an int >= 1, not {n_games!r}")
     if start not in ("battle", "placement"):
         raise ValueError(f"start must be 'battle' or 'placement', not {start!r}")
     rules = Rules.make(rules, **rule_options)

@@ -180,3 +180,21 @@ def test_ray_backend_plays_the_same_games_as_the_local_one(nets, tmp_path):
     assert _rows(tmp_path / "local") == _rows(tmp_path / "ray")
     a, b = (torch.load(tmp_path / d / "state.pt", weights_only=True)["net"] for d in ("local", "ray"))
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_the_default_placement_network_is_the_initial_one_not_the_learner(tmp_path):
+    import torch
+
+    from jiu_env.learn.rl import net_bytes
+
+    torch.manual_seed(0)
+    init = tmp_path / "init.pt"
+    save_checkpoint(init, build_net(channels=8, blocks=1), R6, {"kind": "policy-value", "phase": "both"})
+    cfg = RLConfig.for_nets(init, None, opponent="random", rules=R6.to_dict(), games=1, streams=1, concurrent=1,
+                            random_opening=0).to_dict()
+    placed = []
+    for s in (1, 2):  # two learners: their battle weights differ, their placements must not
+        torch.manual_seed(s)
+        games, _ = play_stream(cfg, net_bytes(build_net(channels=8, blocks=1).eval()), [0])
+        placed.append(games[0]["states"][0])  # the first learnt decision: the battle's first position
+    assert np.array_equal(*placed)

@@ -148,6 +148,57 @@ def test_league_mapping_gives_the_learner_one_colour():
         ids = [m(a, ep) for a in AGENTS]
         assert ids.count("learner") == 1 and ids == [m(a, ep) for a in AGENTS]
     assert [LeagueMapping()(a, Ep(0)) for a in AGENTS] == ["learner", "learner"]
+    # the same episode maps alike in every process (str hashes are salted per process; crc32 is not)
+    code = ("from jiu_env.integrations.rllib import LeagueMapping\n"
+            "class Ep:\n    id_ = 'episode-7'\n"
+            "m = LeagueMapping(['random', 'league_1', 'league_2'], 0.3, 0.1)\n"
+            "print([m(a, Ep()) for a in ('white', 'black')])")
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "PYTHONHASHSEED": str(h)}).stdout for h in (1, 2)}
+    assert len(runs) == 1 and "learner" in runs.pop()
+
+
+def test_league_settings_and_network_sizes_are_checked_up_front():
+    from jiu_env.integrations.rllib import SelfPlayLeagueCallback, ppo_self_play_config
+
+    for kw, words in ((dict(max_snapshots=0), "max_snapshots must be an int >= 1"),
+                      (dict(latest_prob=5), "latest_prob must be a share"),
+                      (dict(self_prob=-2), "self_prob must be a share"),
+                      (dict(channels=0), "channels must be an int >= 1"),
+                      (dict(layers=-1), "layers must be an int >= 1"),
+                      (dict(board_size=-3), "board_size"),
+                      (dict(env_options={"opponent": "nosuchbot"}), "nosuchbot")):
+        with pytest.raises(ValueError, match=words):
+            ppo_self_play_config(**kw)
+    with pytest.raises(ValueError, match="max_snapshots"):
+        SelfPlayLeagueCallback(max_snapshots=0)
+    sp = JiuMultiAgentEnv({"board_size": 6}).observation_spaces["white"]
+    ap = JiuMultiAgentEnv({"board_size": 6}).action_spaces["white"]
+    for cfg in ({"channels": 8.9}, {"layers": 0}, {"value_hidden": True}):
+        with pytest.raises(ValueError, match="model_config"):
+            JiuMaskedModule(observation_space=sp, action_space=ap, model_config=cfg)
+
+
+def test_module_player_deterministic_flag_is_checked():
+    from jiu_env.integrations.rllib import _flag
+
+    assert [_flag("deterministic", v) for v in (True, "false", "FALSE", "1", 0)] == [True, False, False, True, False]
+    for bad in ("flase", "no", None, 2):
+        with pytest.raises(ValueError, match="deterministic must be true or false"):
+            _flag("deterministic", bad)
+
+
+def test_a_decided_reset_position_leaves_the_running_game():
+    env = JiuMultiAgentEnv({"board_size": 6, "opponent": "random", "illegal": "lose"})
+    env.reset(seed=0)
+    before = (env.state.copy(), env.to_move, env._learner, env._rng.bit_generator.state)
+    board = np.zeros((6, 6), int)
+    board[0, 0] = 1
+    board[2:5, 2:5] = 2  # White has one stone of the four it needs
+    with pytest.raises(ValueError, match="already decided"):
+        env.reset(options={"board": board})
+    assert np.array_equal(env.state, before[0]) and (env.to_move, env._learner) == before[1:3]
+    assert env._rng.bit_generator.state == before[3] and not env._over
 
 
 @pytest.fixture(scope="module")

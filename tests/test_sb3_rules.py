@@ -269,3 +269,32 @@ def test_a_model_player_from_a_spec_evaluates_on_one_torch_thread(files):
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+
+def test_model_player_checks_its_inputs_and_snapshots_keep_its_rules():
+    import numpy as np
+    from gymnasium import spaces
+
+    from jiu_env import vocab as V
+    from jiu_env.envs.common import planes_space
+    from jiu_env.sb3 import PolicySnapshot, SelfPlayCallback, evaluate
+
+    pol = JiuPolicy(planes_space(6), spaces.Discrete(V.num_actions(6)), lambda _: 3e-4)
+    p = ModelPlayer(pol, rules=Rules.make("competitive", board_size=6))
+    with pytest.raises(ValueError, match="the mask has shape"):
+        p.act(np.zeros((6, 6, 21), np.float32), [True])  # would broadcast to "every action is legal"
+    with pytest.raises(ValueError, match="the observation has shape"):
+        p.act(np.zeros((5, 5, 21), np.float32), np.ones(V.num_actions(6)))
+    snap = PolicySnapshot(p)
+    assert snap.rules == p.rules
+    with pytest.raises(ValueError, match="min_stones"):
+        snap.step(Rules.make("competitive", board_size=6, min_stones=2).new_state())
+    pol17 = JiuPolicy(spaces.Box(0, 1, (6, 6, 17), np.float32), spaces.Discrete(V.num_actions(6)), lambda _: 3e-4)
+    with pytest.raises(ValueError, match="not a Jiu model: its observations are"):
+        ModelPlayer(pol17)
+    for bad in (0, "100", True):
+        with pytest.raises(ValueError, match="every must be an int >= 1"):
+            SelfPlayCallback(every=bad)
+    with pytest.raises(ValueError, match="n_games must be an int >= 1"):
+        evaluate(p, "random", n_games=0, board_size=6)

@@ -26,9 +26,11 @@ This module imports ray; nothing else in ``jiu_env`` does.
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import random
+import zlib
 from collections.abc import Hashable
 from typing import Any, Iterable, cast
 
@@ -193,9 +195,15 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
     # RLlib's multi-agent API: reset and step return dicts keyed by agent, not gym.Env's single-agent tuples.
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None  # type: ignore[override]
               ) -> tuple[MultiAgentDict, MultiAgentDict]:
+        # every option is checked, and a given position refused if decided, before anything changes
+        start, position = start_plan(self.rules, reset_options(options, RESET_OPTIONS))
+        if position is not None and position[V.H_PHASE] == V.PH_OVER:
+            raise ValueError("the given position is already decided: there is no decision to make")
+        kept: dict[str, Any] = {k: getattr(self, k) for k in ("_rng", "_bot", "_bot_name", "_learner", "state",
+                                                               "_over", "_outcome")}
+        kept_rng = copy.deepcopy(self._rng.bit_generator.state)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        start, position = start_plan(self.rules, reset_options(options, RESET_OPTIONS))
         self._bot, self._bot_name = None, "self"
         if self.opponents and not self._rng.random() < self.self_play:
             k = int(self._rng.choice(len(self.opponents), p=self.opponent_probs)) if len(self.opponents) > 1 else 0
@@ -204,13 +212,15 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
             self._learner = int(V.WHITE if self._rng.random() < 0.5 else V.BLACK)
         for _ in range(100):  # a random start that the bot ends before the learner moves is drawn again
             self.state = position.copy() if position is not None else new_game(self.rules, start, self._rng)
-            if self.state[V.H_PHASE] == V.PH_OVER:
-                raise ValueError("the given position is already decided: there is no decision to make")
             self._play_bot()
             if self.state[V.H_PHASE] != V.PH_OVER:
                 break
-            if position is not None:
-                raise ValueError("the given position is decided by the opponent before the learner has a decision")
+            if position is not None:  # the game that was on goes on, as if this reset had not been asked
+                for attr, value in kept.items():
+                    setattr(self, attr, value)
+                self._rng.bit_generator.state = kept_rng
+                raise ValueError("the given position is decided by the opponent before the learner has a decision "
+                                 "(the env is back in its game; its bot was restarted)")
         else:
             raise RuntimeError("100 random starts in a row ended before the learner had a decision")
         self._over = False
@@ -409,11 +419,16 @@ class JiuMaskedModule(TorchRLModule, ValueFunctionAPI):
             raise ValueError(f"JiuMaskedModule needs (N, N, C) planes and Discrete(10*N*N + 1) actions, "
                              f"got {shape} and {actions}")
         n, _, c_in = shape
-        channels = int(cfg.get("channels", 32))
+        sizes = {"channels": cfg.get("channels", 32), "layers": cfg.get("layers", 4),
+                 "value_hidden": cfg.get("value_hidden", 64)}
+        for name, value in sizes.items():  # int() would take 8.9 as 8
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"model_config {name} must be an int >= 1, not {value!r}")
+        channels = int(sizes["channels"])
         self.channels = channels
-        self.trunk = orthogonal_init(conv_trunk(c_in, channels, int(cfg.get("layers", 4))), np.sqrt(2))
+        self.trunk = orthogonal_init(conv_trunk(c_in, channels, int(sizes["layers"])), np.sqrt(2))
         self.pi = orthogonal_init(SpatialActionHead(channels, n), 0.01)
-        self.vf = orthogonal_init(ValueHead(channels, n, int(cfg.get("value_hidden", 64))), 1.0)
+        self.vf = orthogonal_init(ValueHead(channels, n, int(sizes["value_hidden"])), 1.0)
 
     def _features(self, batch):
         planes, mask = _planes_and_mask(batch)
@@ -459,15 +474,17 @@ class LeagueMapping:
     def __init__(self, league: Iterable[str] = (), latest_prob: float = 0.5, self_prob: float = 0.2,
                  learner: str = LEARNER) -> None:
         self.league = list(league)
-        self.latest_prob = float(latest_prob)
-        self.self_prob = float(self_prob)
+        self.latest_prob = _check_share("latest_prob", latest_prob)
+        self.self_prob = _check_share("self_prob", self_prob)
         self.learner = learner
 
     def __call__(self, agent_id: Hashable, episode: Any, **kwargs: Any) -> str:
-        learner_colour = AGENTS[hash(episode.id_) % 2]
+        # crc32, not hash(): a str's hash is salted per process, and every process must map an episode alike
+        key = zlib.crc32(str(episode.id_).encode())
+        learner_colour = AGENTS[key % 2]
         if agent_id == learner_colour or not self.league:
             return self.learner
-        rng = random.Random(hash((episode.id_, "opponent")))
+        rng = random.Random(key)
         if rng.random() < self.self_prob:
             return self.learner
         if rng.random() < self.latest_prob:
@@ -488,10 +505,13 @@ class SelfPlayLeagueCallback(RLlibCallback):
     def __init__(self, snapshot_every: int = 5, max_snapshots: int = 8, latest_prob: float = 0.5,
                  self_prob: float = 0.2) -> None:
         super().__init__()
+        for name, value, lo in (("snapshot_every", snapshot_every, 0), ("max_snapshots", max_snapshots, 1)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
+                raise ValueError(f"{name} must be an int >= {lo}, not {value!r}")  # max_snapshots=0 kept them all
         self.snapshot_every = int(snapshot_every)
         self.max_snapshots = int(max_snapshots)
-        self.latest_prob = float(latest_prob)
-        self.self_prob = float(self_prob)
+        self.latest_prob = _check_share("latest_prob", latest_prob)
+        self.self_prob = _check_share("self_prob", self_prob)
         self.snapshots: list[str] = []
 
     def on_episode_end(self, *, episode: Any, metrics_logger: Any = None, **kwargs: Any) -> None:
@@ -540,6 +560,12 @@ def ppo_self_play_config(board_size: int = 8, rules: str | Rules | dict[str, Any
     """
     env_config = dict(rules=rules, board_size=board_size, **rule_options, **(env_options or {}))
     model_config = dict(channels=channels, layers=layers, value_hidden=value_hidden)
+    # checked here, not inside the env runners and learners: the env, the network sizes, the league settings
+    JiuMultiAgentEnv(dict(env_config))
+    for name, value in model_config.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, not {value!r}")
+    SelfPlayLeagueCallback(snapshot_every, max_snapshots, latest_prob, self_prob)
     return (
         PPOConfig()
         .environment(JiuMultiAgentEnv, env_config=env_config, disable_env_checking=True)
@@ -706,7 +732,7 @@ class ModulePlayer(Bot):
                  source: str = "") -> None:
         self.module = module
         self.source = source
-        self.deterministic = deterministic not in (False, "false", "False", "0", 0)
+        self.deterministic = _flag("deterministic", deterministic)
         self.board_size = module_board_size(module, source)
         super().__init__(seed=seed)
 
@@ -751,6 +777,18 @@ class RLlibPlayer(ModulePlayer):
         mdir = module_path(self.path, self.module_id)
         files = sorted(f for f in _listdir(mdir) if f.startswith("module_state"))
         return "+".join(_file_hash(os.path.join(mdir, f)) for f in files)
+
+
+def _flag(name: str, value: Any) -> bool:
+    """A yes/no parameter: a bool, 0 / 1, or "true" / "false" / "1" / "0" in any case (a spec's text); else
+    ValueError (``deterministic=flase`` must not play greedily)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
+        return value.strip().lower() in ("true", "1")
+    raise ValueError(f"{name} must be true or false, not {value!r}")
 
 
 def rllib_player(arg: str, seed: int | None) -> RLlibPlayer:

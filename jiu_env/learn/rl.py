@@ -127,7 +127,13 @@ class RLConfig:
         check_int("snapshot_every", self.snapshot_every, 1, 1_000_000)
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {self.precision!r}")
-        Rules.make(dict(self.rules))  # refuse bad rules now, not in a worker
+        if not isinstance(self.rules, dict):  # stored as given (a resumed run compares it): a dict of options
+            raise TypeError(f"rules must be a dict of rules options (Rules.to_dict()), not "
+                            f"{type(self.rules).__name__} {self.rules!r}")
+        try:
+            Rules.make(dict(self.rules))  # refuse bad rules now, not in a worker
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"rules: {e}") from None
         from ..bots import make_bot
 
         make_bot(self.opponent)  # refuse a bad opponent spec now, naming it
@@ -163,7 +169,8 @@ def _placement_net(path: str, sha256: str) -> Any:
         from ..bots.network import load_network
 
         if file_sha256(path) != sha256:
-            raise ValueError(f"placement checkpoint {path} has changed since the run started")
+            raise ValueError(f"placement checkpoint {path} (--placement-net, else --init) has changed since the "
+                             "run started")
         net = _NETS[sha256] = load_network(path)[0]
     return net
 
@@ -219,7 +226,9 @@ def play_stream(cfg: dict[str, Any], weights: bytes, seeds: list[int]) -> tuple[
     t0 = time.process_time()
     torch.set_num_threads(1)  # the forward passes of a stream on one thread, in whatever process plays it
     battle = _net_from_bytes(weights)
-    place = battle if config.placement is None else _placement_net(config.placement, str(config.placement_sha256))
+    # the fixed placement network: --placement-net, else the initial network (not the learner, whose trunk moves)
+    place = (_placement_net(config.init, config.init_sha256) if config.placement is None
+             else _placement_net(config.placement, str(config.placement_sha256)))
     bf16 = config.precision == "bf16"
     rules = Rules.make(dict(config.rules))
     buf = np.empty(rules.num_actions, np.int64)
