@@ -50,6 +50,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import numbers
 import os
 import sys
 import threading
@@ -119,10 +120,14 @@ def register_player_kind(prefix: str, factory: Callable[[str, int | None], Any],
     This is the hook for new kinds of players (model formats and the like).
     A prefix may not shadow a built-in bot name.
     """
-    if not isinstance(prefix, str) or not prefix or ":" in prefix:
-        raise ValueError(f"bad player kind prefix {prefix!r}")
+    if not isinstance(prefix, str) or not prefix or prefix != prefix.strip() or any(c in prefix for c in ":+,= "):
+        raise ValueError(f"bad player kind prefix {prefix!r}: a word without spaces or ':+,=' (it must be able "
+                         "to start a spec)")
     if prefix in REGISTRY:
         raise ValueError(f"{prefix!r} is already the name of a built-in bot")
+    if not callable(factory):
+        raise TypeError(f"the factory of player kind {prefix!r} must be callable (ARG, seed) -> player, "
+                        f"not {type(factory).__name__}")
     PLAYER_KINDS[prefix] = (factory, description)
 
 
@@ -132,6 +137,8 @@ def make_player(spec: Any, seed: int | None = None, **overrides: Any) -> Any:
     ``overrides`` are keyword parameters of a built-in bot (they win over the
     spec's own).  Unknown names and parameters raise ValueError naming them.
     """
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
+        raise ValueError(f"seed must be an int >= 0 or None, not {seed!r}")
     if not isinstance(spec, str):
         if overrides:
             raise TypeError("parameters can only be given with a built-in bot spec string")

@@ -131,7 +131,7 @@ class PlayerSpec:
         """The parameters of a built-in bot or a user class, checked (:func:`parse_params`)."""
         if self.form == "module":
             text = self.arg.partition(":")[2]
-            return parse_spec("x:" + text)[1] if text.strip() else {}
+            return parse_params(text, self.text) if text.strip() else {}  # errors name the spec as written
         return parse_spec(self.text)[1]
 
     @property

@@ -660,3 +660,19 @@ def test_atomic_writes_take_a_long_name_and_name_the_file_on_a_write_error(tmp_p
     with pytest.raises(OSError, match="No space left on device") as e:
         fileio.atomic_write_text(tmp_path / "b.json", "y")
     assert e.value.filename == str(tmp_path / "b.json") and os.listdir(tmp_path) == [long.name]
+
+
+def test_player_seed_kind_prefix_and_class_parameters_are_checked():
+    from jiu_env.players import make_player, register_player_kind
+
+    assert make_player("random", seed=np.int64(3)) is not None
+    for bad in (True, -1, 1.5, "3"):
+        with pytest.raises(ValueError, match="seed must be an int >= 0 or None"):
+            make_player("random", seed=bad)
+    with pytest.raises(ValueError, match="in bot spec 'jiu_env.bots.random_bot:RandomBot:foo'"):
+        make_player("jiu_env.bots.random_bot:RandomBot:foo")  # the spec as written, not a made-up one
+    for prefix in (" foo", "a+b", "x,y", ""):
+        with pytest.raises(ValueError, match="bad player kind prefix"):
+            register_player_kind(prefix, lambda arg, seed: None)
+    with pytest.raises(TypeError, match="must be callable"):
+        register_player_kind("notcallable", 5)
