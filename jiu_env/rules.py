@@ -42,7 +42,9 @@ class Rules:
     A profile sets every option; options given to :meth:`make` override it.
     Changing ``board_size`` re-derives the profile's ``fly_threshold``
     (``board_size`` for competitive / traditional / jqchess8, ``board_size - 1``
-    for ludii8) unless ``fly_threshold`` is given too.
+    for ludii8) unless ``fly_threshold`` is given too, whether the rules
+    changed are a :class:`Rules` or its :meth:`to_dict`; giving the same
+    board size keeps the threshold they have.
 
     ``history_size = 0`` sizes the repetition history automatically:
     ``max_battle_turns + 1`` turn starts (exact) or, without a turn limit, 2048.
@@ -82,6 +84,8 @@ class Rules:
         elif isinstance(rules, dict):
             base = dict(rules)
             prof = base.pop("profile", "competitive")
+            if _new_size(base, options):
+                base.pop("fly_threshold", None)  # re-derived for the new size, as from a Rules (to_dict holds it)
             return cls.make(prof, **{**base, **options})
         elif isinstance(rules, str):
             if rules not in PROFILES:
@@ -101,8 +105,8 @@ class Rules:
         merged = dict(base)
         if isinstance(rules, str):
             merged.update(_profile_defaults(prof, options.get("board_size")))
-        elif "board_size" in options and "fly_threshold" not in options:
-            # a new board size re-derives the profile's fly threshold
+        elif _new_size(base, options):
+            # a new board size re-derives the profile's fly threshold (the same size keeps the one set)
             merged["fly_threshold"] = _profile_defaults(prof, options["board_size"])["fly_threshold"]
         merged.update(options)
         merged["profile"] = prof
@@ -199,6 +203,12 @@ def _validate(r: Rules) -> None:
     if not isinstance(r.profile, str) or r.profile not in PROFILES:
         raise ValueError(f"unknown rules profile {r.profile!r}{did_you_mean(r.profile, PROFILES)}; "
                          f"choose one of {', '.join(PROFILES)}")
+
+
+def _new_size(base: dict[str, Any], options: dict[str, Any]) -> bool:
+    """Whether ``options`` change the board size of ``base`` without setting a fly threshold (one to re-derive)."""
+    return ("board_size" in options and "fly_threshold" not in options
+            and options["board_size"] != base.get("board_size"))
 
 
 def rules_from_state(state: np.ndarray) -> Rules:

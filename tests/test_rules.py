@@ -1573,3 +1573,15 @@ def test_new_options_reject_bad_values(bad):
     with pytest.raises((ValueError, TypeError)) as ei:
         Rules.make("competitive", **bad)
     assert next(iter(bad)) in str(ei.value)
+
+
+def test_a_new_board_size_re_derives_the_fly_threshold_from_a_rules_or_its_dict():
+    from jiu_env.rules import Rules
+
+    r8 = Rules.make("competitive", board_size=8)
+    assert Rules.make(r8, board_size=14).fly_threshold == 14
+    assert Rules.make(r8.to_dict(), board_size=14).fly_threshold == 14  # the dict holds fly_threshold=8
+    custom = Rules.make("competitive", board_size=8, fly_threshold=5)
+    assert Rules.make(custom, board_size=8).fly_threshold == 5  # the same size keeps the threshold set
+    assert Rules.make(custom.to_dict(), board_size=8).fly_threshold == 5
+    assert Rules.make(custom.to_dict(), board_size=10, fly_threshold=6).fly_threshold == 6
