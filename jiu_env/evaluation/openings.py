@@ -20,8 +20,8 @@ of openings, read from:
 
 The opening of a record is its start and its first ``meta["opening_plies"]``
 actions when the record says so (games of a tournament with openings), else
-its first ``meta["random_opening"]`` actions when that is above 0 (games of a
-tournament with ``random_opening``), else all its actions; a game that is over
+its first ``meta["random_opening"]`` actions when that is above 0, at most the
+placement phase (games of a tournament with ``random_opening``), else all its actions; a game that is over
 after its opening is refused.
 
 A suite that cannot be read raises :class:`SuiteError` naming the file and the

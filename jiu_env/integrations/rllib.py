@@ -21,7 +21,8 @@ Install: ``pip install -e ".[rllib]"`` in a checkout of the repository (torch fi
 - :class:`RLlibPlayer`: a module from a checkpoint as a bot (the player kind
   ``rllib:CHECKPOINT`` of ``jiu eval``).
 
-This module imports ray; nothing else in ``jiu_env`` does.
+This module imports RLlib; nothing else in ``jiu_env`` does (Ray itself is imported, lazily, by the
+``--backend ray`` paths of ``jiu eval`` and ``jiu train``).
 """
 
 from __future__ import annotations
