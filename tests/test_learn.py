@@ -848,6 +848,7 @@ def test_placement_data_trains_each_phase_on_its_own_teacher(data6, tmp_path):
     assert meta["placement_data"] == [str(tmp_path / "place" / "data")]
     # the checkpoint names the teachers of the data, not the command line's default --teacher
     assert meta["teachers"] == [CFG6.teacher] and meta["placement_teachers"] == [teacher]
+    assert meta["data_games"] == 6 + 2  # the games of both runs' manifests
     # the same run directory refuses the same data without the split (other positions)
     args = p.parse_args([str(tmp_path / "run"), "--stage", "train", "--data", str(data6), "--data",
                          str(tmp_path / "place" / "data"), "--steps", "3", "--batch", "8", "--channels", "4",

@@ -303,7 +303,10 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
             meta["placement_data"] = [str(d) for d in place_dirs]
             meta["placement_teachers"] = [teacher_of(d) for d in place_dirs]
         init = s.get("init")
-        meta["data_games"] = int(len(set(data.game.tolist())))
+        # the games of the data runs (their manifests): a game seed alone would count an engine game and a
+        # self-play game of the same --seed and index as one
+        meta["data_games"] = sum(int(c["games"]) for d in [*dirs, *place_dirs]
+                                 for c in ((read_manifest(d) or {}).get("chunks") or {}).values())
         row = train(data, rules, out / "net", tcfg, device=device, threads=threads, progress=progress,
                     stop_after=max_steps_now, init=init, data_key=key, meta=meta)
         report["train"] = {"data_positions": len(data), "checkpoint": str(out / "net" / NET), **row}
