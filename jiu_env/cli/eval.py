@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from .common import _add_rules_args, _err, _rules_from_args, int_at_least, writable_dir
+from .common import _add_rules_args, _err, _rules_from_args, int_at_least, rules_flags_given, writable_dir
 
 
 QUICK_PLAYERS = [
@@ -108,7 +108,7 @@ def _quick_players():
 def _build_config(args):
     from ..evaluation.tournament import TournamentConfig, load_config
 
-    rules_given = args.rules != "competitive" or args.rule or args.board_size is not None
+    rules_given = rules_flags_given(args)
     execution = {}
     if args.config:
         if args.quick:
