@@ -534,3 +534,13 @@ def test_warm_refuses_a_board_size_and_a_misspelt_bot(capsys):
     assert rc == 2 and "--board-size 3" in err and "4..20" in err
     rc, _, err = run(["warm", "alphabeta:dept=1"], capsys)
     assert rc == 2 and "did you mean 'depth'" in err
+
+
+@pytest.mark.parametrize("flags, label", [(["--board-size", "3"], "--board-size:"),
+                                          (["--rule", "board_size=3"], "--rule:"),
+                                          (["--rules", "traditional", "--board-size", "3"], "--rules/--board-size:"),
+                                          (["--rules", "nosuch"], "--rules:")])
+def test_a_rules_error_names_the_flags_that_were_given(flags, label, capsys):
+    with pytest.raises(SystemExit) as e:  # as argparse does for a bad flag
+        main(["eval", "a=random", "b=random", "--games", "2", *flags])
+    assert e.value.code == 2 and f"jiu eval: error: {label}" in capsys.readouterr().err

@@ -83,13 +83,19 @@ def _rules_from_args(args):
     try:
         return Rules.make(args.rules, **opts)
     except (TypeError, ValueError) as e:
-        _exit_error(f"--rules/--rule: {e}", args)
+        _exit_error(f"{'/'.join(rules_flags(args)) or '--rules'}: {e}", args)
+
+
+def rules_flags(args) -> list[str]:
+    """The rules flags the command line gave: ``--rules`` (other than the default), ``--rule``, ``--board-size``."""
+    return [flag for flag, here in (("--rules", getattr(args, "rules", "competitive") != "competitive"),
+                                    ("--rule", bool(getattr(args, "rule", None))),
+                                    ("--board-size", getattr(args, "board_size", None) is not None)) if here]
 
 
 def rules_flags_given(args) -> bool:
     """Whether the command line names rules (``--rules`` other than the default, ``--rule`` or ``--board-size``)."""
-    return (getattr(args, "rules", "competitive") != "competitive" or bool(getattr(args, "rule", None))
-            or getattr(args, "board_size", None) is not None)
+    return bool(rules_flags(args))
 
 
 def _add_rules_args(p):
