@@ -186,6 +186,9 @@ def _builtin(spec: str | PlayerSpec, seed: int | None, overrides: dict[str, Any]
     unknown = sorted(set(params) - set(allowed))
     if unknown:
         hint = did_you_mean(unknown[0], allowed) if len(unknown) == 1 else ""
+        if "checkpoint" in allowed and any("/" in k or os.sep in k or k.endswith(".pt") for k in unknown):
+            hint += (" (it reads as a path holding '=': write it checkpoint=PATH, or pass it as a keyword, "
+                     f"make_bot({name!r}, checkpoint=PATH))")
         raise ValueError(f"unknown parameter(s) {', '.join(map(repr, unknown))}{hint} for bot {name!r}; it takes: "
                          f"{', '.join(allowed) or 'none'} (their meaning: jiu_env.bots.bot_class({name!r}).PARAMS)")
     return cls(seed=seed, **params)

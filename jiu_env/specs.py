@@ -77,7 +77,9 @@ def parse_params(text: str, spec: str) -> dict[str, Any]:
     params: dict[str, Any] = {}
     for p in split_params(text):
         if p.value is None or not p.key.strip():
-            raise ValueError(f"bad parameter {p.text!r} in bot spec {spec!r}: expected key=value")
+            raise ValueError(f"bad parameter {p.text!r} in bot spec {spec!r}: expected key=value (a value cannot "
+                             "hold a ','; pass such a value, e.g. a checkpoint path, as a keyword: "
+                             "make_bot(NAME, checkpoint=PATH))")
         if p.key.strip() in params:
             raise ValueError(f"parameter {p.key.strip()!r} is given twice in bot spec {spec!r}: give it once")
         params[p.key.strip()] = parse_value(p.value)

@@ -8,6 +8,8 @@ would show up here.
 
 from __future__ import annotations
 
+import pathlib
+
 import pytest
 
 from jiu_env.bots.composite import MixPlayer, PhasePlayer
@@ -120,3 +122,19 @@ def test_parse_spec_names_stay():
     assert bots.parse_value is specs.parse_value
     assert bots.REGISTRY is players.REGISTRY and bots.bot_class is players.bot_class
     assert parse_spec("mcts:sims=20,c=1.4") == ("mcts", {"sims": 20, "c": 1.4})
+
+
+def test_a_checkpoint_path_holding_a_spec_separator_is_explained_and_loads_as_a_keyword(tmp_path):
+    import shutil
+
+    from jiu_env.bots.network import SHIPPED
+
+    eq, comma = tmp_path / "run=3.pt", tmp_path / "run3,best.pt"
+    for path in (eq, comma):
+        shutil.copy(SHIPPED[14], path)
+    with pytest.raises(ValueError, match=r"reads as a path holding '='.*checkpoint=PATH"):
+        make_player(f"policy:{eq}")
+    with pytest.raises(ValueError, match=r"cannot hold a ','.*make_bot\(NAME, checkpoint=PATH\)"):
+        make_player(f"policy:checkpoint={comma}")
+    assert pathlib.Path(make_player(f"policy:checkpoint={eq}").checkpoint) == eq  # the ways the messages name
+    assert pathlib.Path(make_player("policy", checkpoint=str(comma)).checkpoint) == comma
