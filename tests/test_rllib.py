@@ -14,6 +14,7 @@ import torch  # noqa: E402
 
 import jiu_env  # noqa: E402
 from jiu_env import kernel as K  # noqa: E402
+from jiu_env.rules import Rules  # noqa: E402
 from jiu_env.players import make_player  # noqa: E402
 from jiu_env.integrations.rllib import JiuMaskedModule, JiuMultiAgentEnv, LeagueMapping  # noqa: E402
 
@@ -463,3 +464,30 @@ def test_rllib_ppo_recipe_does_not_write_into_baselines_by_default():
         assert mod.parse_args(["--quick", "--board-size", "8"]).board_size == 8
     finally:
         del sys.modules[spec.name]
+
+
+def test_a_reset_position_the_bot_decides_puts_back_the_game_and_the_generator():
+    from conftest import board_from_text
+
+    def first_jump(state):  # Black to move jumps f5xf3 and leaves White three stones (as in test_envs_single_agent)
+        p, buf = int(state[K.H_P]), np.empty(10 * int(state[K.H_P]) + 1, np.int64)
+        acts = np.sort(buf[:K.legal_actions(state, buf)])
+        jumps = acts[(acts >= 5 * p) & (acts < 9 * p)]
+        return int(jumps[0] if jumps.size else acts[0])
+
+    rules = Rules.make("competitive", board_size=6, fly_threshold=0, single_jump_ban="none", min_stones=4,
+                       repetition_draw=0, max_battle_turns=0)
+    forced = board_from_text("oox xxx\noxx xxx\nxxx xxx\nxxx xxx\nxxx xxx\nxxx.ox")
+    refused = 0
+    for seed in range(8):  # the learner's colour is drawn: the bot is Black, and decides it, in some of them
+        env = JiuMultiAgentEnv({"rules": rules, "opponent": first_jump, "illegal": "lose"})
+        env.reset(seed=100 + seed)
+        before = (env.state.copy(), env.to_move, env._learner, env._bot, env._rng, env._rng.bit_generator.state)
+        try:
+            env.reset(seed=seed, options={"board": forced, "to_move": "black"})
+        except ValueError as e:
+            assert "decided by the opponent" in str(e)
+            refused += 1
+            assert np.array_equal(env.state, before[0]) and (env.to_move, env._learner, env._bot) == before[1:4]
+            assert env._rng is before[4] and env._rng.bit_generator.state == before[5] and not env._over
+    assert refused > 0

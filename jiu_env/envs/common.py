@@ -19,6 +19,7 @@ turn the warning into an error with
 
 from __future__ import annotations
 
+import copy
 import numbers
 import os
 import sys
@@ -128,6 +129,27 @@ def new_game(rules: Rules, start: str, rng: np.random.Generator) -> np.ndarray:
     if start == "battle":
         K.random_placement(state, int(rng.integers(SEED_MAX)))
     return state
+
+
+def keep_episode(env: Any, fields: tuple[str, ...], rng_attr: str) -> dict[str, Any]:
+    """What a reset is about to change, to put back with :func:`restore_episode` if it is refused midway.
+
+    ``fields``: the env's attributes a reset rebinds; ``rng_attr``: the
+    attribute holding its random generator (``None`` allowed), whose position
+    is kept too, so that the next reset draws what it would have drawn.
+    """
+    rng = getattr(env, rng_attr)
+    return {"fields": {k: getattr(env, k) for k in fields}, "rng_attr": rng_attr, "rng": rng,
+            "rng_state": None if rng is None else copy.deepcopy(rng.bit_generator.state)}
+
+
+def restore_episode(env: Any, kept: dict[str, Any]) -> None:
+    """Put back what :func:`keep_episode` kept: the attributes and the generator, at its kept position."""
+    for k, v in kept["fields"].items():
+        setattr(env, k, v)
+    setattr(env, kept["rng_attr"], kept["rng"])
+    if kept["rng"] is not None:
+        kept["rng"].bit_generator.state = kept["rng_state"]
 
 
 # ------------------------------------------------------------------ spaces
@@ -272,5 +294,5 @@ class RenderedShell(Thawing):
 
 
 __all__ = ["AGENTS", "RESET_OPTIONS", "UnknownResetOptionWarning", "check_action", "reset_options", "start_plan",
-           "new_game", "planes_space", "mask_space", "winner_or_none", "outcome", "check_render_mode",
+           "new_game", "keep_episode", "restore_episode", "planes_space", "mask_space", "winner_or_none", "outcome", "check_render_mode",
            "render_frame", "RenderedShell", "Thawing"]

@@ -33,7 +33,8 @@ from ..outcome import FORFEIT, Outcome, outcome_of
 from ..state import COLOUR as COLOURS, explain_illegal
 from .common import (ADJUDICATE_MODES, MAX_CAPTURE_REWARD, RENDER_MODES, RESET_OPTIONS as _POSITION_OPTIONS,  # noqa: F401
                      SEED_MAX as _SEED_MAX, RenderedShell, _check_adjudicate, _check_capture_reward, _check_finite,
-                     check_action, check_render_mode, new_game, planes_space, reset_options, start_plan)
+                     check_action, check_render_mode, keep_episode, new_game, planes_space, reset_options,
+                     restore_episode, start_plan)
 
 RESET_OPTIONS: tuple[str, ...] = _POSITION_OPTIONS + ("learner",)
 
@@ -51,6 +52,10 @@ def as_opponent(opponent: Any, seed: int | None = None) -> Any:
     callable ``f(state) -> action``.
     """
     return make_player(opponent, seed=seed)
+
+
+# what JiuVsBotEnv.reset rebinds (its generator aside): put back when a reset is refused midway
+_EPISODE = ("state", "colour", "opponent", "opponent_name", "_base", "_done", "_error", "_forfeit", "_np_random_seed")
 
 
 class JiuVsBotEnv(RenderedShell, gymnasium.Env):
@@ -204,7 +209,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         start, position = start_plan(self.rules, options, self.start)
         if position is not None and position[V.H_PHASE] == V.PH_OVER:
             raise ValueError("the given position is decided already: " + render_ansi(position).splitlines()[-2])
-        kept = self._episode()  # put back if the opponent's reply decides the given position
+        kept = keep_episode(self, _EPISODE, "_np_random")  # put back if the reply decides the position
         super().reset(seed=seed)
         self._done = True  # until the new game is ready: an opponent that fails leaves no half-made game
         self._error = True
@@ -219,7 +224,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
             self._play_opponent()
             if self.state[V.H_PHASE] == V.PH_OVER:
                 decided = render_ansi(self.state).splitlines()[-2]
-                self._restore_episode(kept)
+                restore_episode(self, kept)
                 raise ValueError("the given position is decided by the opponent's reply before the learner has "
                                  f"a decision: {decided} (the env is back in its game; its opponent was restarted)")
         else:
@@ -358,20 +363,6 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
             return player.step(state)
         finally:
             self._busy = None
-
-    def _episode(self) -> dict[str, Any]:
-        """What :meth:`reset` changes (the game, colour, opponent, the generator's position), to put back."""
-        rng = self._np_random
-        return {"fields": {k: getattr(self, k) for k in ("state", "colour", "opponent", "opponent_name", "_base",
-                                                         "_done", "_error", "_forfeit", "_np_random_seed")},
-                "rng": rng, "rng_state": None if rng is None else rng.bit_generator.state}
-
-    def _restore_episode(self, kept: dict[str, Any]) -> None:
-        for k, v in kept["fields"].items():
-            setattr(self, k, v)
-        self._np_random = kept["rng"]
-        if kept["rng"] is not None:
-            kept["rng"].bit_generator.state = kept["rng_state"]
 
     def _pick_opponent(self):
         i = 0 if len(self.opponents) == 1 else int(self.np_random.integers(len(self.opponents)))

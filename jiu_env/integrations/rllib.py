@@ -27,7 +27,6 @@ This module imports RLlib; nothing else in ``jiu_env`` does (Ray itself is impor
 
 from __future__ import annotations
 
-import copy
 import functools
 import os
 import random
@@ -54,7 +53,8 @@ from .. import kernel as K
 from .. import vocab as V
 from ..bots.base import Bot
 from ..envs.common import (AGENTS, RESET_OPTIONS, SEED_MAX, Thawing, _check_adjudicate, _check_capture_reward,
-                           check_action, mask_space, new_game, planes_space, reset_options, start_plan)
+                           check_action, keep_episode, mask_space, new_game, planes_space, reset_options,
+                           restore_episode, start_plan)
 from ..nets import SpatialActionHead, ValueHead, conv_trunk, orthogonal_init, set_torch_threads
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, observe
@@ -200,9 +200,7 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
         start, position = start_plan(self.rules, reset_options(options, RESET_OPTIONS))
         if position is not None and position[V.H_PHASE] == V.PH_OVER:
             raise ValueError("the given position is already decided: there is no decision to make")
-        kept: dict[str, Any] = {k: getattr(self, k) for k in ("_rng", "_bot", "_bot_name", "_learner", "state",
-                                                               "_over", "_outcome")}
-        kept_rng = copy.deepcopy(self._rng.bit_generator.state)
+        kept = keep_episode(self, ("_bot", "_bot_name", "_learner", "state", "_over", "_outcome"), "_rng")
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self._bot, self._bot_name = None, "self"
@@ -217,9 +215,7 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
             if self.state[V.H_PHASE] != V.PH_OVER:
                 break
             if position is not None:  # the game that was on goes on, as if this reset had not been asked
-                for attr, value in kept.items():
-                    setattr(self, attr, value)
-                self._rng.bit_generator.state = kept_rng
+                restore_episode(self, kept)
                 raise ValueError("the given position is decided by the opponent before the learner has a decision "
                                  "(the env is back in its game; its bot was restarted)")
         else:
