@@ -18,6 +18,7 @@ progress has a legal action needs the kernel's move generator, so
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, NoReturn
 
@@ -683,6 +684,23 @@ def check_buffer(buf: np.ndarray, length: int, name: str = "buf", dtypes: tuple[
     return buf
 
 
+# ------------------------------------------------------------------ settings
+def check_real(name: str, value: Any, unit: str = "") -> float:
+    """``value`` as a float if it is a finite real number; otherwise an error naming ``name``.
+
+    TypeError for what is not a number (a bool included: ``True`` is an int to
+    Python, never a setting's value to a user), ValueError for nan and the
+    infinities.  ``unit`` is added after "number" in the message (``" (Elo)"``).
+    Every finite-number setting (rewards, shares, Elo, confidence levels,
+    time controls) is checked here, so their messages have one shape.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number{unit}, not {type(value).__name__} {value!r}")
+    if not math.isfinite(float(value)):
+        raise ValueError(f"{name} must be a finite number{unit}, not {value!r}")
+    return float(value)
+
+
 # ------------------------------------------------------------------ read-only
 def thaw(value: Any) -> Any:
     """``value`` with every read-only numpy array in it (through tuples, lists, dicts) replaced by a writable copy.
@@ -708,4 +726,4 @@ def thaw_dict(d: dict[str, Any]) -> dict[str, Any]:
 
 
 __all__ = ["state_problem", "first_problem", "raise_problem", "check_layout", "InvalidStateError", "check_action_value",
-           "check_buffer", "thaw", "thaw_dict", "MAX_BATTLE_TURNS"]
+           "check_buffer", "check_real", "thaw", "thaw_dict", "MAX_BATTLE_TURNS"]

@@ -27,6 +27,7 @@ from .checks import (
     InvalidStateError as InvalidStateError,
     check_action_value as check_action_value,
     check_buffer as check_buffer,
+    check_real as check_real,
     check_layout as check_layout,
     first_problem as first_problem,
     raise_problem as raise_problem,
@@ -36,5 +37,5 @@ from .checks import (
 )
 from .kernel import validate_state as validate_state
 
-__all__ = ["validate_state", "state_problem", "check_layout", "InvalidStateError", "check_action_value", "check_buffer", "thaw",
-           "thaw_dict", "MAX_BATTLE_TURNS"]
+__all__ = ["validate_state", "state_problem", "check_layout", "InvalidStateError", "check_action_value", "check_buffer", "check_real",
+           "thaw", "thaw_dict", "MAX_BATTLE_TURNS"]

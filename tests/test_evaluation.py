@@ -90,12 +90,13 @@ def test_elo_edge_cases():
     (dict(confidence=0.0), "confidence"),
     (dict(confidence=1.0), "confidence"),
     (dict(prior_draws=float("nan")), "prior_draws"),
-    (dict(prior_draws="2"), "prior_draws"),
+    (dict(prior_draws="2"), "prior_draws must be a number, not str"),
+    (dict(confidence=True), "confidence must be a number, not bool"),
     (dict(prior_draws=-1), "negative"),
 ])
 def test_elo_fit_refuses_bad_arguments_by_name(kw, words):
     args = {"names": ["a", "b"], "wins": [[0, 3], [1, 0]], **kw}
-    with pytest.raises(ValueError, match=words):
+    with pytest.raises((ValueError, TypeError), match=words):  # TypeError for what is not a number
         fit_elo(args.pop("names"), args.pop("wins"), **args)
 
 

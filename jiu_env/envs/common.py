@@ -20,7 +20,6 @@ turn the warning into an error with
 from __future__ import annotations
 
 import copy
-import numbers
 import os
 import sys
 import warnings
@@ -39,7 +38,7 @@ from ..outcome import outcome_of
 from ..render import PygameWindow, check_render_options, render_ansi, render_rgb
 from ..rules import Rules
 from ..state import position_state, winner_name
-from ..validate import check_action_value, thaw_dict, validate_state
+from ..validate import check_action_value, check_real, thaw_dict, validate_state
 
 AGENTS: tuple[str, ...] = ("white", "black")
 RENDER_MODES: tuple[str, ...] = ("human", "ansi", "rgb_array")
@@ -196,7 +195,7 @@ MAX_CAPTURE_REWARD: float = 1e6
 
 def _check_capture_reward(value):
     """``value`` as a float: a finite number (not a bool) of absolute value at most MAX_CAPTURE_REWARD."""
-    _check_finite("capture_reward", value)
+    check_real("capture_reward", value)
     if abs(float(value)) > MAX_CAPTURE_REWARD:
         raise ValueError(f"capture_reward must be between -{MAX_CAPTURE_REWARD:g} and {MAX_CAPTURE_REWARD:g} "
                          f"(a shaping reward per stone, added to the +-1 result), not {value!r}")
@@ -212,14 +211,6 @@ def _check_adjudicate(value):
         raise ValueError(f"adjudicate must be one of {', '.join(repr(m) for m in ADJUDICATE_MODES)} "
                          f"(what a game stopped by the turn limit is worth), not {value!r}")
     return value
-
-
-def _check_finite(name, value):
-    """TypeError unless ``value`` is a real number (not a bool); ValueError for nan and infinities."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, not {type(value).__name__} ({value!r})")
-    if not np.isfinite(float(value)):
-        raise ValueError(f"{name} must be a finite number, not {value!r}")
 
 
 # ------------------------------------------------------- render, close, pickle

@@ -32,7 +32,7 @@ from ..rules import Rules
 from ..outcome import FORFEIT, Outcome, outcome_of
 from ..state import COLOUR as COLOURS, explain_illegal
 from .common import (ADJUDICATE_MODES, MAX_CAPTURE_REWARD, RENDER_MODES, RESET_OPTIONS as _POSITION_OPTIONS,  # noqa: F401
-                     SEED_MAX as _SEED_MAX, RenderedShell, _check_adjudicate, _check_capture_reward, _check_finite,
+                     SEED_MAX as _SEED_MAX, RenderedShell, _check_adjudicate, _check_capture_reward, check_real,
                      check_action, check_render_mode, keep_episode, new_game, planes_space, reset_options,
                      restore_episode, start_plan)
 
@@ -474,7 +474,7 @@ class JiuSelfPlayEnv(JiuVsBotEnv):
             raise TypeError("JiuSelfPlayEnv takes 'bootstrap' (the opponent until the first snapshot), not 'opponent'")
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ValueError(f"pool_size must be an int >= 1, not {pool_size!r}")
-        _check_finite("latest_prob", latest_prob)
+        check_real("latest_prob", latest_prob)
         if not 0.0 <= latest_prob <= 1.0:
             raise ValueError(f"latest_prob must be in [0, 1], not {latest_prob!r}")
         kwargs.setdefault("learner", "random")

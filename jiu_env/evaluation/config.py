@@ -11,7 +11,6 @@ part of the definition: it is kept apart, in ``execution``.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 from dataclasses import asdict, dataclass, field
@@ -22,6 +21,7 @@ import numpy as np
 from ..bots import REGISTRY
 from ..players import make_player
 from ..rules import Rules
+from ..validate import check_real
 from .elo import BOOTSTRAP_NEEDS_PRIOR
 
 #: Upper bounds of the counts of a tournament, checked before any work (a schedule is built in memory).
@@ -169,7 +169,7 @@ class TournamentConfig:
             return
         from ..bots.base import MAX_SECONDS
 
-        _check_real_setting("tc", self.tc)
+        check_real("tc", self.tc)
         if not 0 < self.tc <= MAX_SECONDS:
             raise ValueError(f"tc must be seconds per turn, > 0 and <= {MAX_SECONDS:g}, not {self.tc!r}")
         self.tc = float(self.tc)
@@ -223,12 +223,12 @@ class TournamentConfig:
             raise ValueError(f"the tournament would schedule {total:,} games ({len(self.pairs())} pairs x "
                              f"{self.games:,}); at most {MAX_SCHEDULED_GAMES:,} are allowed: fewer games per "
                              "pair or fewer players")
-        _check_real_setting("prior_draws", self.prior_draws)
+        check_real("prior_draws", self.prior_draws)
         if self.prior_draws < 0:
             raise ValueError(f"prior_draws must be >= 0, not {self.prior_draws!r}")
         if self.intervals == "bootstrap" and self.prior_draws == 0:
             raise ValueError(BOOTSTRAP_NEEDS_PRIOR)
-        _check_real_setting("confidence", self.confidence)
+        check_real("confidence", self.confidence)
         if not 0 < self.confidence < 1:
             raise ValueError(f"confidence must be between 0 and 1 (exclusive), not {self.confidence!r}")
         if not isinstance(self.title, str):
@@ -363,13 +363,6 @@ def _check_int_setting(name, value, lo, hi=None):
         raise ValueError(f"{name} must be an int >= {lo}, not {value!r}")
     if hi is not None and value > hi:
         raise ValueError(f"{name} must be an int from {lo} to {hi:,}, not {value:,}")
-
-
-def _check_real_setting(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number, not {type(value).__name__} {value!r}")
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, not {value!r}")
 
 
 def _name_list(key, value):

@@ -32,6 +32,8 @@ from typing import Any, Iterable
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..validate import check_real
+
 ELO_PER_NAT: float = 400.0 / math.log(10.0)  # Elo points per natural-log unit of the logistic model
 
 
@@ -92,9 +94,8 @@ def _check_names(names: list[str]) -> None:
 
 
 def _check_fit_settings(prior_draws: Any, confidence: Any) -> None:
-    for name, v in (("prior_draws", prior_draws), ("confidence", confidence)):
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not math.isfinite(v):
-            raise ValueError(f"{name} must be a finite number, not {v!r}")
+    check_real("prior_draws", prior_draws)
+    check_real("confidence", confidence)
     if prior_draws < 0:
         raise ValueError(f"prior_draws cannot be negative, not {prior_draws!r}")
     if not 0 < confidence < 1:

@@ -46,6 +46,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from ..validate import check_real
+
 #: the pair scores counted by a pentanomial, in order (points of player A in two games)
 PAIR_SCORES: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5, 2.0)
 #: what replaces a zero count in the likelihood (as fishtest does)
@@ -84,10 +86,7 @@ def check_error_rates(alpha: Any, beta: Any) -> None:
 def check_settings(elo0: Any, elo1: Any, alpha: Any = 0.05, beta: Any = 0.05) -> dict[str, float]:
     """The SPRT settings as plain floats ``{elo0, elo1, alpha, beta}``; a clear error if they are not valid."""
     for name, v in (("elo0", elo0), ("elo1", elo1)):
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-            raise TypeError(f"SPRT {name} must be a number (Elo), not {type(v).__name__} {v!r}")
-        if not math.isfinite(v):
-            raise ValueError(f"SPRT {name} must be a finite number (Elo), not {v!r}")
+        check_real(f"SPRT {name}", v, " (Elo)")
         if abs(float(v)) > MAX_ELO:  # the expected score is 1 (or 0) to the float's precision: the test would fail later
             raise ValueError(f"SPRT {name} must be within +-{MAX_ELO:g} Elo (an expected score of "
                              f"{expected_score(MAX_ELO):.6f}), not {v!r}")
