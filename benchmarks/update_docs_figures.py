@@ -33,15 +33,30 @@ Its attributes (``key=value``, values with spaces in double quotes):
             ``day``   (``meta=date``) the day only: ``2026-11-26``
             ``text``  as stored (meta fields that are text)
 
-Pages scanned: README.md, docs/*.md and benchmarks/*.md.  To refresh the
-figures: run ``jiu bench`` with ``--out`` the kept folder (the sections the
-docs quote), read what changed, then run this script and commit both.
+A match result (``jiu eval``'s ``results.json`` in a kept tournament
+folder) is marked the same way, with ``match`` for ``bench``::
+
+    it scores <!-- match file=baselines/x/results.json player=az figure=score -->76.9%<!-- /match -->
+
+``file``    the tournament's ``results.json``, relative to the repository root
+``player``  the player's name in that tournament
+``figure``  ``games``  games played (``188``); ``wdl``  wins-draws-losses (``144-1-43``);
+            ``score``  one decimal (``76.9%``); ``interval``  the score's 95% interval,
+            a normal approximation over the games' scores (``70.9 .. 82.9``);
+            ``white`` / ``black``  W-D-L with that colour; ``elo``  signed (``+103``);
+            ``elo_ci``  the Elo interval's half-width (``29``)
+
+Pages scanned: README.md, docs/*.md, benchmarks/*.md and the README.md files
+under baselines/.  To refresh the figures: run ``jiu bench`` with ``--out``
+the kept folder (the sections the docs quote), or resume the tournament,
+read what changed, then run this script and commit both.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import shlex
 import sys
@@ -55,15 +70,20 @@ FIELDS = ("value", "per_cpu_s", "ratio")
 META = ("date", "load_start", "load_end", "command", "commit", "cpu", "cpu_count", "python", "numba", "numpy")
 FORMATS = ("int", "sig2", "sig3", "k", "M", "x1", "x2", "f1", "f2", "pct", "day", "text")
 ATTRS = ("row", "field", "over", "meta", "file", "format")
+MATCH_ATTRS = ("file", "player", "figure")
+MATCH_FIGURES = ("games", "wdl", "score", "interval", "white", "black", "elo", "elo_ci")
+KINDS = ("bench", "match")
 
-MARKER = re.compile(r"<!--\s*bench\b(?P<attrs>(?:(?!-->).)*?)-->(?P<text>(?:(?!<!--).)*?)<!--\s*/bench\s*-->", re.S)
-OPEN = re.compile(r"<!--\s*bench\b")
+MARKER = re.compile(r"<!--\s*(?P<kind>bench|match)\b(?P<attrs>(?:(?!-->).)*?)-->(?P<text>(?:(?!<!--).)*?)"
+                    r"<!--\s*/(?P=kind)\s*-->", re.S)
+OPEN = re.compile(r"<!--\s*(?P<kind>bench|match)\b")
 
 
 def pages(root: Path | None = None) -> list[Path]:
     """The Markdown pages whose figures are generated."""
     root = ROOT if root is None else root
-    return [root / "README.md", *sorted((root / "docs").glob("*.md")), *sorted((root / "benchmarks").glob("*.md"))]
+    return [root / "README.md", *sorted((root / "docs").glob("*.md")), *sorted((root / "benchmarks").glob("*.md")),
+            *sorted((root / "baselines").rglob("README.md"))]
 
 
 @dataclass
@@ -76,6 +96,7 @@ class Marker:
     text: str
     start: int
     end: int
+    kind: str = "bench"
 
     def where(self) -> str:
         return f"{_rel(self.path)}:{self.line}"
@@ -88,19 +109,27 @@ def _rel(path: Path) -> str:
         return str(path)
 
 
-def parse_attrs(raw: str, where: str) -> dict[str, str]:
+def parse_attrs(raw: str, where: str, kind: str = "bench") -> dict[str, str]:
     """``key=value`` pairs of a marker; unknown keys, a missing ``row``/``meta`` or a bad format raise ValueError."""
     try:
         words = shlex.split(raw)
     except ValueError as e:
-        raise ValueError(f"{where}: bench marker {raw.strip()!r}: {e}") from None
+        raise ValueError(f"{where}: {kind} marker {raw.strip()!r}: {e}") from None
+    known = ATTRS if kind == "bench" else MATCH_ATTRS
     attrs: dict[str, str] = {}
     for w in words:
         key, eq, value = w.partition("=")
-        if not eq or key not in ATTRS:
-            raise ValueError(f"{where}: bench marker attribute {w!r}: expected KEY=VALUE with KEY one of "
-                             f"{', '.join(ATTRS)}")
+        if not eq or key not in known:
+            raise ValueError(f"{where}: {kind} marker attribute {w!r}: expected KEY=VALUE with KEY one of "
+                             f"{', '.join(known)}")
         attrs[key] = value
+    if kind == "match":
+        missing = [k for k in MATCH_ATTRS if k not in attrs]
+        if missing:
+            raise ValueError(f"{where}: a match marker names {', '.join(MATCH_ATTRS)}; missing: {', '.join(missing)}")
+        if attrs["figure"] not in MATCH_FIGURES:
+            raise ValueError(f"{where}: unknown figure {attrs['figure']!r}; choose from {', '.join(MATCH_FIGURES)}")
+        return attrs
     if ("row" in attrs) == ("meta" in attrs):
         raise ValueError(f"{where}: a bench marker names exactly one of row=... or meta=..., not {raw.strip()!r}")
     if attrs.get("format", "int") not in FORMATS:
@@ -113,38 +142,43 @@ def parse_attrs(raw: str, where: str) -> dict[str, str]:
 
 
 def find_markers(path: Path, text: str | None = None) -> list[Marker]:
-    """Every bench marker of a page; an opening comment without its ``<!-- /bench -->`` raises ValueError."""
+    """Every bench and match marker of a page; an opening comment without its closing one raises ValueError."""
     text = path.read_text() if text is None else text
     out = []
     covered = set()
     for m in MARKER.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
         where = f"{_rel(path)}:{line}"
-        out.append(Marker(path, line, parse_attrs(m.group("attrs"), where), m.group("text"),
-                          m.start("text"), m.end("text")))
+        kind = m.group("kind")
+        out.append(Marker(path, line, parse_attrs(m.group("attrs"), where, kind), m.group("text"),
+                          m.start("text"), m.end("text"), kind))
         covered.add(m.start())
     for m in OPEN.finditer(text):
         if m.start() not in covered:
             line = text.count("\n", 0, m.start()) + 1
-            raise ValueError(f"{_rel(path)}:{line}: bench marker without its closing <!-- /bench --> "
+            kind = m.group("kind")
+            raise ValueError(f"{_rel(path)}:{line}: {kind} marker without its closing <!-- /{kind} --> "
                              "(or with another comment inside)")
     return out
 
 
-def load_results(file: str, root: Path | None = None, cache: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A kept ``results.json`` (read once per run when ``cache`` is given)."""
+def load_results(file: str, root: Path | None = None, cache: dict[str, Any] | None = None,
+                 kind: str = "bench") -> dict[str, Any]:
+    """A kept ``results.json`` of ``jiu bench`` or (``kind="match"``) ``jiu eval`` (read once per run with ``cache``)."""
     root = ROOT if root is None else root
     if cache is not None and file in cache:
         return cache[file]
     path = root / file
+    what = "bench output" if kind == "bench" else "tournament result"
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
-        raise ValueError(f"kept bench output {file} does not exist") from None
+        raise ValueError(f"kept {what} {file} does not exist") from None
     except json.JSONDecodeError as e:
-        raise ValueError(f"kept bench output {file} is not JSON ({e})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
-        raise ValueError(f"{file} is not the output of jiu bench (no 'rows' list)")
+        raise ValueError(f"kept {what} {file} is not JSON ({e})") from None
+    key, cmd = ("rows", "jiu bench") if kind == "bench" else ("players", "jiu eval")
+    if not isinstance(data, dict) or not isinstance(data.get(key), (list if kind == "bench" else dict)):
+        raise ValueError(f"{file} is not the output of {cmd} (no {key!r} {'list' if kind == 'bench' else 'table'})")
     if cache is not None:
         cache[file] = data
     return data
@@ -193,8 +227,59 @@ def fmt(value: Any, form: str) -> str:
     raise ValueError(f"unknown format {form!r}; choose from {', '.join(FORMATS)}")
 
 
+def _wdl(record: dict[str, Any]) -> str:
+    return f"{record['wins']}-{record['draws']}-{record['losses']}"
+
+
+def score_interval(wins: int, draws: int, losses: int, z: float = 1.96) -> tuple[float, float, float]:
+    """``(score, low, high)``: the mean game score and its interval, ``score +- z * sd / sqrt(n)``.
+
+    ``sd`` is the standard deviation of the games' scores (1, 1/2, 0) over
+    the ``n`` games; the normal approximation every match figure of the docs
+    uses (``z=1.96``: 95%).
+    """
+    n = wins + draws + losses
+    if n == 0:
+        raise ValueError("no games: a score needs at least one")
+    p = (wins + 0.5 * draws) / n
+    var = (wins + 0.25 * draws) / n - p * p
+    h = z * math.sqrt(max(var, 0.0) / n)
+    return p, p - h, p + h
+
+
+def render_match(marker: Marker, root: Path | None = None, cache: dict[str, Any] | None = None) -> str:
+    """What a match marker's figure should say, from the tournament's kept ``results.json``."""
+    a = marker.attrs
+    try:
+        data = load_results(a["file"], root, cache, kind="match")
+    except ValueError as e:
+        raise ValueError(f"{marker.where()}: {e}") from None
+    rec = data["players"].get(a["player"])
+    if not isinstance(rec, dict):
+        raise ValueError(f"{marker.where()}: {a['file']} has no player {a['player']!r} "
+                         f"(players: {', '.join(map(repr, data['players']))})")
+    figure = a["figure"]
+    if figure == "games":
+        return f"{rec['games']:,}"
+    if figure == "wdl":
+        return _wdl(rec)
+    if figure in ("white", "black"):
+        return _wdl(rec[f"as_{figure}"])
+    if figure in ("score", "interval"):
+        p, lo, hi = score_interval(rec["wins"], rec["draws"], rec["losses"])
+        return f"{100 * p:.1f}%" if figure == "score" else f"{100 * lo:.1f} .. {100 * hi:.1f}"
+    rating = ((data.get("elo") or {}).get("ratings") or {}).get(a["player"])
+    if rating is None:
+        raise ValueError(f"{marker.where()}: {a['file']} has no Elo rating of {a['player']!r}")
+    if figure == "elo":
+        return f"{rating['elo']:+.0f}"
+    return f"{(rating['upper'] - rating['lower']) / 2:.0f}"
+
+
 def render(marker: Marker, root: Path | None = None, cache: dict[str, Any] | None = None) -> str:
     """What the marked figure should say, from its kept output."""
+    if marker.kind == "match":
+        return render_match(marker, root, cache)
     a = marker.attrs
     file = a.get("file", DEFAULT_RESULTS)
     try:
@@ -223,7 +308,7 @@ def differences(root: Path | None = None, files: list[Path] | None = None) -> li
     ``root`` is the repository whose kept outputs the markers name (default: this one), ``files`` the
     pages (default: :func:`pages`).
     """
-    cache: dict[str, Any] = {}
+    cache: dict[str, Any] = {}  # keyed by file: a bench output and a tournament result never share one
     out = []
     for path in files if files is not None else pages(root):
         for m in find_markers(path):
@@ -258,9 +343,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     verb = "differs" if a.check else "rewritten"
     for m, want in changed:
-        print(f"{m.where()}: {m.attrs.get('row') or m.attrs.get('meta')}: {m.text!r} {verb}, kept output says {want!r}")
+        label = m.attrs.get("row") or m.attrs.get("meta") or f"{m.attrs.get('player')} {m.attrs.get('figure')}"
+        print(f"{m.where()}: {label}: {m.text!r} {verb}, kept output says {want!r}")
     if not changed:
-        print("every marked figure matches its kept bench output")
+        print("every marked figure matches its kept output")
     return 1 if a.check and changed else 0
 
 

@@ -143,3 +143,75 @@ def test_check_exit_codes(figs, tree, monkeypatch, capsys):
     page.write_text('<!-- bench row="nothing" -->1<!-- /bench -->')
     assert figs.main(["--check"]) == 2 and "has no row 'nothing'" in capsys.readouterr().err
 
+
+
+# ------------------------------------------------------------------ match results
+MATCH = {"players": {
+    "az": {"games": 188, "wins": 144, "draws": 1, "losses": 43,
+           "as_white": {"games": 94, "wins": 59, "draws": 0, "losses": 35},
+           "as_black": {"games": 94, "wins": 85, "draws": 1, "losses": 8}},
+    "ab": {"games": 188, "wins": 43, "draws": 1, "losses": 144}},
+    "elo": {"ratings": {"az": {"elo": 102.9, "lower": 73.7, "upper": 132.1}}}}
+MATCH_PAGE = "".join(f'<!-- match file=m/results.json player=az figure={fig} -->{{{fig}}}<!-- /match -->\n'
+                     for fig in ("games", "wdl", "score", "interval", "white", "black", "elo", "elo_ci"))
+MATCH_TEXT = dict(games="188", wdl="144-1-43", score="76.9%", interval="70.9 .. 82.9", white="59-0-35",
+                  black="85-1-8", elo="+103", elo_ci="29")
+
+
+@pytest.fixture
+def match_tree(tmp_path):
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "results.json").write_text(json.dumps(MATCH))
+    page = tmp_path / "page.md"
+    page.write_text(MATCH_PAGE.format(**MATCH_TEXT))
+    return tmp_path, page
+
+
+def test_match_figures_come_from_the_tournament_result(figs, match_tree):
+    root, page = match_tree
+    assert figs.differences(root, [page]) == []
+    more = json.loads(json.dumps(MATCH))  # the tournament resumed: 2 more games, one won, one lost
+    more["players"]["az"].update(games=190, wins=145, losses=44)
+    (root / "m" / "results.json").write_text(json.dumps(more))
+    assert {m.attrs["figure"]: want for m, want in figs.differences(root, [page])} == {
+        "games": "190", "wdl": "145-1-44", "score": "76.6%", "interval": "70.6 .. 82.6"}
+    figs.update(root, [page])
+    assert figs.differences(root, [page]) == [] and "145-1-44" in page.read_text()
+
+
+def test_score_interval_is_the_normal_approximation_over_game_scores(figs):
+    p, lo, hi = figs.score_interval(144, 1, 43)
+    scores = [1.0] * 144 + [0.5] + [0.0] * 43
+    sd = (sum((x - p) ** 2 for x in scores) / len(scores)) ** 0.5
+    assert p == pytest.approx(sum(scores) / len(scores))
+    assert (lo, hi) == pytest.approx((p - 1.96 * sd / len(scores) ** 0.5, p + 1.96 * sd / len(scores) ** 0.5))
+    assert figs.score_interval(10, 0, 0) == (1.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match="no games"):
+        figs.score_interval(0, 0, 0)
+
+
+@pytest.mark.parametrize("marker, message", [
+    ('<!-- match file=m/results.json player=az -->1<!-- /match -->', "missing: figure"),
+    ('<!-- match file=m/results.json player=az figure=median -->1<!-- /match -->', "unknown figure 'median'"),
+    ('<!-- match file=m/results.json player=az figure=wdl row=x -->1<!-- /match -->', "attribute 'row=x'"),
+    ('<!-- match file=m/results.json player=zz figure=wdl -->1<!-- /match -->', "has no player 'zz'"),
+    ('<!-- match file=m/results.json player=ab figure=elo -->1<!-- /match -->', "no Elo rating of 'ab'"),
+    ('<!-- match file=nowhere.json player=az figure=wdl -->1<!-- /match -->', "tournament result nowhere.json"),
+    ('<!-- match file=m/results.json player=az figure=wdl -->1<!-- /bench -->', "without its closing <!-- /match"),
+])
+def test_bad_match_markers_say_what_is_wrong_and_where(figs, match_tree, marker, message):
+    root, page = match_tree
+    page.write_text("text\n" + marker + "\n")
+    with pytest.raises(ValueError, match="page.md:2") as e:
+        figs.differences(root, [page])
+    assert message in str(e.value)
+
+
+def test_the_docs_match_figures_are_marked(figs):
+    """The published result of alphazero:time=1 against alphabeta:time=1 is generated from its folder, not typed."""
+    folder = "baselines/learned/jiu14-g18-ppo/alphazero-b8-vs-alphabeta-t1/results.json"
+    marked = {(m.path.relative_to(ROOT).as_posix(), m.attrs["figure"])
+              for p in figs.pages() for m in figs.find_markers(p) if m.kind == "match" and m.attrs["file"] == folder}
+    for page in ("README.md", "docs/learning.md", "baselines/learned/README.md",
+                 "baselines/learned/jiu14-g18-ppo/README.md"):
+        assert {(page, "score"), (page, "interval"), (page, "games")} <= marked, page
