@@ -27,7 +27,7 @@ from . import kernel as K
 
 from . import vocab as V
 from .checks import check_action_value
-from .outcome import FORFEIT as FORFEIT, STOPPED as STOPPED, Outcome, outcome_of
+from .outcome import FORFEIT as FORFEIT, STOPPED as STOPPED, Outcome, _count, outcome_of
 from .players import make_player
 from .rules import Rules, state_rules_mismatch
 from .validate import validate_state
@@ -59,7 +59,11 @@ class GameResult:
     ``outcome``: the game's :class:`~jiu_env.outcome.Outcome`, the result type
     that records, tournaments and the envs share (``winner`` there is the
     colour constant or ``None``); ``winner``, ``end_reason``, ``result``,
-    ``score_white`` and ``truncated`` here are derived from it.
+    ``score_white`` and ``truncated`` here are derived from it.  A GameResult
+    made by hand without ``outcome`` gets it from ``winner``, ``end_reason``
+    and ``battle_turns``; either way those five fields must agree with it
+    (ValueError naming the field otherwise; TypeError for a ``winner`` that is
+    not a str or None).
 
     Reading a GameResult like a dict (``g["winner"]``, ``g["reason"]``,
     ``g.get(...)``, ``"stones" in g``) is deprecated: it warns and will be
@@ -89,10 +93,28 @@ class GameResult:
     outcome: Outcome = field(default=None, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
+        if self.winner is not None and not isinstance(self.winner, str):
+            raise TypeError(f"winner must be 'white', 'black', 'draw' or None (no result), not "
+                            f"{type(self.winner).__name__} {self.winner!r}")
+        if self.winner not in ("white", "black", "draw", None):
+            raise ValueError(f"winner must be 'white', 'black', 'draw' or None (no result), not {self.winner!r}")
         if self.outcome is None:
             self.outcome = Outcome(winner={"white": V.WHITE, "black": V.BLACK}.get(self.winner or ""),
                                    end_reason=self.end_reason, battle_turns=self.battle_turns,
                                    decisions=int(self.state[V.H_DECISIONS]))
+        elif not isinstance(self.outcome, Outcome):
+            raise TypeError(f"outcome must be an Outcome or None, not {type(self.outcome).__name__}")
+        self._check_derived()
+
+    def _check_derived(self) -> None:
+        """``winner``, ``end_reason``, ``result``, ``score_white`` and ``truncated`` against ``outcome``."""
+        o = self.outcome
+        want = {"winner": o.to_dict()["winner"], "end_reason": o.end_reason,
+                "result": int(o.reward_for(V.WHITE)), "score_white": o.score_for(V.WHITE), "truncated": o.truncated}
+        for name, value in want.items():
+            got = getattr(self, name)
+            if isinstance(got, (bool, np.bool_)) != isinstance(value, bool) or got != value:
+                raise ValueError(f"{name}={got!r} does not fit the game's outcome ({o}): it is {value!r}")
 
     # The old dict keys of the match runner, kept readable (deprecated: see the class docstring).
     _ALIASES = {"reason": "end_reason", "time_white": ("time", "white"), "time_black": ("time", "black")}
@@ -180,23 +202,54 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
     state, and refused when it holds other rules than ``rules``).  A player's
     choice must be an integer (any numpy integer type; a float such as ``5.0``
     is not an action).
-    ``random_opening``: that many placements drawn at random first (seeded by
-    ``opening_seed``, else by ``seed``) — recorded as moves, unlike
-    ``start="battle"``.  ``max_decisions``: stop after that many decisions.
+    ``random_opening``: the first that many placements of the game are drawn
+    at random (seeded by ``opening_seed``, else by ``seed``) — recorded as
+    moves, unlike ``start="battle"``.  They are counted from the start of the
+    game (a start state's placements count), and a number beyond the
+    placement phase draws all of it (tournaments give any number up to
+    100,000 and read a longer one back as the whole placement).  With
+    ``start="battle"`` or a start state past the placement phase there is
+    nothing to draw: a ``random_opening`` above 0 is a ValueError there.
+    ``max_decisions``: stop after that many decisions.
     ``on_illegal``: ``"raise"`` (ValueError naming the player and action) or
     ``"forfeit"`` (the player loses; ``end_reason`` ``"illegal_action"``).
     ``players``/``meta``: names and extra fields for the record.
 
     Each player gets a copy of the state, so a misbehaving player cannot
     change the game.
+
+    Every argument is checked before the players are touched (restarted):
+    TypeError / ValueError naming it.  ``seed`` and ``opening_seed`` are ints
+    >= 0 or None (numpy integers too; not bools); ``random_opening`` and
+    ``max_decisions`` ints >= 0 (``max_decisions`` also None).
     """
-    if on_illegal not in ("raise", "forfeit"):
+    if not isinstance(on_illegal, str) or on_illegal not in ("raise", "forfeit"):
         raise ValueError(f"on_illegal must be 'raise' or 'forfeit', not {on_illegal!r}")
-    if max_decisions is not None and max_decisions < 0:
-        raise ValueError(f"max_decisions must be >= 0 or None, not {max_decisions}")
-    if random_opening < 0:
-        raise ValueError(f"random_opening must be >= 0, not {random_opening}")
+    if max_decisions is not None:
+        max_decisions = _count("max_decisions", max_decisions)
+    random_opening = _count("random_opening", random_opening)
+    for name, value in (("seed", seed), ("opening_seed", opening_seed)):
+        if value is not None:
+            _count(name, value)  # checked only: the value itself seeds, as before
     r = rules if isinstance(rules, Rules) else Rules.make(rules)
+    start_state = None
+    if isinstance(start, np.ndarray):
+        validate_state(start)  # its type and layout first; a corrupt state would reach the players and the loop
+        if start[V.H_N] != r.board_size:
+            raise ValueError(f"start state does not fit the rules (board size {r.board_size}, "
+                             f"the state's {int(start[V.H_N])})")
+        differ = state_rules_mismatch(r, start)
+        if differ:  # the kernel would play the state's rules, and the result would name these
+            raise ValueError(f"start state holds other rules than the game's: {'; '.join(differ)}")
+        if random_opening and start[V.H_PHASE] != V.PH_PLACEMENT:
+            raise ValueError(f"random_opening={random_opening} draws placements, and the start state is past "
+                             "the placement phase; give random_opening=0")
+        start_state = start.copy()
+    elif not isinstance(start, str) or start not in ("placement", "battle"):
+        raise ValueError(f"start must be 'placement', 'battle' or a kernel state, not {start!r}")
+    elif start == "battle" and random_opening:
+        raise ValueError(f"random_opening={random_opening} draws placements, and start='battle' draws the whole "
+                         "placement already; give one of them (random_opening=0 with start='battle')")
     seeds = _derived_seeds(seed)
     white = make_player(white, seed=seeds[0])
     black = make_player(black, seed=seeds[1])
@@ -204,24 +257,16 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
     if black is not white:
         black.restart(seeds[1])
     from_placement = True
-    if isinstance(start, np.ndarray):
-        s = start.copy()
-        if s.dtype != np.int64 or s.ndim != 1 or s.size < V.HDR or s[V.H_N] != r.board_size:
-            raise ValueError(f"start state does not fit the rules (board size {r.board_size})")
-        validate_state(s)  # a corrupt state would reach the players and the loop
-        differ = state_rules_mismatch(r, s)
-        if differ:  # the kernel would play the state's rules, and the result would name these
-            raise ValueError(f"start state holds other rules than the game's: {'; '.join(differ)}")
+    if start_state is not None:
+        s = start_state
         from_placement = bool(s[V.H_DECISIONS] == 0)
     elif start == "placement":
         s = r.new_state()
-    elif start == "battle":
+    else:  # "battle"
         s = r.new_state()
         ps = seeds[2] if seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
         K.random_placement(s, ps)
         from_placement = False
-    else:
-        raise ValueError(f"start must be 'placement', 'battle' or a kernel state, not {start!r}")
     opening_rng = np.random.default_rng(opening_seed if opening_seed is not None else seed)
     by_colour = {V.WHITE: white, V.BLACK: black}
     spent = {V.WHITE: 0.0, V.BLACK: 0.0}

@@ -25,10 +25,12 @@ column); :func:`str_to_action` also accepts either case and surrounding spaces.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
 
+from .checks import check_action_value
 from .vocab import (A_JUMP, A_LIFT, A_POINT, A_STEP, DC, DR, MAX_N, MIN_N, action_kind, action_point, is_step_kind,
                     jump_direction, landing, num_actions, step_direction, stop_action)
 
@@ -38,22 +40,47 @@ COLS: str = "0123456789ABCDEFGHIJ"
 DIRS: tuple[tuple[int, int], ...] = tuple(zip(DR.tolist(), DC.tolist()))
 
 
-def _check_size(board_size: Any) -> None:
-    if isinstance(board_size, bool) or not isinstance(board_size, int) or not MIN_N <= board_size <= MAX_N:
-        raise ValueError(f"board_size must be an int in {MIN_N}..{MAX_N}, not {board_size!r}")
+def check_board_size(board_size: Any, name: str = "board_size") -> int:
+    """``board_size`` as an int in ``MIN_N..MAX_N`` (numpy integers included); the one board-size check of the
+    notation and of :mod:`jiu_env.symmetry`.  TypeError naming ``name`` for what is not an integer (a bool, a
+    float such as ``8.0``, a str), ValueError for a size out of range."""
+    if isinstance(board_size, (bool, np.bool_)) or not isinstance(board_size, numbers.Integral):
+        raise TypeError(f"{name} must be an int in {MIN_N}..{MAX_N}, not {type(board_size).__name__} ({board_size!r})")
+    n = int(board_size)
+    if not MIN_N <= n <= MAX_N:
+        raise ValueError(f"{name} must be an int in {MIN_N}..{MAX_N}, not {n}")
+    return n
+
+
+_check_size = check_board_size  # the former private name
+
+
+def _check_point(p: Any, n: int) -> int:
+    """``p`` as an int naming a point of the ``n`` x ``n`` board: TypeError for a non-integer (bools too)."""
+    if isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Integral):
+        raise TypeError(f"a point is an int, not {type(p).__name__} ({p!r})")
+    q = int(p)
+    if not 0 <= q < n * n:
+        raise ValueError(f"point {q} is off a {n}x{n} board")
+    return q
 
 
 def point_to_str(p: int, board_size: int) -> str:
-    """Name of point index ``p`` on an ``board_size`` board, e.g. ``g6``."""
-    _check_size(board_size)
-    if not 0 <= p < board_size * board_size:
-        raise ValueError(f"point {p} is off a {board_size}x{board_size} board")
-    return ROWS[p // board_size] + COLS[p % board_size]
+    """Name of point index ``p`` on an ``board_size`` board, e.g. ``g6``.
+
+    TypeError for a ``p`` or ``board_size`` that is not an integer (a bool, a
+    float), ValueError for one out of range.
+    """
+    n = check_board_size(board_size)
+    p = _check_point(p, n)
+    return ROWS[p // n] + COLS[p % n]
 
 
 def str_to_point(text: str, board_size: int) -> int:
-    """Point index of a name like ``g6``; raises ValueError naming the problem."""
-    _check_size(board_size)
+    """Point index of a name like ``g6``; raises ValueError naming the problem (TypeError for a non-str)."""
+    board_size = check_board_size(board_size)
+    if not isinstance(text, str):
+        raise TypeError(f"a point name must be a str, not {type(text).__name__} ({text!r})")
     t = text.strip()
     if len(t) != 2 or not t.isascii():  # not ASCII: "\u212a" (Kelvin) lowercases to the row letter k
         raise ValueError(f"{text!r} is not a point: expected a row letter and a column digit, e.g. 'g6'")
@@ -67,18 +94,16 @@ def str_to_point(text: str, board_size: int) -> int:
 
 
 def action_to_str(action: int, board_size: int) -> str:
-    """Canonical text of ``action`` (an int in ``[0, 10*N*N]``)."""
-    _check_size(board_size)
-    n = board_size
+    """Canonical text of ``action`` (an int in ``[0, 10*N*N]``, numpy integers included).
+
+    TypeError for an action that is not an integer (a bool, a float such as
+    ``5.0``, a str), ValueError for one out of range.
+    """
+    n = check_board_size(board_size)
     p_ = n * n
-    try:
-        if isinstance(action, (bool, np.bool_)):
-            raise TypeError
-        a = int(action)
-    except (TypeError, ValueError):
-        raise TypeError(f"action must be an int, not {type(action).__name__}") from None
-    if a != action or not 0 <= a < num_actions(n):
-        raise ValueError(f"action {action!r} is out of range 0..{stop_action(p_)} for a {n}x{n} board")
+    a = check_action_value(action)  # the envs' action check: the type here, the range (and board) below
+    if not 0 <= a < num_actions(n):
+        raise ValueError(f"action {a} is out of range 0..{stop_action(p_)} for a {n}x{n} board")
     if a == stop_action(p_):
         return "stop"
     kind, p = action_kind(a, p_), action_point(a, p_)
@@ -99,11 +124,10 @@ def action_to_str(action: int, board_size: int) -> str:
 
 
 def str_to_action(text: str, board_size: int) -> int:
-    """Action index of a notation string; raises ValueError naming the problem."""
-    _check_size(board_size)
+    """Action index of a notation string; raises ValueError naming the problem (TypeError for a non-str)."""
+    n = check_board_size(board_size)
     if not isinstance(text, str):
         raise TypeError(f"notation must be a str, not {type(text).__name__}")
-    n = board_size
     p_ = n * n
     t = text.strip()
     if t.lower() == "stop":

@@ -127,28 +127,31 @@ def observe_unchecked(s, me, selected, obs, mask):
 
 
 # Checked entry points for Python callers; @njit callers compile straight to the unchecked twins (as in the kernel).
-def _check_planes(s, me, out):
+def _check_planes(s, me, out) -> int:
+    """Check the arguments of the entry points; return ``me`` as a Python int (one numba specialisation)."""
     validate_state(s)
-    if isinstance(me, (bool, np.bool_)) or me not in (V.WHITE, V.BLACK):
+    if isinstance(me, (bool, np.bool_)) or not isinstance(me, (int, np.integer)):
+        raise TypeError(f"me must be an int, {V.WHITE} (white) or {V.BLACK} (black), not {type(me).__name__} {me!r}")
+    if me not in (V.WHITE, V.BLACK):
         raise ValueError(f"me must be {V.WHITE} (white) or {V.BLACK} (black), not {me!r}")
     n = int(s[V.H_N])
     if (not isinstance(out, np.ndarray) or out.shape != (n, n, NUM_PLANES)
             or out.dtype not in (np.float32, np.float64) or not out.flags.writeable):
         raise ValueError(f"out must be a writable float32 array of shape {(n, n, NUM_PLANES)}, not "
                          f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
+    return int(me)
 
 
 @K._fast_in_numba(write_observation_unchecked)
 def write_observation(s: np.ndarray, me: int, out: np.ndarray) -> None:
     """Fill ``out`` (writable float32, shape (N, N, NUM_PLANES)) with the planes of colour ``me`` (checked)."""
-    _check_planes(s, me, out)
-    write_observation_unchecked(s, me, out)
+    write_observation_unchecked(s, _check_planes(s, me, out), out)
 
 
 @K._fast_in_numba(observe_unchecked)
 def observe(s: np.ndarray, me: int, selected: Any, obs: np.ndarray, mask: np.ndarray) -> None:
     """Planes of ``me`` into ``obs`` and, when ``selected``, the legal mask into ``mask`` (checked)."""
-    _check_planes(s, me, obs)
+    me = _check_planes(s, me, obs)
     check_buffer(mask, V.num_actions(int(s[V.H_N])), "mask", (np.int8, np.uint8, np.bool_))
     if mask.size != V.num_actions(int(s[V.H_N])):
         raise ValueError(f"mask has {mask.size} entries; this board has {V.num_actions(int(s[V.H_N]))} actions")

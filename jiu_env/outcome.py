@@ -70,14 +70,7 @@ def _count(name: str, value: Any) -> int:
     return int(n)
 
 
-def _colour(value: Any, what: str) -> int:
-    """WHITE or BLACK; a clear error for a name, a bool or anything else."""
-    if isinstance(value, str):
-        raise TypeError(f"{what} is the colour constant WHITE ({WHITE}) or BLACK ({BLACK}), not the name {value!r}"
-                        " (jiu_env.vocab.colour_of turns a name into its constant)")
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value not in (WHITE, BLACK):
-        raise ValueError(f"{what} must be WHITE ({WHITE}) or BLACK ({BLACK}), not {value!r}")
-    return int(value)
+_colour = V.check_colour  # WHITE or BLACK; a clear error for a name, a bool or anything else
 
 
 @dataclass(frozen=True)

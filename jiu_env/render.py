@@ -6,12 +6,23 @@ import numpy as np
 
 from . import vocab as V
 from .notation import COLS, ROWS, action_to_str
+from .validate import validate_state
 
 from .vocab import COLOUR_NAMES, END_REASON_NAMES, SUBPHASE_NAMES
 
 
 def status_lines(s):
-    """Human-readable status of a state: phase, side to move, counts, last action, result."""
+    """Human-readable status of a state: phase, side to move, counts, last action, result.
+
+    ``s`` is checked (:func:`~jiu_env.validate.validate_state`), as by every
+    public function here: a bad state raises TypeError / InvalidStateError.
+    """
+    validate_state(s)
+    return _status_lines(s)
+
+
+def _status_lines(s):
+    """:func:`status_lines` of a checked state."""
     n = int(s[V.H_N])
     ph = int(s[V.H_PHASE])
     lines = []
@@ -42,7 +53,9 @@ def render_ansi(s):
 
     ``o`` white, ``x`` black, ``.`` empty; the chaining or lifted stone is
     upper-case, and the last move's final point is marked with ``<``.
+    ``s`` is checked (:func:`~jiu_env.validate.validate_state`).
     """
+    validate_state(s)
     n = int(s[V.H_N])
     board = s[V.HDR:V.HDR + n * n]
     special = -1
@@ -57,7 +70,7 @@ def render_ansi(s):
             ch = ".ox"[int(board[p])]
             row += (ch.upper() if p == special else ch) + ("<" if p == last_to else " ")
         out.append(f" {ROWS[r]} {row.rstrip()}")
-    out.extend(status_lines(s))
+    out.extend(_status_lines(s))
     return "\n".join(out)
 
 
@@ -205,8 +218,14 @@ def status_fields(s) -> tuple[str, str, str]:
     wins"``), the side to move (``"to move: black"``, with ``", flying"`` when
     it flies) or, once the game is over, the reason (``"(repetition)"``), and
     the stone counts (``"white 20  black 18"``).  Short, so that they fit
-    under a small board.
+    under a small board.  ``s`` is checked (:func:`~jiu_env.validate.validate_state`).
     """
+    validate_state(s)
+    return _status_fields(s)
+
+
+def _status_fields(s) -> tuple[str, str, str]:
+    """:func:`status_fields` of a checked state."""
     n = int(s[V.H_N])
     ph = int(s[V.H_PHASE])
     w, b = int(s[V.H_COUNT + V.WHITE]), int(s[V.H_COUNT + V.BLACK])
@@ -313,8 +332,10 @@ def render_rgb(s, cell=32, coords=True, status=True):
     adds a strip under the board with the phase, the side to move and the
     stone counts (:func:`status_fields`); its height depends on ``N`` and
     ``cell`` only, so every frame of a game has the same shape.  Without it
-    the image is square.  Bad values raise (:func:`check_render_options`).
+    the image is square.  Bad values raise (:func:`check_render_options`);
+    ``s`` is checked (:func:`~jiu_env.validate.validate_state`).
     """
+    validate_state(s)
     opts = check_render_options(cell=cell, coords=coords, status=status)
     cell = opts["cell"]
     n = int(s[V.H_N])
@@ -344,7 +365,7 @@ def render_rgb(s, cell=32, coords=True, status=True):
                 draw_text(img, x, mid - gh // 2, ROWS[i], sc)
             for y in (edge - gh // 2, size - 1 - edge - gh // 2):
                 draw_text(img, mid - gw // 2, y, COLS[i], sc)
-    texts = status_fields(s)
+    texts = _status_fields(s)
     for field, x, y, width in fields:
         draw_text(img[size:, x:x + width], 0, y, texts[field], sc)
     h = cell // 2

@@ -84,6 +84,9 @@ class Rules:
         elif isinstance(rules, dict):
             base = dict(rules)
             prof = base.pop("profile", "competitive")
+            if not isinstance(prof, str):  # a dict here would be taken for the rules themselves
+                raise TypeError(f"rules option 'profile' must be a str (a profile name: {', '.join(PROFILES)}), "
+                                f"not {type(prof).__name__} ({prof!r})")
             if _new_size(base, options):
                 base.pop("fly_threshold", None)  # re-derived for the new size, as from a Rules (to_dict holds it)
             return cls.make(prof, **{**base, **options})
@@ -189,7 +192,12 @@ def max_min_stones(board_size: int) -> int:
     After placement and the removal of the two diagonal-end stones each side
     has at least ``board_size**2 // 2 - 1`` stones; a larger ``min_stones``
     would make the side to move lose at battle turn 0.
+
+    ``board_size`` is checked as the ``board_size`` option is (an int in its
+    range, numpy integers included): TypeError / ValueError otherwise.
     """
+    board_size = _plain(board_size)
+    RULE_OPTION["board_size"].check(board_size, 0)
     return RULE_OPTION["min_stones"].upper(board_size) or 0  # a Bound: never None
 
 

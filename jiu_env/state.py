@@ -15,6 +15,7 @@ from . import kernel as K
 from . import vocab as V
 from .kernel import explain_illegal as explain_illegal  # defined in the kernel (apply_action's messages)
 from .outcome import outcome_of
+from .validate import validate_state
 from .vocab import COLOUR_NAMES, END_REASON_NAMES, PHASE_NAMES, SUBPHASE_NAMES, WINNER_NAMES
 
 if TYPE_CHECKING:
@@ -23,8 +24,17 @@ if TYPE_CHECKING:
 COLOUR: dict[str, int] = {"white": V.WHITE, "black": V.BLACK}
 
 
-def position_state(rules: Rules, board: Any, to_move: str = "black") -> np.ndarray:
-    """A kernel state in the battle phase from an N x N position; ValueError names any problem."""
+def position_state(rules: Rules | str | dict[str, Any], board: Any, to_move: str = "black") -> np.ndarray:
+    """A kernel state in the battle phase from an N x N position; ValueError names any problem.
+
+    ``rules``: what :meth:`Rules.make <jiu_env.rules.Rules.make>` takes (a
+    :class:`~jiu_env.rules.Rules`, a profile name or a dict of options); a
+    TypeError names ``rules`` for anything else.
+    """
+    from .rules import Rules  # (rules.py is above this module)
+
+    if not isinstance(rules, Rules):
+        rules = Rules.make(rules)
     n = rules.board_size
     if not isinstance(to_move, str) or to_move not in COLOUR:
         raise ValueError(f"to_move must be 'white' or 'black', not {to_move!r}")
@@ -58,13 +68,27 @@ def position_state(rules: Rules, board: Any, to_move: str = "black") -> np.ndarr
 
 
 def winner_name(s: np.ndarray) -> str:
-    """``"white"``, ``"black"``, ``"draw"``, or ``"none"`` (game on, or stopped at the turn limit)."""
+    """``"white"``, ``"black"``, ``"draw"``, or ``"none"`` (game on, or stopped at the turn limit).
+
+    ``s`` is checked (:func:`~jiu_env.validate.validate_state`).
+    """
+    validate_state(s)
     return WINNER_NAMES[int(s[V.H_WINNER])]
 
 
 def end_reason_name(s: np.ndarray) -> str:
-    """Why the game ended (``too_few_stones``, ``no_move``, ``repetition``, ``turn_limit``); ``"none"`` while on."""
+    """Why the game ended (``too_few_stones``, ``no_move``, ``repetition``, ``turn_limit``); ``"none"`` while on.
+
+    ``s`` is checked (:func:`~jiu_env.validate.validate_state`).
+    """
+    validate_state(s)
     return END_REASON_NAMES[int(s[V.H_END_REASON])] if s[V.H_PHASE] == V.PH_OVER else "none"
+
+
+_PHASES = frozenset(range(len(PHASE_NAMES)))
+_SUBPHASES = frozenset(range(len(SUBPHASE_NAMES)))
+_COLOURS = frozenset((V.WHITE, V.BLACK))
+_INT64 = np.dtype(np.int64)
 
 
 def game_info(s: np.ndarray) -> dict[str, Any]:
@@ -73,16 +97,31 @@ def game_info(s: np.ndarray) -> dict[str, Any]:
     ``winner`` and ``end_reason`` are the infos' string spellings of the state's
     :class:`~jiu_env.outcome.Outcome` (:func:`~jiu_env.outcome.outcome_of`):
     ``"none"`` while the game is on.
+
+    The envs call this on every step, with states they have checked, so it
+    does not run the whole :func:`~jiu_env.validate.validate_state` (about a
+    microsecond, a tenth of an env step): it checks what it reads (a kernel
+    state whose phase, sub-phase and side to move are in range) and lets
+    ``validate_state`` name the problem of a state that fails that.  Run
+    ``validate_state`` on a state from elsewhere for the full check.
     """
-    ph = int(s[V.H_PHASE])
+    try:
+        ph, sub, mover = int(s[V.H_PHASE]), int(s[V.H_SUB]), int(s[V.H_TO_MOVE])
+        fits = (type(s) is np.ndarray and s.dtype is _INT64 and s.ndim == 1
+                and ph in _PHASES and sub in _SUBPHASES and mover in _COLOURS)
+    except Exception:  # not an array of integers, or too short
+        fits = False
+    if not fits:
+        validate_state(s)  # names the problem (TypeError / InvalidStateError); a good state is read as usual
+        ph, sub, mover = int(s[V.H_PHASE]), int(s[V.H_SUB]), int(s[V.H_TO_MOVE])
     o = outcome_of(s)
     return {
         "phase": PHASE_NAMES[ph],
-        "subphase": SUBPHASE_NAMES[int(s[V.H_SUB])] if ph == V.PH_BATTLE else "none",
+        "subphase": SUBPHASE_NAMES[sub] if ph == V.PH_BATTLE else "none",
         "stone_counts": {"white": int(s[V.H_COUNT + V.WHITE]), "black": int(s[V.H_COUNT + V.BLACK])},
         "pending_captures": int(s[V.H_PENDING]),
         "battle_turn": int(s[V.H_TURNS]),
-        "to_move": "none" if ph == V.PH_OVER else COLOUR_NAMES[int(s[V.H_TO_MOVE])],
+        "to_move": "none" if ph == V.PH_OVER else COLOUR_NAMES[mover],
         "winner": o.winner_name if o is not None else WINNER_NAMES[0],
         "end_reason": o.end_reason if o is not None else END_REASON_NAMES[0],
     }

@@ -39,6 +39,7 @@ import numpy as np
 from . import kernel as K
 
 from . import vocab as V
+from .notation import check_board_size
 from .validate import validate_state
 from .vocab import PL_CENTRE_ENDS
 
@@ -69,20 +70,28 @@ def _check(g):
     return int(g)
 
 
-@lru_cache(maxsize=None)
 def inverse(g):
     """The symmetry that undoes ``g``."""
-    m = _MATS[_check(g)]
+    return _inverse(_check(g))  # checked before the cache: an unchecked key would be remembered
+
+
+@lru_cache(maxsize=None)
+def _inverse(g):
+    m = _MATS[g]
     for h in range(NUM_SYMMETRIES):
         if np.array_equal(_MATS[h], m.T):
             return h
     raise AssertionError("the group is closed")  # pragma: no cover
 
 
-@lru_cache(maxsize=None)
 def compose(g, h):
     """The symmetry "first ``h``, then ``g``"."""
-    m = _MATS[_check(g)] @ _MATS[_check(h)]
+    return _compose(_check(g), _check(h))  # checked before the cache, as inverse
+
+
+@lru_cache(maxsize=None)
+def _compose(g, h):
+    m = _MATS[g] @ _MATS[h]
     for k in range(NUM_SYMMETRIES):
         if np.array_equal(_MATS[k], m):
             return k
@@ -126,19 +135,26 @@ def _tables(n):
     return points, dmap, actions, inv_points, inv_actions
 
 
+# Every function that takes a board size ``n`` checks it with jiu_env.notation.check_board_size: an int
+# (numpy integers too) in MIN_N..MAX_N; TypeError for a bool, a float or a str, ValueError out of range.
+
 def point_map(g, n):
     """Array ``m`` (length N*N, read-only) with ``m[p]`` = image of point ``p`` under ``g``."""
-    return _tables(int(n))[0][_check(g)]
+    return _tables(check_board_size(n, "n"))[0][_check(g)]
 
 
 def direction_map(g, n=8):
-    """Array ``m`` (length 4) with ``m[d]`` = image of direction ``d`` under ``g`` (independent of n)."""
-    return _tables(int(n))[1][_check(g)]
+    """Array ``m`` (length 4, read-only) with ``m[d]`` = image of direction ``d`` under ``g``.
+
+    The map is the same on every board; ``n`` is checked as everywhere here
+    (a board size in ``MIN_N..MAX_N``), so ``direction_map(g, 3)`` raises.
+    """
+    return _tables(check_board_size(n, "n"))[1][_check(g)]
 
 
 def action_map(g, n):
     """Array ``m`` (length 10*N*N+1, read-only) with ``m[a]`` = image of action ``a`` under ``g``."""
-    return _tables(int(n))[2][_check(g)]
+    return _tables(check_board_size(n, "n"))[2][_check(g)]
 
 
 def transform_point(p, g, n):
@@ -162,12 +178,16 @@ def _index(i, size, what):
     return int(i)
 
 
-@lru_cache(maxsize=None)
 def placement_symmetries(n):
     """The symmetries that map the centre square's diagonal ends onto themselves (commute with placement)."""
-    a, b = K.diagonal_ends(int(n))
+    return _placement_symmetries(check_board_size(n, "n"))  # checked before the cache, as inverse
+
+
+@lru_cache(maxsize=None)
+def _placement_symmetries(n):
+    a, b = K.diagonal_ends(n)
     ends = {a, b}
-    pts = _tables(int(n))[0]
+    pts = _tables(n)[0]
     return tuple(g for g in range(NUM_SYMMETRIES) if {int(pts[g, a]), int(pts[g, b])} == ends)
 
 
@@ -182,12 +202,40 @@ def symmetries_for(state):
     """
     validate_state(state)
     if state[V.H_PHASE] == V.PH_PLACEMENT:
-        return placement_symmetries(int(state[V.H_N]))
+        return _placement_symmetries(int(state[V.H_N]))
     return ALL_SYMMETRIES
 
 
 def board_hash(board, to_move):
-    """The kernel's Zobrist hash of a flat board with ``to_move`` to decide."""
+    """The kernel's Zobrist hash of a flat board with ``to_move`` to decide.
+
+    ``board``: the ``N * N`` point values of an N x N board (``MIN_N..MAX_N``)
+    in a flat sequence, each EMPTY (0), WHITE (1) or BLACK (2): integers, or
+    whole-number floats (as :func:`jiu_env.state.position_state` takes them).
+    ``to_move``: WHITE or BLACK (an int, numpy integers included).  TypeError /
+    ValueError name what is wrong.
+    """
+    to_move = V.check_colour(to_move, "to_move")
+    try:
+        arr = np.asarray(board)
+    except Exception as e:  # ragged lists and the like
+        raise ValueError(f"board is not an array: {e}") from None
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise TypeError(f"board values must be integers 0 (empty), 1 (white), 2 (black); got dtype {arr.dtype}")
+    n = int(round(arr.size ** 0.5))
+    if arr.ndim != 1 or n * n != arr.size or not V.MIN_N <= n <= V.MAX_N:
+        raise ValueError(f"board must be a flat array of N * N values, N in {V.MIN_N}..{V.MAX_N}, "
+                         f"not shape {arr.shape}")
+    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+        raise ValueError("board values must be whole numbers 0, 1 or 2")
+    bad = (arr < V.EMPTY) | (arr > V.BLACK)
+    if np.any(bad):
+        raise ValueError(f"board values must be 0 (empty), 1 (white) or 2 (black), not {arr[bad][0].item()!r}")
+    return _board_hash(arr.astype(np.int64), to_move)
+
+
+def _board_hash(board, to_move):
+    """:func:`board_hash` of a checked board (an int64 array) and colour: what :func:`transform_state` uses."""
     board = np.asarray(board, np.int64)
     h = np.bitwise_xor.reduce(K.ZOBRIST[board, np.arange(board.size)]) if board.size else 0
     if to_move == V.BLACK:
@@ -222,7 +270,7 @@ def transform_state(state, g):
     la = state[V.H_LAST_ACTION]
     if la >= 0:
         out[V.H_LAST_ACTION] = acts[g, la]
-    out[V.H_HASH] = board_hash(nb, state[V.H_TO_MOVE])
+    out[V.H_HASH] = _board_hash(nb, state[V.H_TO_MOVE])  # a validated state: no checks needed
     _map_history(state, out)
     return out
 
@@ -251,8 +299,8 @@ def _map_history(state, out):
         out[V.H_HIRR] = idx
 
 
-def _inverse_map(kind, g, n):
-    return _tables(int(n))[3 if kind == "points" else 4][_check(g)]
+def _inverse_map(kind, g, n, name="n"):
+    return _tables(check_board_size(n, name))[3 if kind == "points" else 4][_check(g)]
 
 
 def transform_observation(obs, g, channels_last=True):
@@ -276,7 +324,7 @@ def transform_observation(obs, g, channels_last=True):
         c, n, n2 = obs.shape[-3:]
     if n != n2:
         raise ValueError(f"observation planes must be square, got shape {obs.shape}")
-    inv = _inverse_map("points", g, n)
+    inv = _inverse_map("points", g, n, "the board size of the planes")
     lead = obs.shape[:-3]
     if channels_last:
         flat = obs.reshape(*lead, n * n, c)

@@ -7,6 +7,18 @@ are plain module-level ints and tuples, which numba compiles as constants; the
 small ``@njit`` helpers encode and decode actions in numba code and in Python
 alike.
 
+Those helpers (:func:`num_actions`, :func:`opponent`, :func:`point_row`,
+:func:`landing`, :func:`square_corner`, the ``encode_*`` / ``action_*``
+words, ...) are **unchecked kernel helpers**: they are compiled into the
+kernel's inner loops and trust their arguments to be ints in range (a colour
+WHITE / BLACK, a point of the board, a direction 0..3, a board size
+``MIN_N..MAX_N``).  Anything else gives a wrong number, or (an index such as
+a direction far out of range) reads outside memory and can crash the
+process; they never raise.  Python code that holds values from outside
+checks them first (:func:`jiu_env.validate.check_action_value`,
+:func:`jiu_env.notation.check_board_size`, :func:`colour_name`), or uses the
+checked functions of :mod:`jiu_env.notation` and :mod:`jiu_env.symmetry`.
+
 Actions (``docs/actions.md``): on an N x N board with P = N * N points the
 flat action space has ``10 * P + 1`` actions, laid out in blocks of P::
 
@@ -87,7 +99,7 @@ ACTION_KIND_NAMES = ("POINT", "STEP", "STEP", "STEP", "STEP", "JUMP", "JUMP", "J
 
 @njit(cache=True)
 def num_actions(n: int) -> int:
-    """Size of the flat action space for an n x n board: 10 * n * n + 1."""
+    """Size of the flat action space for an n x n board: 10 * n * n + 1.  Unchecked (see the module doc)."""
     return A_STOP * n * n + 1
 
 
@@ -174,19 +186,19 @@ Action: TypeAlias = int
 
 @njit(cache=True, inline="always")
 def opponent(c: Colour) -> Colour:
-    """The other colour: BLACK for WHITE and WHITE for BLACK."""
+    """The other colour: BLACK for WHITE and WHITE for BLACK.  Unchecked: ``c`` must be WHITE or BLACK."""
     return WHITE + BLACK - c
 
 
 @njit(cache=True, inline="always")
 def point_row(p: Point, n: int) -> int:
-    """Row of point ``p`` on an ``n`` x ``n`` board (0 at the top)."""
+    """Row of point ``p`` on an ``n`` x ``n`` board (0 at the top).  Unchecked (see the module doc)."""
     return p // n
 
 
 @njit(cache=True, inline="always")
 def point_col(p: Point, n: int) -> int:
-    """Column of point ``p`` on an ``n`` x ``n`` board (0 at the left)."""
+    """Column of point ``p`` on an ``n`` x ``n`` board (0 at the left).  Unchecked (see the module doc)."""
     return p % n
 
 
@@ -204,6 +216,11 @@ def landing(p: Point, d: int, dist: int, n: int) -> Point:
 
     ``dist`` 1 is a step (the neighbour in direction d), 2 a jump's landing point
     (the jumped point is ``landing(p, d, 1, n)``).
+
+    Unchecked kernel helper: ``p`` must be a point of the board and ``d`` a
+    direction 0..3 (``DR[d]`` is read without a bounds check: a ``d`` far out
+    of range reads outside memory), ``dist`` small; else the result is
+    meaningless (see the module doc).
     """
     return point_at(p // n + dist * DR[d], p % n + dist * DC[d], n)
 
@@ -215,6 +232,9 @@ def square_corner(p: Point, k: int, n: int) -> Point:
     The windows are the squares that a stone on ``p`` can complete: k = 0 has ``p`` as
     its bottom-right corner, 1 bottom-left, 2 top-right, 3 top-left; a window that
     would leave the board is -1.  The window's points are ``a, a + 1, a + n, a + n + 1``.
+
+    Unchecked kernel helper: ``p`` must be a point of the board and ``k`` in
+    0..3; else the result is meaningless (see the module doc).
     """
     r = p // n + k // 2 - 1
     c = p % n + k % 2 - 1
@@ -321,11 +341,24 @@ assert (PL_MOVE, PL_CHAIN, PL_DROP, PL_CAPTURE) == tuple(PL_MOVE + x for x in ra
 #: history_size is given.
 
 
+def check_colour(value: object, what: str = "colour") -> int:
+    """``value`` as WHITE or BLACK: the one colour check (:class:`~jiu_env.outcome.Outcome`, symmetry, names).
+
+    TypeError for a name (``"white"``: :func:`colour_of` turns it into its
+    constant), ValueError for anything else that is not WHITE or BLACK (a
+    bool, a float, another int); numpy integers are taken.
+    """
+    if isinstance(value, str):
+        raise TypeError(f"{what} is the colour constant WHITE ({WHITE}) or BLACK ({BLACK}), not the name {value!r}"
+                        " (jiu_env.vocab.colour_of turns a name into its constant)")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value not in (WHITE, BLACK):
+        raise ValueError(f"{what} must be WHITE ({WHITE}) or BLACK ({BLACK}), not {value!r}")
+    return int(value)
+
+
 def colour_name(c: int) -> str:
-    """``"white"`` or ``"black"`` for WHITE / BLACK."""
-    if c not in (WHITE, BLACK):
-        raise ValueError(f"not a colour: {c!r} (expected {WHITE} white or {BLACK} black)")
-    return COLOUR_NAMES[c]
+    """``"white"`` or ``"black"`` for WHITE / BLACK (ints, numpy integers included), checked by :func:`check_colour`."""
+    return COLOUR_NAMES[check_colour(c, "colour")]
 
 
 def colour_of(name: str) -> int:

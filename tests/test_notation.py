@@ -83,11 +83,19 @@ def test_non_string_notation_is_a_type_error(bad):
         str_to_action(bad, 8)
 
 
-@pytest.mark.parametrize("n", [3, 21, 0, "8", 8.0, True, None])
+@pytest.mark.parametrize("n", [3, 21, 0])
 def test_bad_board_size(n):
     with pytest.raises(ValueError, match="board_size"):
         str_to_action("a0", n)
     with pytest.raises(ValueError, match="board_size"):
+        action_to_str(0, n)
+
+
+@pytest.mark.parametrize("n", ["8", 8.0, True, None])
+def test_board_size_of_the_wrong_type(n):  # a TypeError, as everywhere (a ValueError before)
+    with pytest.raises(TypeError, match="board_size"):
+        str_to_action("a0", n)
+    with pytest.raises(TypeError, match="board_size"):
         action_to_str(0, n)
 
 
