@@ -33,7 +33,8 @@ and a command-line flag (``--sims 48``, ``--no-augment``...).
 - a small checkpoint after every iteration (``--checkpoint``), and every
   ``match_every`` iterations a match against ``opponent`` whose best
   network is kept as ``<checkpoint>.best.pt`` (scores swing between
-  iterations), plotted in ``<checkpoint>.curve.png``.
+  iterations), plotted in ``<checkpoint>.curve.png``.  A checkpoint path
+  where a previous run left its files is refused unless ``--overwrite``.
 
 Use::
 
@@ -46,15 +47,17 @@ Use::
 simulations, the same search as ``AlphaZeroBot``; for a placement checkpoint
 the battle by ``mcts:sims=<eval_sims>`` unless ``--battle`` says otherwise)
 against a built-in bot, colours alternating, several games at once so that
-the network sees batches.
+the network sees batches.  It plays on the checkpoint's board and rules
+profile: ``--board-size`` / ``--profile`` given with other values are an
+error.
 """
 
 import argparse
 import dataclasses
+import io
 import json
 import math
 import pathlib
-import sys
 import time
 from dataclasses import dataclass
 
@@ -66,6 +69,7 @@ from jiu_env import symmetry as S
 from jiu_env.bots import make_bot
 from jiu_env.bots.alphazero import (PUCT, build_net, judge_battle, load_checkpoint, make_evaluator,
                                     pick_action, save_checkpoint, search_options, terminal_value)
+from jiu_env.fileio import atomic_write_bytes
 from jiu_env.observation import NUM_PLANES, write_observation
 from jiu_env.rules import Rules
 
@@ -77,6 +81,7 @@ class Args:
     minutes: float = 15.0  # wall-clock training budget (self-play + learning)
     iterations: int = 1_000_000  # stop earlier after this many iterations
     checkpoint: str = "runs/alphazero/jiu8.pt"  # written after every iteration
+    overwrite: bool = False  # replace a previous run's checkpoint, log, best network and curve
     init: str = ""  # start from this checkpoint's weights
     threads: int = 1  # torch CPU threads
     # game
@@ -138,12 +143,27 @@ QUICK = dict(minutes=1.0, iterations=1, board_size=6, channels=8, blocks=1, game
              opponent="random", battle="greedy", eval_max_battle_turns=40)
 
 
+#: The values a string flag takes; the ranges of the numeric flags (inclusive; POSITIVE: > 0).  Anything else is an
+#: argument error naming the flag, before anything is built.
+CHOICES = dict(phase=("placement", "game"))
+LIMITS = dict(seed=(0, 2**63 - 1), iterations=(1, math.inf), threads=(1, 1024), channels=(1, 4096), blocks=(0, 256),
+              games=(1, math.inf), sims=(1, math.inf), fpu=(-1, 1), dirichlet_eps=(0, 1), temp_decisions=(0, math.inf),
+              league_share=(0, 1), adjudicate_turns=(1, math.inf), judge_turns=(1, math.inf),
+              judge_playouts=(1, math.inf), judge_final_playouts=(1, math.inf), judge_final_turns=(0, math.inf),
+              weight_decay=(0, math.inf), batch_size=(1, math.inf), buffer_size=(1, math.inf),
+              match_every=(0, math.inf), match_games=(1, math.inf), eval_games=(0, math.inf), eval_sims=(1, math.inf),
+              eval_parallel=(1, math.inf), eval_max_battle_turns=(1, math.inf))
+POSITIVE = ("minutes", "c_puct", "dirichlet_alpha", "adjudicate_margin", "lr", "replay_ratio")
+
+
 # what each flag does, for --help (the default is added to it)
 HELP = dict(
     seed="random seed",
     minutes="wall-clock training budget in minutes (self-play + learning)",
     iterations="stop earlier after this many iterations",
     checkpoint="checkpoint written after every iteration",
+    overwrite="replace the files a previous run left at --checkpoint (its .pt, .log.jsonl, .best.pt, .curve.png); "
+              "otherwise such a --checkpoint is refused",
     init="start from this checkpoint's weights ('': a fresh network)",
     threads="torch CPU threads",
     profile="rules profile",
@@ -190,26 +210,52 @@ HELP = dict(
 )
 
 
-def parse_args(argv=None):
-    """``Args`` from the command line (every field is a ``--flag``)."""
+def make_parser(defaults=True):
+    """A ``--flag`` per field of ``Args``; ``defaults=False`` leaves the flags that are not given out of the
+    namespace (how --quick and --evaluate tell a flag given, at any value and however abbreviated, from one not)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
         quick = f"; --quick: {QUICK[f.name]!r}" if f.name in QUICK else ""
         text = f"{HELP[f.name]} (default {f.default!r}{quick})".replace("%", "%%")
+        default = f.default if defaults else argparse.SUPPRESS
         if f.type is bool or f.type == "bool":
-            ap.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=text)
+            ap.add_argument(flag, action=argparse.BooleanOptionalAction, default=default, help=text)
         else:
             typ = {"int": int, "float": float, "str": str}.get(f.type, f.type) if isinstance(f.type, str) else f.type
-            ap.add_argument(flag, type=typ, default=f.default, help=text)
-    ns = ap.parse_args(argv)
-    args = Args(**vars(ns))
+            ap.add_argument(flag, type=typ, default=default, choices=CHOICES.get(f.name), help=text)
+    return ap
+
+
+def given_flags(argv=None):
+    """The fields whose flags the command line gives."""
+    return set(vars(make_parser(defaults=False).parse_args(argv)))
+
+
+def parse_args(argv=None):
+    """``Args`` from the command line (every field is a ``--flag``); with ``--quick``, QUICK replaces the values of
+    the flags not given.  A value no run can use is an argument error naming its flag (exit code 2)."""
+    ap = make_parser()
+    args = Args(**vars(ap.parse_args(argv)))
     if args.quick:
-        given = {a.split("=")[0][2:].replace("-", "_") for a in (argv if argv is not None else sys.argv[1:])
-                 if a.startswith("--")}
+        given = given_flags(argv)
         for k, v in QUICK.items():
             if k not in given:
                 setattr(args, k, v)
+    for name, (lo, hi) in LIMITS.items():
+        v = getattr(args, name)
+        if not lo <= v <= hi:  # NaN too
+            ap.error(f"--{name.replace('_', '-')} {v!r}: must be >= {lo}{'' if math.isinf(hi) else f' and <= {hi}'}")
+    for name in POSITIVE:
+        if not 0 < getattr(args, name) < math.inf:
+            ap.error(f"--{name.replace('_', '-')} {getattr(args, name)!r}: must be a number > 0")
+    if args.init and not pathlib.Path(args.init).is_file():
+        ap.error(f"--init {args.init}: no such checkpoint file")
+    if not args.evaluate:  # --evaluate plays on the checkpoint's rules (checked against these in main)
+        try:
+            Rules.make(args.profile, board_size=args.board_size, max_battle_turns=args.eval_max_battle_turns)
+        except (TypeError, ValueError) as e:
+            ap.error(f"--profile/--board-size/--eval-max-battle-turns: {e}")
     return args
 
 
@@ -393,9 +439,28 @@ def rules_of(args):
     return Rules.make(args.profile, board_size=args.board_size)
 
 
+def run_files(checkpoint):
+    """The files a training run writes at ``checkpoint``: the checkpoint, its log, best network and curve."""
+    path = pathlib.Path(checkpoint)
+    return [path, path.with_suffix(".log.jsonl"), path.with_suffix(".best.pt"), path.with_suffix(".curve.png")]
+
+
+def previous_run(args):
+    """Why training into ``--checkpoint`` would overwrite a previous run's files (None: it would not, or
+    ``--overwrite``)."""
+    old = [str(p) for p in run_files(args.checkpoint) if p.exists()]
+    if old and not args.overwrite:
+        return (f"--checkpoint {args.checkpoint}: a previous run left {', '.join(old)}: choose another "
+                f"--checkpoint, or give --overwrite to replace them")
+    return None
+
+
 def train(args):
     import torch
 
+    problem = previous_run(args)
+    if problem:
+        raise FileExistsError(problem)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
     rules = rules_of(args)
@@ -404,12 +469,14 @@ def train(args):
     else:
         net = build_net(args.channels, args.blocks)
     net.eval()
+    for old in run_files(args.checkpoint)[1:]:  # --overwrite: this run's files only (the checkpoint is replaced
+        old.unlink(missing_ok=True)             # whole at the first save, so --init may name it)
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     search = make_search(make_evaluator(net), rules, args.games, args.sims, args)
     replay = Replay(args.buffer_size, rules.board_size, rules.num_actions)
     log_path = pathlib.Path(args.checkpoint).with_suffix(".log.jsonl")
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    log = log_path.open("w")
+    log = log_path.open("x")  # a log line per iteration, as it goes
     t0 = time.time()
     games = samples = 0
     it = 0
@@ -477,8 +544,10 @@ def plot_curve(log_path):
     ax.set_title(pathlib.Path(log_path).name.replace(".log.jsonl", ""))
     out = pathlib.Path(log_path).with_name(pathlib.Path(log_path).name.replace(".log.jsonl", ".curve.png"))
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=110, format="png")
     plt.close(fig)
+    atomic_write_bytes(out, buf.getvalue())
     return out
 
 
@@ -558,13 +627,30 @@ def main(argv=None):
 
     torch.set_num_threads(args.threads)
     if args.evaluate:
-        net, data = load_checkpoint(args.evaluate)
+        try:
+            net, data = load_checkpoint(args.evaluate)
+        except (FileNotFoundError, ValueError) as e:
+            make_parser().error(f"--evaluate {args.evaluate}: {e}")
         rules = data.get("rules") or {}
+        given = given_flags(argv)
+        # the checkpoint's board and profile: a flag given with another value would be silently replaced
+        differ = [f"--{k.replace('_', '-')} {getattr(args, k)!r} (the checkpoint's: {rules[k]!r})"
+                  for k in ("board_size", "profile") if k in given and k in rules and getattr(args, k) != rules[k]]
+        if differ:
+            make_parser().error(f"--evaluate {args.evaluate} plays on the rules it was trained on: "
+                                f"{', '.join(differ)}; leave these flags out")
         args.board_size = rules.get("board_size", args.board_size)
         args.profile = rules.get("profile", args.profile)
+        try:
+            Rules.make(args.profile, board_size=args.board_size, max_battle_turns=args.eval_max_battle_turns)
+        except (TypeError, ValueError) as e:
+            make_parser().error(f"--eval-max-battle-turns: {e}")
         phase = data["meta"].get("phase", "game")
         options = search_options(data)
     else:
+        problem = previous_run(args)
+        if problem:
+            make_parser().error(problem)
         net = train(args)
         phase = args.phase
         options = search_options({"meta": {"phase": phase, "args": json.dumps(dataclasses.asdict(args))}})

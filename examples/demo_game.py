@@ -16,6 +16,14 @@ def main(argv=None):
                     help="also print the board every K decisions (0: start of battle and end only) "
                          "(default %(default)s)")
     args = ap.parse_args(argv)
+    if args.seed < 0:
+        ap.error(f"--seed {args.seed}: must be >= 0")
+    if args.every < 0:
+        ap.error(f"--every {args.every}: must be >= 0 (0: start of battle and end only)")
+    try:
+        jiu_env.Rules.make("competitive", board_size=args.board_size)
+    except (TypeError, ValueError) as e:
+        ap.error(f"--board-size {args.board_size}: {e}")
 
     env = jiu_env.env(render_mode="ansi", board_size=args.board_size)
     env.reset(seed=args.seed)

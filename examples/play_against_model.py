@@ -21,6 +21,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 DEFAULT_MODEL = ROOT / "baselines" / "training" / "ppo14" / "model.zip"
+WATCH_GAMES = 2  # --games with --watch
 
 
 def main(argv=None):
@@ -37,11 +38,31 @@ def main(argv=None):
                    help="random seed of the placements and the bots (default %(default)s)")
     p.add_argument("--watch", metavar="BOT",
                    help="no human: the model plays this bot spec and the results print (default: none, you play)")
-    p.add_argument("--games", type=int, default=2,
-                   help="games to watch with --watch, colours alternating (default %(default)s)")
+    p.add_argument("--games", type=int, default=None,
+                   help=f"games to watch with --watch, colours alternating (default {WATCH_GAMES})")
     p.add_argument("--show", action="store_true",
                    help="with --watch, print the final board of every game (default: off)")
     args = p.parse_args(argv)
+    if args.seed < 0:
+        p.error(f"--seed {args.seed}: must be >= 0")
+    if not args.watch and (args.games is not None or args.show):  # they would be ignored
+        p.error(f"{'--games' if args.games is not None else '--show'} applies to --watch only")
+    if args.games is None:
+        args.games = WATCH_GAMES
+    if args.games < 1:
+        p.error(f"--games {args.games}: must be >= 1")
+    from jiu_env.bots import make_bot
+    from jiu_env.rules import Rules
+
+    try:
+        Rules.make(args.rules)
+    except (TypeError, ValueError) as e:
+        p.error(f"--rules: {e}")
+    if args.watch:
+        try:
+            make_bot(args.watch, seed=0)
+        except (ValueError, TypeError, OSError, ImportError) as e:
+            p.error(f"--watch {args.watch}: {e}")
 
     model_path = pathlib.Path(args.model)
     if not model_path.is_file():

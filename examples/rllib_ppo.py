@@ -39,7 +39,10 @@ What it does
   games each every ``eval_every`` iterations), ``iterations.csv`` (per
   iteration: env steps, seconds of sampling and of the learner's update,
   games, rung, training win rate), ``state.json`` (counters, rung) and
-  ``command.txt`` (the exact command line).
+  ``command.txt`` (the exact command line; a resumed run appends its own).
+  A new run refuses an ``--out`` that holds a previous run's files
+  (``--resume`` continues it); ``state.json``, ``curve.csv`` and
+  ``curve.png`` are replaced whole (written beside, then renamed).
 
 Runs::
 
@@ -57,7 +60,9 @@ import argparse
 import copy
 import csv
 import dataclasses
+import io
 import json
+import math
 import os
 import shlex
 import sys
@@ -65,6 +70,7 @@ import time
 from dataclasses import dataclass
 
 import jiu_env
+from jiu_env.fileio import atomic_write_bytes, atomic_write_text
 
 # ray, torch and jiu_env.integrations.rllib are imported where they are used, so that --help is quick
 
@@ -117,6 +123,23 @@ class Args:
 QUICK = dict(board_size=6, turn_limit=30, iterations=2, channels=8, layers=2, value_hidden=16, train_batch=256,
              minibatch=64, epochs=1, envs_per_runner=2, eval_every=1, eval_games=4, promote_window=4,
              num_cpus=1, cpu_minutes=0.0)
+
+
+#: The values a string flag takes; the ranges of the numeric flags (inclusive; POSITIVE: > 0).  Anything else is an
+#: argument error naming the flag, before Ray starts.
+CHOICES = dict(adjudicate=("none", "material"))
+LIMITS = dict(seed=(0, 2**31 - 1), cpu_minutes=(0, math.inf), minutes=(0, math.inf), iterations=(0, math.inf),
+              num_cpus=(1, 4096), turn_limit=(1, math.inf), capture_reward=(-math.inf, math.inf), self_play=(0, 1),
+              promote_at=(0, 1), promote_window=(1, math.inf), keep_prev=(0, 1), env_runners=(0, 4096),
+              envs_per_runner=(1, 4096), torch_threads=(1, 1024), channels=(1, 4096), layers=(1, 256),
+              value_hidden=(1, 1 << 16), gamma=(0, 1), lambda_=(0, 1), entropy=(0, math.inf), vf_coeff=(0, math.inf),
+              train_batch=(1, math.inf), minibatch=(1, math.inf), epochs=(1, math.inf), eval_every=(1, math.inf),
+              eval_games=(0, math.inf))
+POSITIVE = ("lr", "clip")
+#: What a run writes into --out: a new run refuses a folder that holds any of them (--resume continues it).
+RUN_FILES = ("state.json", "checkpoint", "model", "curve.csv", "iterations.csv")
+#: The settings a resumed run must share with the run it continues (the network, the board, the env).
+RESUME_SAME = ("board_size", "channels", "layers", "value_hidden", "turn_limit")
 
 
 # ------------------------------------------------------------------ helpers
@@ -228,8 +251,10 @@ def plot(rows, path, title):
     axes[0].legend()
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=90, format="png")
     plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 # ---------------------------------------------------------------- train
@@ -239,22 +264,23 @@ def train(a: Args) -> list[dict]:
 
     from jiu_env.integrations.rllib import pop_results_everywhere, set_opponent_everywhere
 
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "command.txt"), "w") as f:
-        f.write(" ".join(shlex.quote(x) for x in [os.path.relpath(sys.executable)] + sys.argv) + "\n")
     torch.set_num_threads(a.torch_threads)
     stages = [s.strip() for s in a.opponents.split(",") if s.strip()]
     if not stages:
         raise ValueError("--opponents names no opponent (comma-separated player specs, e.g. random,greedy)")
     state_path, ckpt = os.path.join(a.out, "state.json"), os.path.abspath(os.path.join(a.out, "checkpoint"))
+    problem = out_problem(a)
+    if problem:  # --resume with nothing (or another run) to resume, or a new run over a previous one
+        raise (FileExistsError if not a.resume else ValueError if os.path.isfile(state_path) and os.path.isdir(ckpt)
+               else FileNotFoundError)(problem)
     st = dict(iteration=0, env_steps=0, wall_s=0.0, cpu_s=0.0, rung=0, rung_starts=[0], window=[], rows=[])
     if a.resume:
-        if not (os.path.exists(state_path) and os.path.isdir(ckpt)):
-            raise FileNotFoundError(f"--resume: no {state_path} and {ckpt} to resume from")
         with open(state_path) as f:
             st.update(json.load(f))
         print(f"resuming at iteration {st['iteration']}, {st['env_steps']} env steps, rung {stages[st['rung']]}")
     rows = st["rows"]
+    os.makedirs(a.out, exist_ok=True)
+    write_command(a.out, a.resume)  # once the run is sure to start: a resumed run adds its line
 
     wall0, cpu0 = time.time() - st["wall_s"], tree_cpu_seconds() - st["cpu_s"]  # Ray's start-up counts too
     # address="local": always a fresh local instance on this machine, never an existing cluster
@@ -281,12 +307,12 @@ def train(a: Args) -> list[dict]:
             module.save_to_path(os.path.abspath(os.path.join(a.out, "model")))
             algo.save(ckpt)
             st["wall_s"], st["cpu_s"] = time.time() - wall0, tree_cpu_seconds() - cpu0
-            with open(state_path, "w") as f:
-                json.dump(dict(st, args=dataclasses.asdict(a)), f, indent=1)
-            with open(os.path.join(a.out, "curve.csv"), "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in rows for k in r)), restval="")
-                w.writeheader()
-                w.writerows(rows)
+            atomic_write_text(state_path, json.dumps(dict(st, args=dataclasses.asdict(a)), indent=1))
+            f = io.StringIO(newline="")
+            w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in rows for k in r)), restval="")
+            w.writeheader()
+            w.writerows(rows)
+            atomic_write_text(os.path.join(a.out, "curve.csv"), f.getvalue(), newline="")
             print(json.dumps(row), flush=True)
 
         if not rows:
@@ -367,20 +393,102 @@ def make_parser(defaults: bool = True) -> argparse.ArgumentParser:
             p.add_argument(flag, dest=f.name, action="store_true", default=default, help=helps.get(f.name, f.name))
         else:
             typ = {"int": int, "float": float, "str": str}[f.type if isinstance(f.type, str) else f.type.__name__]
-            p.add_argument(flag, dest=f.name, type=typ, default=default, help=helps.get(f.name, f.name))
+            p.add_argument(flag, dest=f.name, type=typ, default=default, choices=CHOICES.get(f.name),
+                           help=helps.get(f.name, f.name))
     return p
 
 
+def flag(name: str) -> str:
+    """The command-line flag of the field ``name``."""
+    return "--" + name.rstrip("_").replace("_", "-")
+
+
 def parse_args(argv=None) -> Args:
-    """The command line as ``Args``; with ``--quick``, QUICK replaces the values of the flags not given."""
-    a = Args(**vars(make_parser().parse_args(argv)))
+    """The command line as ``Args``; with ``--quick``, QUICK replaces the values of the flags not given.  A value
+    no run can use is an argument error naming its flag (exit code 2)."""
+    p = make_parser()
+    a = Args(**vars(p.parse_args(argv)))
     if a.quick:
         given = set(vars(make_parser(defaults=False).parse_args(argv)))
         for k, v in QUICK.items():
             if k not in given:
                 setattr(a, k, v)
+    check_args(p, a)
     return a
 
 
+def check_args(p: argparse.ArgumentParser, a: Args) -> None:
+    """``p.error`` for a value out of LIMITS / POSITIVE, an empty or unknown opponent or evaluation bot, a board
+    the rules refuse."""
+    for name, (lo, hi) in LIMITS.items():
+        v = getattr(a, name)
+        if not lo <= v <= hi:  # NaN too
+            p.error(f"{flag(name)} {v!r}: must be {'a finite number' if math.isinf(lo) else f'>= {lo}'}"
+                    f"{'' if math.isinf(hi) else f' and <= {hi}'}")
+    for name in POSITIVE:
+        if not 0 < getattr(a, name) < math.inf:
+            p.error(f"{flag(name)} {getattr(a, name)!r}: must be a number > 0")
+    stages = [x.strip() for x in a.opponents.split(",") if x.strip()]
+    if not stages:
+        p.error(f"--opponents {a.opponents!r}: names no opponent (comma-separated player specs, e.g. random,greedy)")
+    bots = [x.strip() for x in a.eval_bots.split(",") if x.strip()]
+    for name, specs in (("opponents", stages), ("eval_bots", bots)):
+        for spec in specs:
+            try:
+                jiu_env.make_bot(spec, seed=0)
+            except (ValueError, TypeError, OSError, ImportError) as e:
+                p.error(f"{flag(name)}: {spec!r}: {e}")
+    try:
+        jiu_env.Rules.make("competitive", board_size=a.board_size)
+    except (TypeError, ValueError) as e:
+        p.error(f"--board-size: {e}")
+
+
+def out_problem(a: Args) -> str | None:
+    """Why ``--out`` cannot take this run (``--resume`` without a run of the same network to continue, a new run
+    into a folder holding one, which it would overwrite), else None."""
+    if os.path.exists(a.out) and not os.path.isdir(a.out):
+        return f"--out {a.out}: not a folder"
+    state_path, ckpt = os.path.join(a.out, "state.json"), os.path.join(a.out, "checkpoint")
+    if not a.resume:
+        old = [name for name in RUN_FILES if os.path.exists(os.path.join(a.out, name))]
+        if old:
+            return (f"--out {a.out} holds a previous run ({', '.join(old)}): give --resume to continue it, or "
+                    f"choose another --out")
+        return None
+    if not (os.path.isfile(state_path) and os.path.isdir(ckpt)):
+        return f"--resume: no {state_path} and {ckpt}/ to resume from"
+    try:
+        with open(state_path) as f:
+            trained = json.load(f)["args"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return f"--resume: {state_path} is not a state file of this script ({type(e).__name__}: {e})"
+    diff = ", ".join(f"{flag(k)} {trained.get(k)!r} (given: {getattr(a, k)!r})" for k in RESUME_SAME
+                     if trained.get(k) != getattr(a, k))
+    if diff:
+        return f"--resume: the run in {a.out} was trained with other settings: {diff}"
+    return None
+
+
+def write_command(out: str, append: bool) -> None:
+    """Record the command line in OUT/command.txt: a new run's replaces the file, a resumed run's is added."""
+    path = os.path.join(out, "command.txt")
+    line = " ".join(shlex.quote(x) for x in [os.path.relpath(sys.executable)] + sys.argv) + "\n"
+    before = ""
+    if append and os.path.exists(path):
+        with open(path) as f:
+            before = f.read()
+    atomic_write_text(path, before + line)
+
+
+def main(argv=None) -> list[dict]:
+    """The command line: arguments checked, ``--out`` checked against ``--resume``, then :func:`train`."""
+    a = parse_args(argv)
+    problem = out_problem(a)
+    if problem:
+        make_parser().error(problem)
+    return train(a)
+
+
 if __name__ == "__main__":
-    train(parse_args())
+    main()

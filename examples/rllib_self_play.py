@@ -65,35 +65,63 @@ def evaluate(checkpoint, a, opponent="random"):
     return score
 
 
-def main():
+def make_parser(defaults=True):
+    """The command line; ``defaults=False`` leaves the flags that are not given out of the namespace (how --quick
+    tells a flag given, at any value and however abbreviated, from one not given)."""
+    def d(value):
+        return value if defaults else argparse.SUPPRESS
+
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--quick", action="store_true",
-                   help="two tiny iterations on 6x6, a smoke test; flags set away from their defaults are kept "
-                        "(default: off)")
-    p.add_argument("--board-size", type=int, default=BOARD_SIZE, help="board size N (N x N) (default %(default)s)")
-    p.add_argument("--max-battle-turns", type=int, default=MAX_BATTLE_TURNS,
-                   help="battle turn limit of the rules (default %(default)s)")
-    p.add_argument("--iterations", type=int, default=ITERATIONS, help="training iterations (default %(default)s)")
-    p.add_argument("--snapshot-every", type=int, default=SNAPSHOT_EVERY,
-                   help="iterations between snapshots added to the league (default %(default)s)")
-    p.add_argument("--channels", type=int, default=CHANNELS, help="channels of the conv trunk (default %(default)s)")
-    p.add_argument("--layers", type=int, default=LAYERS, help="conv layers of the trunk (default %(default)s)")
-    p.add_argument("--train-batch", type=int, default=TRAIN_BATCH,
-                   help="env steps (decisions of both colours) per iteration (default %(default)s)")
-    p.add_argument("--minibatch", type=int, default=MINIBATCH, help="PPO minibatch size (default %(default)s)")
-    p.add_argument("--epochs", type=int, default=EPOCHS, help="PPO epochs per iteration (default %(default)s)")
-    p.add_argument("--env-runners", type=int, default=ENV_RUNNERS,
-                   help="RLlib env runners; 0 samples in the driver process (default %(default)s)")
-    p.add_argument("--eval-games", type=int, default=EVAL_GAMES,
-                   help="games against the random bot after training, colours alternating (default %(default)s)")
-    p.add_argument("--checkpoint", default=CHECKPOINT, help="where the RLlib checkpoint is saved (default %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default %(default)s)")
-    p.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local Ray instance (default %(default)s)")
-    a = p.parse_args()
+    p.add_argument("--quick", action="store_true", default=d(False),
+                   help="two tiny iterations on 6x6, a smoke test; flags given explicitly are kept (default: off)")
+    p.add_argument("--board-size", type=int, default=d(BOARD_SIZE), help=f"board size N (N x N) (default {BOARD_SIZE})")
+    p.add_argument("--max-battle-turns", type=int, default=d(MAX_BATTLE_TURNS),
+                   help=f"battle turn limit of the rules (default {MAX_BATTLE_TURNS})")
+    p.add_argument("--iterations", type=int, default=d(ITERATIONS), help=f"training iterations (default {ITERATIONS})")
+    p.add_argument("--snapshot-every", type=int, default=d(SNAPSHOT_EVERY),
+                   help=f"iterations between snapshots added to the league (default {SNAPSHOT_EVERY})")
+    p.add_argument("--channels", type=int, default=d(CHANNELS), help=f"channels of the conv trunk (default {CHANNELS})")
+    p.add_argument("--layers", type=int, default=d(LAYERS), help=f"conv layers of the trunk (default {LAYERS})")
+    p.add_argument("--train-batch", type=int, default=d(TRAIN_BATCH),
+                   help=f"env steps (decisions of both colours) per iteration (default {TRAIN_BATCH})")
+    p.add_argument("--minibatch", type=int, default=d(MINIBATCH), help=f"PPO minibatch size (default {MINIBATCH})")
+    p.add_argument("--epochs", type=int, default=d(EPOCHS), help=f"PPO epochs per iteration (default {EPOCHS})")
+    p.add_argument("--env-runners", type=int, default=d(ENV_RUNNERS),
+                   help=f"RLlib env runners; 0 samples in the driver process (default {ENV_RUNNERS})")
+    p.add_argument("--eval-games", type=int, default=d(EVAL_GAMES),
+                   help=f"games against the random bot after training, colours alternating (default {EVAL_GAMES})")
+    p.add_argument("--checkpoint", default=d(CHECKPOINT),
+                   help=f"where the RLlib checkpoint is saved (default {CHECKPOINT})")
+    p.add_argument("--seed", type=int, default=d(0), help="random seed (default 0)")
+    p.add_argument("--num-cpus", type=int, default=d(2), help="CPUs of the local Ray instance (default 2)")
+    return p
+
+
+def parse_args(argv=None):
+    """The command line; with --quick, QUICK replaces the values of the flags not given."""
+    p = make_parser()
+    a = p.parse_args(argv)
     if a.quick:
+        given = set(vars(make_parser(defaults=False).parse_args(argv)))
         for key, value in QUICK.items():
-            if p.get_default(key) == getattr(a, key):  # flags given explicitly win over --quick
+            if key not in given:  # flags given explicitly win over --quick, even at their default value
                 setattr(a, key, value)
+    for name in ("iterations", "snapshot_every", "channels", "layers", "train_batch", "minibatch", "epochs",
+                 "eval_games", "num_cpus"):
+        if getattr(a, name) < 1:
+            p.error(f"--{name.replace('_', '-')} {getattr(a, name)}: must be >= 1")
+    for name in ("env_runners", "seed"):
+        if getattr(a, name) < 0:
+            p.error(f"--{name.replace('_', '-')} {getattr(a, name)}: must be >= 0")
+    try:
+        Rules.make("competitive", board_size=a.board_size, max_battle_turns=a.max_battle_turns)
+    except (TypeError, ValueError) as e:
+        p.error(f"--board-size/--max-battle-turns: {e}")
+    return a
+
+
+def main(argv=None):
+    a = parse_args(argv)
 
     import ray
 

@@ -17,23 +17,28 @@ a command-line flag (``--pool-size 4``, ``--minutes 10``...).
   ``train_maskable_ppo.py``) instead of a fresh network;
 - evaluation every ``eval_every`` steps against each bot of ``ladder`` with
   the evaluation harness; ``eval.csv``, ``learning_curve.png`` and
-  ``model.zip`` go to ``out``.
+  ``model.zip`` go to ``out`` (default ``runs/selfplay14``; an ``out`` holding
+  a previous run's results is refused unless ``--overwrite`` is given).
 
 Use::
 
     python examples/self_play.py --quick                     # smoke run, < 1 min
-    python examples/self_play.py --minutes 30
+    python examples/self_play.py --minutes 30                # into runs/selfplay14
+    # (the shipped baselines/training/selfplay14 is replaced only with --out baselines/training/selfplay14 --overwrite)
     python examples/self_play.py --init baselines/training/ppo14/model.zip --minutes 30
 """
 
 import argparse
 import csv
 import dataclasses
+import io
 import json
+import math
 import pathlib
 import time
 from dataclasses import dataclass
 
+from jiu_env.fileio import atomic_write_bytes, atomic_write_text
 
 
 @dataclass
@@ -73,13 +78,21 @@ class Args:
     seed: int = 0
     threads: int = 2
     vec_env: str = "dummy"  # "dummy" or "subproc"
-    out: str = "baselines/training/selfplay14"
+    out: str = "runs/selfplay14"  # never the shipped baselines/ folder by default
+    overwrite: bool = False
     quick: bool = False
 
 
 QUICK = dict(board_size=8, max_battle_turns=60, n_envs=2, n_steps=64, batch_size=64, n_epochs=1, channels=8,
              layers=2, snapshot_every=64, pool_size=2, eval_every=128, eval_games=2, ladder="random,greedy",
              total_steps=256, minutes=1.0, out="runs/quick_selfplay")
+
+
+#: The values a string flag takes (anything else is an argument error).
+CHOICES = dict(start=("battle", "placement"), vec_env=("dummy", "subproc"))
+
+#: The files a run writes into ``out``: an ``out`` holding any of them is refused unless ``--overwrite``.
+RESULT_FILES = ("args.json", "eval.csv", "learning_curve.png", "model.zip")
 
 
 # what each flag does, for --help (the default is added to it)
@@ -113,12 +126,16 @@ HELP = dict(
     seed="random seed",
     threads="torch CPU threads",
     vec_env="vectorised env: 'dummy' (one process) or 'subproc' (one process per env)",
-    out="output folder (eval.csv, learning_curve.png, model.zip)",
+    out="output folder (args.json, eval.csv, learning_curve.png, model.zip)",
+    overwrite="replace the results of a previous run in --out (otherwise such a folder is refused)",
     quick="smoke run (< 1 min): tiny board, network and budget unless given explicitly",
 )
 
 
-def parse_args(argv=None):
+def parse_args(argv=None, check_out=False):
+    """The command line as ``Args`` (--quick under the flags given); a value no run can use is an argument error
+    naming its flag.  ``check_out``: also refuse an ``out`` holding a previous run's results (unless
+    ``--overwrite``)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
@@ -127,18 +144,68 @@ def parse_args(argv=None):
         if isinstance(f.default, bool):
             p.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)
         else:
-            p.add_argument(flag, type=type(f.default), default=None, help=text)
+            p.add_argument(flag, type=type(f.default), default=None, choices=CHOICES.get(f.name), help=text)
     ns = vars(p.parse_args(argv))
     args = Args(**{k: v for k, v in ns.items() if v is not None and k != "quick"}, quick=bool(ns["quick"]))
     if args.quick:
         for k, v in QUICK.items():
             if ns.get(k) is None:
                 setattr(args, k, v)
+    check_args(p, args)
+    if check_out:
+        check_out_folder(p, args)
     return args
 
 
+def check_args(p, args):
+    """``p.error`` (exit code 2, naming the flag) for a value no run can use, before anything is built."""
+    def bad(name, why):
+        p.error(f"--{name.replace('_', '-')} {getattr(args, name)!r}: {why}")
+
+    for name in ("snapshot_every", "pool_size", "n_envs", "n_steps", "batch_size", "n_epochs", "channels", "layers",
+                 "eval_every", "eval_games", "total_steps", "threads"):
+        if getattr(args, name) < 1:
+            bad(name, "must be at least 1")
+    for name in ("learning_rate", "clip_range", "minutes"):
+        if not 0 < getattr(args, name) < math.inf:
+            bad(name, "must be a number > 0")
+    for name, lo, hi in (("latest_prob", 0, 1), ("gamma", 0, 1), ("gae_lambda", 0, 1), ("ent_coef", 0, math.inf)):
+        if not lo <= getattr(args, name) <= hi:
+            bad(name, f"must be a number in {lo}..{hi}")
+    if not math.isfinite(args.capture_reward):
+        bad("capture_reward", "must be a finite number")
+    from jiu_env import Rules
+    from jiu_env.players import make_player
+
+    for name, specs in (("ladder", args.ladder.split(",")), ("bootstrap", [args.bootstrap])):
+        for spec in specs:
+            try:
+                make_player(spec, seed=0)
+            except (ValueError, TypeError, OSError, ImportError) as e:
+                bad(name, f"{spec!r}: {e}")
+    try:
+        Rules.make(args.rules, board_size=args.board_size, max_battle_turns=args.max_battle_turns)
+    except (TypeError, ValueError) as e:
+        p.error(f"--rules/--board-size/--max-battle-turns: {e}")
+    if args.init and not pathlib.Path(args.init).is_file():
+        p.error(f"--init {args.init}: no such model file")
+
+
+def check_out_folder(p, args):
+    """Refuse an ``out`` that holds a previous run's results, unless ``--overwrite`` (which removes them)."""
+    out = pathlib.Path(args.out)
+    if out.exists() and not out.is_dir():
+        p.error(f"--out {args.out}: not a folder")
+    old = [name for name in RESULT_FILES if (out / name).exists()]
+    if old and not args.overwrite:
+        p.error(f"--out {args.out} holds a previous run's results ({', '.join(old)}): choose another --out, "
+                f"or give --overwrite to replace them")
+    for name in old:  # --overwrite: the folder then holds this run's results only
+        (out / name).unlink()
+
+
 def main(argv=None):
-    args = parse_args(argv)
+    args = parse_args(argv, check_out=True)
 
     import torch
     from sb3_contrib import MaskablePPO
@@ -152,13 +219,13 @@ def main(argv=None):
     torch.set_num_threads(args.threads)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
+    atomic_write_text(out / "args.json", json.dumps(dataclasses.asdict(args), indent=2))
     rule_options = dict(rules=args.rules, board_size=args.board_size, max_battle_turns=args.max_battle_turns)
     ladder = args.ladder.split(",")
 
     env_kwargs = dict(bootstrap=args.bootstrap, pool_size=args.pool_size, latest_prob=args.latest_prob,
                       start=args.start, capture_reward=args.capture_reward, **rule_options)
-    vec_cls = SubprocVecEnv if args.vec_env == "subproc" else DummyVecEnv
+    vec_cls = {"dummy": DummyVecEnv, "subproc": SubprocVecEnv}[args.vec_env]
     venv = make_vec_env(JiuSelfPlayEnv, n_envs=args.n_envs, seed=args.seed, env_kwargs=env_kwargs,
                         vec_env_cls=vec_cls)
     ppo_kwargs = dict(learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
@@ -211,7 +278,7 @@ def main(argv=None):
             print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
             write_csv(out / "eval.csv", self.rows)
             plot_curve(out / "learning_curve.png", self.rows, ladder)
-            self.model.save(out / "model.zip")
+            save_model(self.model, out / "model.zip")
 
     snapshots = SelfPlayCallback(every=args.snapshot_every)
     ladder_eval = LadderEval()
@@ -224,12 +291,21 @@ def main(argv=None):
     return ladder_eval.rows
 
 
+def save_model(model, path):
+    """``model.save(path)`` that replaces ``path`` whole or not at all (a run stopped mid-save keeps the last one)."""
+    buf = io.BytesIO()
+    model.save(buf)
+    atomic_write_bytes(path, buf.getvalue())
+
+
 def write_csv(path, rows):
+    """The rows as a CSV file, replaced whole (atomically)."""
     keys = list(dict.fromkeys(k for r in rows for k in r))
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
+    f = io.StringIO(newline="")
+    w = csv.DictWriter(f, fieldnames=keys)
+    w.writeheader()
+    w.writerows(rows)
+    atomic_write_text(path, f.getvalue(), newline="")
 
 
 def plot_curve(path, rows, ladder):
@@ -250,8 +326,10 @@ def plot_curve(path, rows, ladder):
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=100, format="png")
     plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 if __name__ == "__main__":

@@ -34,7 +34,10 @@ What it does
 * **Output** (``--out``, default ``runs/tianshou-dqn``): ``model.pt`` (and
   ``checkpoint.pt`` with the optimizer and counters, for ``--resume``),
   ``curve.csv`` / ``curve.png`` (score against random and greedy over learner
-  steps, CPU and wall seconds, from ``eval_games`` quick games each).
+  steps, CPU and wall seconds, from ``eval_games`` quick games each).  Every
+  file is replaced whole (written beside it, then renamed); a new run refuses
+  an ``--out`` that already holds a ``checkpoint.pt``, and ``--resume``
+  refuses one without (or of another network).
 
 Rate a model with ``jiu eval``::
 
@@ -50,9 +53,11 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import io
 import itertools
 import json
 import logging
+import math
 import os
 import time
 from dataclasses import dataclass
@@ -74,6 +79,8 @@ from torch import nn
 
 import jiu_env
 from jiu_env import kernel as K
+from jiu_env.bots.network import atomic_torch_save
+from jiu_env.fileio import atomic_write_bytes, atomic_write_text
 from jiu_env.nets import SpatialActionHead, ValueHead, conv_trunk
 from jiu_env.observation import NUM_PLANES, PLANE_NAMES, observe
 
@@ -125,6 +132,19 @@ class Args:
 QUICK = dict(board_size=6, n_envs=2, channels=8, layers=2, buffer_size=4_000, batch_size=32, learning_starts=200,
              collect_steps=32, eval_every=400, eval_games=4, total_steps=800, minutes=0.75, max_battle_turns=40,
              eps_decay_steps=800, promote_window=4)
+
+#: The values a string flag takes; the ranges of the numeric flags (inclusive; POSITIVE: > 0).  Anything else is an
+#: argument error naming the flag, before anything is built.
+CHOICES = dict(adjudicate=("none", "material"), start=("placement", "battle"))
+LIMITS = dict(seed=(0, 2**31 - 1), minutes=(0, math.inf), wall_minutes=(0, math.inf), total_steps=(0, math.inf),
+              threads=(1, 1024), max_battle_turns=(1, math.inf), capture_reward=(-math.inf, math.inf),
+              n_envs=(1, 4096), promote_at=(0, 1), promote_window=(1, math.inf), keep_prev=(0, 1),
+              channels=(1, 4096), layers=(1, 256), gamma=(0, 1), buffer_size=(1, math.inf),
+              batch_size=(1, math.inf), learning_starts=(0, math.inf), collect_steps=(1, math.inf),
+              updates_per_step=(0, math.inf), target_update=(1, math.inf), eps_start=(0, 1), eps_end=(0, 1),
+              eps_decay_steps=(1, math.inf), max_walk=(1, math.inf), eval_every=(1, math.inf),
+              eval_games=(1, math.inf))
+POSITIVE = ("lr",)
 
 LEARNER, OPPONENT = "learner", "opponent"
 _ENVS: dict[int, "LearnerVsOpponent"] = {}  # env_id -> env, for the opponent policy (same process only)
@@ -387,8 +407,10 @@ def plot(rows, path):
     axes[0].legend()
     fig.suptitle("Tianshou masked DQN, Jiu from scratch")
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=90, format="png")
     plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 # ---------------------------------------------------------------- train
@@ -414,7 +436,11 @@ def train(a: Args):
     counters = dict(env_steps=0, cpu_s=0.0, wall_s=0.0, updates=0, stage=0, stage_steps=[0])
     rows: list[dict] = []
     ckpt_path = os.path.join(a.out, "checkpoint.pt")
-    if a.resume and os.path.exists(ckpt_path):
+    problem = out_problem(a)
+    if problem:  # --resume with nothing (or another network) to resume, or a new run over a previous one
+        raise (FileExistsError if not a.resume else FileNotFoundError if not os.path.exists(ckpt_path)
+               else ValueError)(problem)
+    if a.resume:
         data = torch.load(ckpt_path, map_location="cpu", weights_only=False)
         net.load_state_dict(data["model"])
         learner.model_old.load_state_dict(data["model_old"])
@@ -448,16 +474,18 @@ def train(a: Args):
             row[f"score_{bot}"], row[f"wins_{bot}"] = round(sc, 4), w
         rows.append(row)
         counters["cpu_s"], counters["wall_s"] = time.process_time() - cpu0, time.time() - wall0
-        with open(os.path.join(a.out, "curve.csv"), "w", newline="") as f:
-            wr = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in rows for k in r)), restval="")
-            wr.writeheader()
-            wr.writerows(rows)
+        f = io.StringIO(newline="")
+        wr = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in rows for k in r)), restval="")
+        wr.writeheader()
+        wr.writerows(rows)
+        atomic_write_text(os.path.join(a.out, "curve.csv"), f.getvalue(), newline="")
         plot(rows, os.path.join(a.out, "curve.png"))
-        torch.save(dict(model=net.state_dict(), config=config, env_steps=counters["env_steps"]),
-                   os.path.join(a.out, "model.pt"))
-        torch.save(dict(model=net.state_dict(), model_old=learner.model_old.state_dict(),
-                        optim=learner.optim._optim.state_dict(), counters=counters, rows=rows, config=config,
-                        args=dataclasses.asdict(a)), ckpt_path)
+        # each file replaced whole: a run stopped mid-save keeps the previous model and checkpoint
+        atomic_torch_save(dict(model=net.state_dict(), config=config, env_steps=counters["env_steps"]),
+                          os.path.join(a.out, "model.pt"))
+        atomic_torch_save(dict(model=net.state_dict(), model_old=learner.model_old.state_dict(),
+                               optim=learner.optim._optim.state_dict(), counters=counters, rows=rows, config=config,
+                               args=dataclasses.asdict(a)), ckpt_path)
         print(json.dumps(row), flush=True)
 
     while True:
@@ -499,25 +527,111 @@ def train(a: Args):
     return rows
 
 
-def parse_args(argv=None) -> Args:
+def field_help() -> dict[str, str]:
+    """Each field's comment in ``Args`` (its --help text; the field's name where it has none)."""
+    import inspect
+    import re
+
+    out = {}
+    for line in inspect.getsource(Args).splitlines():
+        m = re.match(r"\s+(\w+): \w+ = [^#]*#\s*(.*)", line)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def make_parser(defaults: bool = True) -> argparse.ArgumentParser:
+    """A flag per field of ``Args``; ``defaults=False`` leaves the flags that are not given out of the namespace
+    (how --quick tells a flag given at its default value from one not given)."""
+    helps = field_help()
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
+        default = f.default if defaults else argparse.SUPPRESS
+        text = helps.get(f.name, f.name.replace("_", " "))
         if f.type in ("bool", bool):
-            p.add_argument(flag, action="store_true", help=f.name)
+            p.add_argument(flag, action="store_true", default=default, help=text)
         else:
             typ = {"int": int, "float": float, "str": str}[f.type if isinstance(f.type, str) else f.type.__name__]
-            p.add_argument(flag, type=typ, default=f.default, help=f.name)
-    ns = p.parse_args(argv)
-    given = {k for k in vars(ns) if getattr(ns, k) != getattr(Args, k)}
-    a = Args(**vars(ns))
+            p.add_argument(flag, type=typ, default=default, choices=CHOICES.get(f.name), help=text)
+    return p
+
+
+def parse_args(argv=None) -> Args:
+    """The command line as ``Args``; with ``--quick``, QUICK replaces the values of the flags not given (a flag
+    given at its default value counts as given).  A value no run can use is an argument error naming its flag."""
+    p = make_parser()
+    a = Args(**vars(p.parse_args(argv)))
     if a.quick:
+        given = set(vars(make_parser(defaults=False).parse_args(argv)))
         for k, v in QUICK.items():
             if k not in given:
                 setattr(a, k, v)
+    check_args(p, a)
     return a
 
 
+def check_args(p: argparse.ArgumentParser, a: Args) -> None:
+    """``p.error`` for a value out of LIMITS / POSITIVE, an empty or unknown opponent or evaluation bot, a board
+    the rules refuse."""
+    for name, (lo, hi) in LIMITS.items():
+        v = getattr(a, name)
+        if not lo <= v <= hi:  # NaN too
+            p.error(f"--{name.replace('_', '-')} {v!r}: must be "
+                    f"{'a finite number' if math.isinf(lo) else f'>= {lo}'}{'' if math.isinf(hi) else f' and <= {hi}'}")
+    for name in POSITIVE:
+        if not 0 < getattr(a, name) < math.inf:
+            p.error(f"--{name.replace('_', '-')} {getattr(a, name)!r}: must be a number > 0")
+    for name in ("opponents", "eval_bots"):
+        specs = [x.strip() for x in getattr(a, name).split(",")]
+        if not all(specs):
+            p.error(f"--{name.replace('_', '-')} {getattr(a, name)!r}: an empty player spec "
+                    f"(comma-separated player specs, e.g. random,greedy)")
+        for spec in specs:
+            try:
+                jiu_env.make_bot(spec, seed=0)
+            except (ValueError, TypeError, OSError, ImportError) as e:
+                p.error(f"--{name.replace('_', '-')}: {spec!r}: {e}")
+    try:
+        jiu_env.Rules.make("competitive", board_size=a.board_size, max_battle_turns=a.max_battle_turns)
+    except (TypeError, ValueError) as e:
+        p.error(f"--board-size/--max-battle-turns: {e}")
+
+
+def out_problem(a: Args) -> str | None:
+    """Why ``--out`` cannot take this run (``--resume`` without a checkpoint of the same network, a new run into a
+    folder holding one, which it would overwrite), else None."""
+    ckpt = os.path.join(a.out, "checkpoint.pt")
+    if os.path.exists(a.out) and not os.path.isdir(a.out):
+        return f"--out {a.out}: not a folder"
+    if not a.resume:
+        if os.path.exists(ckpt):
+            return (f"--out {a.out} holds a previous run ({ckpt}): give --resume to continue it, or choose "
+                    f"another --out")
+        return None
+    if not os.path.isfile(ckpt):
+        return f"--resume: no {ckpt} to resume from"
+    try:
+        trained = torch.load(ckpt, map_location="cpu", weights_only=False)["config"]
+    except Exception as e:  # not a checkpoint of this script
+        return f"--resume: {ckpt} is not a checkpoint of this script ({type(e).__name__}: {e})"
+    config = dict(board_size=a.board_size, channels=a.channels, layers=a.layers, max_battle_turns=a.max_battle_turns)
+    if trained != config:
+        diff = ", ".join(f"--{k.replace('_', '-')} {trained.get(k)!r} (given: {v!r})" for k, v in config.items()
+                         if trained.get(k) != v)
+        return f"--resume: {ckpt} was trained with other settings: {diff}"
+    return None
+
+
+def main(argv=None) -> list[dict]:
+    """The command line: arguments checked, ``--out`` checked against ``--resume``, then :func:`train`."""
+    a = parse_args(argv)
+    problem = out_problem(a)
+    if problem:
+        make_parser().error(problem)
+    return train(a)
+
+
 if __name__ == "__main__":
-    train(parse_args())
+    main()

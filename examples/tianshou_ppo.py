@@ -43,8 +43,10 @@ What it does
   rung, curve rows: ``--resume``), ``curve.csv`` / ``curve.png`` (score
   against random and greedy every ``eval_every`` env steps, ``eval_games``
   games each, with env steps, CPU and wall seconds and the rung),
-  ``command.txt`` (the command line), and a log line per update and
-  evaluation on stdout.
+  ``command.txt`` (the command line; a resumed run appends its own), and a
+  log line per update and evaluation on stdout.  Every file is replaced
+  whole (written beside it, then renamed), and a new run refuses an ``--out``
+  that already holds a ``checkpoint.pt`` (``--resume`` continues it).
 
 Env steps are learner decisions (the bot's are not counted).  CPU seconds are
 those of this process (``time.process_time``), evaluations included.
@@ -62,6 +64,7 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import io
 import json
 import logging
 import math
@@ -84,6 +87,8 @@ from torch import nn
 
 import jiu_env
 from jiu_env import kernel as K
+from jiu_env.bots.network import atomic_torch_save
+from jiu_env.fileio import atomic_write_bytes, atomic_write_text
 from jiu_env.nets import SpatialActionHead, ValueHead, conv_trunk, orthogonal_init
 from jiu_env.observation import NUM_PLANES, PLANE_NAMES, observe
 
@@ -135,6 +140,18 @@ QUICK = dict(board_size=6, max_battle_turns=30, n_envs=2, channels=8, layers=2, 
 
 LEARNER = "learner"
 SEED_MAX = 2**31 - 1
+
+#: The values a string flag takes; the ranges of the numeric flags (inclusive; POSITIVE: > 0).  Anything else is an
+#: argument error naming the flag, before anything is built.
+CHOICES = dict(adjudicate=("none", "material"))
+LIMITS = dict(seed=(0, SEED_MAX), cpu_minutes=(0, math.inf), minutes=(0, math.inf), total_steps=(0, math.inf),
+              threads=(1, 1024), max_battle_turns=(1, math.inf), capture_reward=(-math.inf, math.inf),
+              n_envs=(1, 4096), promote_at=(0, 1), promote_window=(1, math.inf), keep_prev=(0, 1),
+              channels=(1, 4096), layers=(1, 256), value_hidden=(1, 1 << 16), gamma=(0, 1), lambda_=(0, 1),
+              entropy=(0, math.inf), vf_coeff=(0, math.inf), max_grad_norm=(0, math.inf),
+              train_batch=(1, math.inf), minibatch=(1, math.inf), epochs=(1, math.inf), eval_every=(1, math.inf),
+              eval_games=(0, math.inf))
+POSITIVE = ("lr", "clip")
 TURN_PLANE = PLANE_NAMES.index("turn_progress")
 
 
@@ -411,8 +428,10 @@ def plot(rows, path, title):
     axes[0].legend()
     fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=90, format="png")
     plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 # ---------------------------------------------------------------- train
@@ -424,9 +443,6 @@ def train(a: Args) -> list[dict]:
     for name in ("train_batch", "minibatch", "epochs", "n_envs", "eval_every", "promote_window"):
         if getattr(a, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {getattr(a, name)}")
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "command.txt"), "w") as f:
-        f.write(" ".join(shlex.quote(x) for x in [os.path.relpath(sys.executable)] + sys.argv) + "\n")
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     np.random.seed(a.seed)
@@ -453,7 +469,12 @@ def train(a: Args) -> list[dict]:
         st.update(data["state"])
         print(f"resuming at {st['env_steps']} env steps, {st['cpu_s']:.0f} CPU s, rung {stages[st['rung']]}",
               flush=True)
+    elif os.path.exists(ckpt_path):  # a new run would overwrite it
+        raise FileExistsError(f"--out {a.out} holds a previous run ({ckpt_path}): give --resume to continue it, "
+                              f"or choose another --out")
     rows = st["rows"]
+    os.makedirs(a.out, exist_ok=True)
+    write_command(a.out, a.resume)  # once the run is sure to start: a resumed run adds its line
 
     envs = DummyVectorEnv([lambda: make_env(a, *rung_opponents(stages, st["rung"], a.keep_prev))
                            for _ in range(a.n_envs)])
@@ -480,16 +501,18 @@ def train(a: Args) -> list[dict]:
             row[f"score_{bot}"], row[f"wins_{bot}"] = round(score, 4), wins
         rows.append(row)
         st["cpu_s"], st["wall_s"] = time.process_time() - cpu0, time.time() - wall0
-        with open(os.path.join(a.out, "curve.csv"), "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in rows for k in r)), restval="")
-            w.writeheader()
-            w.writerows(rows)
+        f = io.StringIO(newline="")
+        w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in rows for k in r)), restval="")
+        w.writeheader()
+        w.writerows(rows)
+        atomic_write_text(os.path.join(a.out, "curve.csv"), f.getvalue(), newline="")
         if any(k.startswith("score_") for k in rows[0]):
             plot(rows, os.path.join(a.out, "curve.png"), title)
-        torch.save(dict(model=net.state_dict(), config=config, env_steps=st["env_steps"]),
-                   os.path.join(a.out, "model.pt"))
-        torch.save(dict(model=net.state_dict(), optim=algo.optim.state_dict(), state=st, config=config,
-                        args=dataclasses.asdict(a)), ckpt_path)
+        # each file replaced whole: a run stopped mid-save keeps the previous model and checkpoint
+        atomic_torch_save(dict(model=net.state_dict(), config=config, env_steps=st["env_steps"]),
+                          os.path.join(a.out, "model.pt"))
+        atomic_torch_save(dict(model=net.state_dict(), optim=algo.optim.state_dict(), state=st, config=config,
+                               args=dataclasses.asdict(a)), ckpt_path)
         print("eval " + json.dumps(row), flush=True)
 
     while True:
@@ -565,20 +588,102 @@ def make_parser(defaults: bool = True) -> argparse.ArgumentParser:
             p.add_argument(flag, dest=f.name, action="store_true", default=default, help=helps.get(f.name, f.name))
         else:
             typ = {"int": int, "float": float, "str": str}[f.type if isinstance(f.type, str) else f.type.__name__]
-            p.add_argument(flag, dest=f.name, type=typ, default=default, help=helps.get(f.name, f.name))
+            p.add_argument(flag, dest=f.name, type=typ, default=default, choices=CHOICES.get(f.name),
+                           help=helps.get(f.name, f.name))
     return p
 
 
+def flag(name: str) -> str:
+    """The command-line flag of the field ``name``."""
+    return "--" + name.rstrip("_").replace("_", "-")
+
+
 def parse_args(argv=None) -> Args:
-    """The command line as ``Args``; with ``--quick``, QUICK replaces the values of the flags not given."""
-    a = Args(**vars(make_parser().parse_args(argv)))
+    """The command line as ``Args``; with ``--quick``, QUICK replaces the values of the flags not given.  A value
+    no run can use is an argument error naming its flag (exit code 2)."""
+    p = make_parser()
+    a = Args(**vars(p.parse_args(argv)))
     if a.quick:
         given = set(vars(make_parser(defaults=False).parse_args(argv)))
         for k, v in QUICK.items():
             if k not in given:
                 setattr(a, k, v)
+    check_args(p, a)
     return a
 
 
+def check_args(p: argparse.ArgumentParser, a: Args) -> None:
+    """``p.error`` for a value out of LIMITS / POSITIVE, an empty or unknown opponent or evaluation bot, a board
+    the rules refuse."""
+    for name, (lo, hi) in LIMITS.items():
+        v = getattr(a, name)
+        if not lo <= v <= hi:  # NaN too
+            p.error(f"{flag(name)} {v!r}: must be {'a finite number' if math.isinf(lo) else f'>= {lo}'}"
+                    f"{'' if math.isinf(hi) else f' and <= {hi}'}")
+    for name in POSITIVE:
+        if not 0 < getattr(a, name) < math.inf:
+            p.error(f"{flag(name)} {getattr(a, name)!r}: must be a number > 0")
+    stages = [x.strip() for x in a.opponents.split(",") if x.strip()]
+    if not stages:
+        p.error(f"--opponents {a.opponents!r}: names no opponent (comma-separated player specs, e.g. random,greedy)")
+    bots = [x.strip() for x in a.eval_bots.split(",") if x.strip()]
+    for name, specs in (("opponents", stages), ("eval_bots", bots)):
+        for spec in specs:
+            try:
+                jiu_env.make_bot(spec, seed=0)
+            except (ValueError, TypeError, OSError, ImportError) as e:
+                p.error(f"{flag(name)}: {spec!r}: {e}")
+    try:
+        jiu_env.Rules.make("competitive", board_size=a.board_size, max_battle_turns=a.max_battle_turns)
+    except (TypeError, ValueError) as e:
+        p.error(f"--board-size/--max-battle-turns: {e}")
+
+
+def out_problem(a: Args) -> str | None:
+    """Why ``--out`` cannot take this run (``--resume`` without a checkpoint of the same network, a new run into a
+    folder holding one, which it would overwrite), else None."""
+    ckpt = os.path.join(a.out, "checkpoint.pt")
+    if os.path.exists(a.out) and not os.path.isdir(a.out):
+        return f"--out {a.out}: not a folder"
+    if not a.resume:
+        if os.path.exists(ckpt):
+            return (f"--out {a.out} holds a previous run ({ckpt}): give --resume to continue it, or choose "
+                    f"another --out")
+        return None
+    if not os.path.isfile(ckpt):
+        return f"--resume: no {ckpt} to resume from"
+    try:
+        trained = torch.load(ckpt, map_location="cpu", weights_only=False)["config"]
+    except Exception as e:  # not a checkpoint of this script
+        return f"--resume: {ckpt} is not a checkpoint of this script ({type(e).__name__}: {e})"
+    config = dict(board_size=a.board_size, rules="competitive", max_battle_turns=a.max_battle_turns,
+                  channels=a.channels, layers=a.layers, value_hidden=a.value_hidden)
+    if trained != config:
+        diff = ", ".join(f"{flag(k)} {trained.get(k)!r} (given: {v!r})" for k, v in config.items()
+                         if trained.get(k) != v)
+        return f"--resume: {ckpt} was trained with other settings: {diff}"
+    return None
+
+
+def write_command(out: str, append: bool) -> None:
+    """Record the command line in OUT/command.txt: a new run's replaces the file, a resumed run's is added."""
+    path = os.path.join(out, "command.txt")
+    line = " ".join(shlex.quote(x) for x in [os.path.relpath(sys.executable)] + sys.argv) + "\n"
+    before = ""
+    if append and os.path.exists(path):
+        with open(path) as f:
+            before = f.read()
+    atomic_write_text(path, before + line)
+
+
+def main(argv=None) -> list[dict]:
+    """The command line: arguments checked, ``--out`` checked against ``--resume``, then :func:`train`."""
+    a = parse_args(argv)
+    problem = out_problem(a)
+    if problem:
+        make_parser().error(problem)
+    return train(a)
+
+
 if __name__ == "__main__":
-    train(parse_args())
+    main()

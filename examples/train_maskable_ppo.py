@@ -58,7 +58,8 @@ Use::
     python examples/train_maskable_ppo.py --preset scratch8 --out runs/ppo8_scratch   # 8x8 from scratch, 1 CPU hour
     python examples/train_maskable_ppo.py --preset scratch14   # then 14x14 from that network, ~95 CPU minutes more
     python examples/train_maskable_ppo.py --minutes 30     # the baseline run, into runs/ppo14
-    # (the shipped baseline in baselines/training/ppo14 is replaced only with --out baselines/training/ppo14)
+    # (an --out holding a previous run's results is refused unless --overwrite is given: the shipped baseline in
+    # baselines/training/ppo14 is replaced only with --out baselines/training/ppo14 --overwrite)
     python examples/train_maskable_ppo.py --bc-games 0 --learning-rate 3e-4 --ent-coef 0.01   # pure RL
     jiu eval ppo=sb3:baselines/training/ppo14/model.zip random greedy pattern --gauntlet ppo \\
         --random-opening 196 --games 200 --anchor greedy   # evaluate it again
@@ -67,11 +68,14 @@ Use::
 import argparse
 import csv
 import dataclasses
+import io
 import json
+import math
 import pathlib
 import time
 from dataclasses import dataclass
 
+from jiu_env.fileio import atomic_write_bytes, atomic_write_text
 
 
 @dataclass
@@ -130,6 +134,7 @@ class Args:
     threads: int = 2  # torch threads
     vec_env: str = "dummy"  # "dummy" or "subproc"
     out: str = "runs/ppo14"  # never the shipped baselines/ folder by default
+    overwrite: bool = False  # replace the results of a previous run in out (otherwise such an out is refused)
     preset: str = ""  # a named set of defaults (see PRESETS), e.g. "scratch8"; flags given explicitly win
     quick: bool = False
 
@@ -139,6 +144,13 @@ QUICK = dict(board_size=8, max_battle_turns=60, n_envs=2, n_steps=64, batch_size
              bc_games=2, bc_epochs=1, bc_workers=1,
              eval_every=128, eval_games=2, eval_opponents="random,greedy", total_steps=256, minutes=1.0,
              out="runs/quick_ppo")
+
+
+#: The values a string flag takes (anything else is an argument error).
+CHOICES = dict(start=("battle", "placement"), adjudicate=("none", "material"), vec_env=("dummy", "subproc"))
+
+#: The files a run writes into ``out``: an ``out`` holding any of them is refused unless ``--overwrite``.
+RESULT_FILES = ("args.json", "eval.csv", "curriculum.json", "learning_curve.png", "model.zip", "best.zip", "bc.json")
 
 
 #: Named sets of defaults (--preset NAME); flags given on the command line override them, --quick comes last.
@@ -161,7 +173,10 @@ PRESETS = {
 }
 
 
-def parse_args(argv=None):
+def parse_args(argv=None, check_out=False):
+    """The command line as ``Args`` (preset, then --quick, under the flags given); a value no run can use is an
+    argument error naming its flag.  ``check_out``: also refuse an ``out`` holding a previous run's results
+    (unless ``--overwrite``)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
@@ -170,7 +185,9 @@ def parse_args(argv=None):
                            help=f"(default {f.default}{'; --quick: ' + str(QUICK[f.name]) if f.name in QUICK else ''})")
         else:
             p.add_argument(flag, type=type(f.default), default=None, metavar=f.name.upper(),
-                           help=f"(default {f.default}{'; --quick: ' + str(QUICK[f.name]) if f.name in QUICK else ''})")
+                           choices=CHOICES.get(f.name),
+                           help=f"(default {f.default}{'; --quick: ' + str(QUICK[f.name]) if f.name in QUICK else ''}"
+                                f"{'; one of ' + ', '.join(CHOICES[f.name]) if f.name in CHOICES else ''})")
     ns = vars(p.parse_args(argv))
     args = Args(**{k: v for k, v in ns.items() if v is not None and k != "quick"}, quick=bool(ns["quick"]))
     if args.preset:
@@ -183,11 +200,80 @@ def parse_args(argv=None):
         for k, v in QUICK.items():
             if ns.get(k) is None:
                 setattr(args, k, v)
+        if ns.get("promote_at") is None:  # promote at once, whatever the number of stages
+            args.promote_at = ",".join(["0.0"] * (len(args.curriculum.split(",")) - 1))
+    check_args(p, args)
+    if check_out:
+        check_out_folder(p, args)
     return args
 
 
+def check_args(p, args):
+    """``p.error`` (exit code 2, naming the flag) for a value no run can use, before anything is built."""
+    def bad(name, why):
+        p.error(f"--{name.replace('_', '-')} {getattr(args, name)!r}: {why}")
+
+    for name in ("n_envs", "n_steps", "batch_size", "n_epochs", "channels", "layers", "promote_window", "bc_epochs",
+                 "bc_batch_size", "bc_workers", "eval_every", "eval_games", "total_steps", "threads"):
+        if getattr(args, name) < 1:
+            bad(name, "must be at least 1")
+    if args.bc_games < 0:
+        bad("bc_games", "must be at least 0 (0: no warm start)")
+    for name, lo, hi, what in (("learning_rate", 0, math.inf, "> 0"), ("bc_learning_rate", 0, math.inf, "> 0"),
+                               ("clip_range", 0, math.inf, "> 0"), ("max_grad_norm", 0, math.inf, "> 0"),
+                               ("minutes", 0, math.inf, "> 0")):
+        if not lo < getattr(args, name) < hi:
+            bad(name, f"must be a number {what}")
+    for name, lo, hi in (("gamma", 0, 1), ("gae_lambda", 0, 1), ("keep_old", 0, 1), ("ent_coef", 0, math.inf),
+                         ("vf_coef", 0, math.inf), ("cpu_minutes", 0, math.inf)):
+        if not lo <= getattr(args, name) <= hi:
+            bad(name, f"must be a number in {lo}..{hi}")
+    if not math.isfinite(args.capture_reward):
+        bad("capture_reward", "must be a finite number")
+    stages = args.curriculum.split(",")
+    try:
+        promote = [float(x) for x in args.promote_at.split(",")] if args.promote_at else []
+    except ValueError:
+        bad("promote_at", "must be comma-separated numbers in 0..1, one per change of curriculum stage")
+    if not all(0 <= x <= 1 for x in promote):
+        bad("promote_at", "every threshold must be a number in 0..1")
+    if len(promote) != len(stages) - 1:
+        bad("promote_at", f"gives {len(promote)} threshold(s) for the {len(stages) - 1} change(s) of stage of "
+                          f"--curriculum {args.curriculum!r}: give one per change")
+    from jiu_env import Rules
+    from jiu_env.players import make_player
+
+    for name, specs in (("curriculum", stages), ("eval_opponents", args.eval_opponents.split(",")),
+                        ("bc_teacher", [args.bc_teacher]), ("bc_opponent", [args.bc_opponent])):
+        for spec in specs:
+            try:
+                make_player(spec, seed=0)
+            except (ValueError, TypeError, OSError, ImportError) as e:
+                bad(name, f"{spec!r}: {e}")
+    try:
+        Rules.make(args.rules, board_size=args.board_size, max_battle_turns=args.max_battle_turns)
+    except (TypeError, ValueError) as e:
+        p.error(f"--rules/--board-size/--max-battle-turns: {e}")
+    if args.init and not pathlib.Path(args.init).is_file():
+        p.error(f"--init {args.init}: no such model file (the scratch14 preset starts from the scratch8 "
+                "run's model: run --preset scratch8 first, or pass --init PATH)")
+
+
+def check_out_folder(p, args):
+    """Refuse an ``out`` that holds a previous run's results, unless ``--overwrite`` (which removes them)."""
+    out = pathlib.Path(args.out)
+    if out.exists() and not out.is_dir():
+        p.error(f"--out {args.out}: not a folder")
+    old = [name for name in RESULT_FILES if (out / name).exists()]
+    if old and not args.overwrite:
+        p.error(f"--out {args.out} holds a previous run's results ({', '.join(old)}): choose another --out, "
+                f"or give --overwrite to replace them")
+    for name in old:  # --overwrite: the folder then holds this run's results only
+        (out / name).unlink()
+
+
 def main(argv=None):
-    args = parse_args(argv)
+    args = parse_args(argv, check_out=True)
     t_start = time.time()  # the minutes budget counts from here (a behaviour-cloning warm start included)
     cpu_start = time.process_time()
 
@@ -204,7 +290,7 @@ def main(argv=None):
     torch.set_num_threads(args.threads)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "args.json").write_text(json.dumps(dataclasses.asdict(args), indent=2))
+    atomic_write_text(out / "args.json", json.dumps(dataclasses.asdict(args), indent=2))
     stages = args.curriculum.split(",")
     promote = [float(x) for x in args.promote_at.split(",")] if args.promote_at else []
     eval_opps = args.eval_opponents.split(",")
@@ -219,7 +305,7 @@ def main(argv=None):
 
     env_kwargs = dict(opponent=stage_mix(0), learner="random", start=args.start,
                       capture_reward=args.capture_reward, adjudicate=args.adjudicate, **rule_options)
-    vec_cls = SubprocVecEnv if args.vec_env == "subproc" else DummyVecEnv
+    vec_cls = {"dummy": DummyVecEnv, "subproc": SubprocVecEnv}[args.vec_env]
     venv = make_vec_env(JiuVsBotEnv, n_envs=args.n_envs, seed=args.seed, env_kwargs=env_kwargs, vec_env_cls=vec_cls)
     model = MaskablePPO(
         JiuPolicy, venv, learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
@@ -231,10 +317,7 @@ def main(argv=None):
     # and what it learns: the battle only (from random placements) or whole games; jiu eval and make_bot give a
     # battle-only model random placement in whole games (phases:random+sb3:model.zip) and say so
     set_model_phase(model, "battle" if args.start == "battle" else "game")
-    if args.init:
-        if not pathlib.Path(args.init).is_file():
-            raise SystemExit(f"--init {args.init}: no such model file (the scratch14 preset starts from the scratch8 "
-                             "run's model: run --preset scratch8 first, or pass --init PATH)")
+    if args.init:  # parse_args checked that the file is there
         from jiu_env.sb3 import transfer_weights
         moved = transfer_weights(args.init, model)
         print(f"started from {args.init}: {moved['parameters']} weights (board-size curriculum)")
@@ -300,13 +383,13 @@ def main(argv=None):
             self.rows.append(row)
             print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
             write_csv(out / "eval.csv", self.rows)
-            (out / "curriculum.json").write_text(json.dumps(self.stage_starts))
+            atomic_write_text(out / "curriculum.json", json.dumps(self.stage_starts))
             plot_curve(out / "learning_curve.png", self.rows, eval_opps, self.stage_starts)
-            self.model.save(out / "model.zip")
+            save_model(self.model, out / "model.zip")
             key = sum(row[f"score_{opp}"] for opp in eval_opps)  # best: the highest total score
             if self.best is None or key >= self.best:
                 self.best = key
-                self.model.save(out / "best.zip")
+                save_model(self.model, out / "best.zip")
 
     cb = CurriculumEval()
     model.learn(total_timesteps=args.total_steps, callback=cb)
@@ -411,16 +494,25 @@ def behaviour_clone(model, args, rule_options, out):
                                 "seconds": round(time.time() - t0, 1)})
         print(f"  epoch {epoch + 1}: loss {np.mean(losses):.3f}, held-out accuracy {acc:.1%} "
               f"({time.time() - t0:.0f} s)", flush=True)
-    (out / "bc.json").write_text(json.dumps(stats, indent=2))
+    atomic_write_text(out / "bc.json", json.dumps(stats, indent=2))
     return stats
 
 
+def save_model(model, path):
+    """``model.save(path)`` that replaces ``path`` whole or not at all (a run stopped mid-save keeps the last one)."""
+    buf = io.BytesIO()
+    model.save(buf)
+    atomic_write_bytes(path, buf.getvalue())
+
+
 def write_csv(path, rows):
+    """The rows as a CSV file, replaced whole (atomically)."""
     keys = list(dict.fromkeys(k for r in rows for k in r))
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
+    f = io.StringIO(newline="")
+    w = csv.DictWriter(f, fieldnames=keys)
+    w.writeheader()
+    w.writerows(rows)
+    atomic_write_text(path, f.getvalue(), newline="")
 
 
 def plot_curve(path, rows, opponents, stage_starts):
@@ -460,8 +552,10 @@ def plot_curve(path, rows, opponents, stage_starts):
     ax3.grid(alpha=0.3)
     ax3.legend(loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=100, format="png")
     plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 if __name__ == "__main__":

@@ -41,6 +41,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
+import sys
 import time
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -55,7 +57,8 @@ from .search import FIRST_RELEASE_AB, bench_search, measure_search, midgame_posi
 from .timing import TARGETS, Rate, Table, best_rate
 
 __all__ = [
-    "SECTIONS", "TARGETS", "BENCHES", "run_benchmarks", "prepare_out", "add_arguments", "run", "main",
+    "SECTIONS", "GAMES_SECTIONS", "DEFAULT_GAMES", "TARGETS", "BENCHES", "run_benchmarks", "prepare_out",
+    "add_arguments", "command_line", "run", "main",
     "Rate", "best_rate", "Table",
     "kernel_games", "process_ceiling", "bench_kernel", "bench_batched", "floor_env", "bench_aec", "bench_vector",
     "midgame_positions", "search_totals", "measure_search", "FIRST_RELEASE_AB", "bench_search", "bench_compile",
@@ -65,13 +68,19 @@ __all__ = [
 #: The sections, in the order they run (``--only`` picks among them).
 SECTIONS = ("kernel", "batched", "aec", "vector", "search", "compile")
 
+#: The sections that ``--games`` sets (the others have no games count: giving it for them alone is an error).
+GAMES_SECTIONS = ("batched", "vector")
+
+#: ``--games`` when not given.
+DEFAULT_GAMES = 64
+
 #: Section name -> the function that measures it into the table, given the run's settings.
 BENCHES = {"kernel": bench_kernel, "batched": bench_batched, "aec": bench_aec, "vector": bench_vector,
            "search": bench_search, "compile": bench_compile}
 
 
-def run_benchmarks(sections: Iterable[str] = SECTIONS, quick: bool = False, games: int = 64, echo: bool = True,
-                   note: str = "") -> dict[str, Any]:
+def run_benchmarks(sections: Iterable[str] = SECTIONS, quick: bool = False, games: int = DEFAULT_GAMES,
+                   echo: bool = True, note: str = "") -> dict[str, Any]:
     """Run the chosen sections; return the result dict (rows, machine, settings)."""
     cfg = {"quick": quick, "time": 0.3 if quick else 3.0, "repeats": 1 if quick else 3, "games": games,
            "ab_depth": 2 if quick else 3, "mcts_sims": 200 if quick else 2000}
@@ -141,19 +150,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                              "benchmarks/results are rewritten only when named here)")
     parser.add_argument("--only", default=",".join(SECTIONS), type=_sections_arg,
                         help=f"comma-separated sections to run (default all: {','.join(SECTIONS)})")
-    parser.add_argument("--games", type=_positive_int, default=64,
-                        help="games in the batched runner / vector env (default 64)")
+    parser.add_argument("--games", type=_positive_int, default=None,
+                        help=f"games in the batched runner / vector env (default {DEFAULT_GAMES}; only the sections "
+                             f"{' and '.join(GAMES_SECTIONS)} use it: with neither in --only it is an error)")
     parser.add_argument("--note", default="", help="a line for the Markdown report (machine load, ...)")
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run from parsed arguments; write the files; return an exit code."""
+def command_line(args: argparse.Namespace) -> str:
+    """The ``jiu bench`` command line of ``args``: every flag given (a default left out), shell-quoted."""
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
+    words = ["jiu", "bench"] + (["--quick"] if args.quick else [])
+    if set(sections) != set(SECTIONS):
+        words += ["--only", args.only]
+    if getattr(args, "games", None) is not None:
+        words += ["--games", str(args.games)]
+    if str(args.out) != str(Path("runs") / "bench"):
+        words += ["--out", str(args.out)]
+    if args.note:
+        words += ["--note", args.note]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def run(args: argparse.Namespace, prog: str = "jiu bench") -> int:
+    """Run from parsed arguments; write the files; return an exit code.
+
+    ``--games`` given with none of :data:`GAMES_SECTIONS` in ``--only`` is an
+    error (exit code 2, ``PROG: error: ...`` on stderr, nothing measured): it
+    would be ignored.
+    """
+    sections = [s.strip() for s in args.only.split(",") if s.strip()]
+    games = getattr(args, "games", None)
+    if games is not None and not set(sections) & set(GAMES_SECTIONS):
+        print(f"{prog}: error: --games {games} has no effect on the sections run ({', '.join(sections)}): "
+              f"only {' and '.join(GAMES_SECTIONS)} play games (add one to --only, or leave --games out)",
+              file=sys.stderr)
+        return 2
     out = prepare_out(args.out)  # an unusable folder fails now, not after minutes of measuring
-    result = run_benchmarks(sections, quick=args.quick, games=args.games, note=args.note)
-    flags = (["--quick"] if args.quick else []) + ([f"--only {args.only}"] if set(sections) != set(SECTIONS) else [])
-    result["command"] = " ".join(["jiu bench"] + flags)
+    result = run_benchmarks(sections, quick=args.quick, games=DEFAULT_GAMES if games is None else games,
+                            note=args.note)
+    result["command"] = command_line(args)
     atomic_write_text(out / "results.json", json.dumps(result, indent=2) + "\n", newline="\n")
     atomic_write_text(out / "RESULTS.md", to_markdown(result), newline="\n")
     print(f"wrote {out / 'results.json'} and {out / 'RESULTS.md'}")
@@ -165,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = add_arguments(argparse.ArgumentParser(prog="bench", description=__doc__.split("\n\n")[0]))
     args = parser.parse_args(argv)
     try:
-        return run(args)
+        return run(args, prog=parser.prog)
     except OSError as e:
         parser.error(str(e))
 

@@ -29,7 +29,7 @@ def cmd_warm(args: argparse.Namespace) -> int:
     try:
         rules = Rules.make(args.rules)
     except (TypeError, ValueError) as e:
-        return _err(f"warm: {e}")
+        return _err(f"warm: --rules: {e}")
     board_sizes = args.board_size or [8]
     for n in board_sizes:  # warm_up plays the profile's own size where a size does not fit: asked here, refused
         try:
@@ -55,4 +55,10 @@ def cmd_warm(args: argparse.Namespace) -> int:
         print("compiled: " + ", ".join(rep.compiled))
     if not rep.bots:
         return _err("warm: none of the bots could be built here")
+    played = [spec for spec in rep.bots
+              if any(f"{spec} on {n}x{n}" not in rep.skipped for n in rep.board_sizes)]
+    if not played:  # every bot refused every board size asked (e.g. a network of another size): nothing warmed
+        sizes = ", ".join(f"{n}x{n}" for n in dict.fromkeys(rep.board_sizes))
+        return _err(f"warm: no bot could play on the board size(s) asked ({sizes}): nothing of the bots was "
+                    f"warmed (see 'skipped' above; --board-size N gives a size they play)")
     return 0

@@ -15,13 +15,19 @@ replay (an illegal action, other rules) stop the script with the game named.
 
 (``:N``: only the folder's games numbered below N (its first N games), e.g. of a match that was continued later.)
 
-writes OUT/chunk-*.npz and OUT/manifest.json (overwriting a previous harvest in OUT).
+writes OUT/chunk-*.npz and OUT/manifest.json, replacing a previous harvest in OUT only once every input has
+been read and the new one is written whole (into a temporary folder beside OUT, then swapped in): a missing
+input folder or a record that does not replay leaves the previous harvest as it was.
 """
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import pathlib
-import sys
+import secrets
+import shutil
+import tempfile
 
 import numpy as np
 
@@ -75,37 +81,79 @@ def harvest_game(g: dict, rules: Rules) -> dict | None:
             "battle_turns": int(s[V.H_TURNS])}
 
 
-def main(out_dir: str, folders: list[str]) -> None:
-    out = pathlib.Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("chunk-*.npz"):
-        old.unlink()
+def parse_inputs(p: argparse.ArgumentParser, folders: list[str]) -> list[tuple[str, int | None]]:
+    """``(folder, N or None)`` of each FOLDER[:N], every folder checked to hold a games.jsonl (p.error if not)."""
+    out = []
+    for arg in folders:
+        folder, colon, limit = arg.partition(":")
+        if colon and not limit.isdigit():
+            p.error(f"{arg}: N of FOLDER:N must be a whole number >= 0, not {limit!r}")
+        if not (pathlib.Path(folder) / "games.jsonl").is_file():
+            p.error(f"{arg}: no {pathlib.Path(folder) / 'games.jsonl'} (a jiu eval folder)")
+        out.append((folder, int(limit) if colon else None))
+    return out
+
+
+def swap_in(tmp: pathlib.Path, out: pathlib.Path) -> None:
+    """Make the finished harvest ``tmp`` the folder ``out``; files of ``out`` that are no harvest's are kept."""
+    if not out.exists():
+        os.rename(tmp, out)
+        return
+    old = pathlib.Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+    os.rename(out, old / out.name)
+    os.rename(tmp, out)
+    for f in (old / out.name).iterdir():  # anything besides the previous chunks and manifest stays in OUT
+        if not (f.name == "manifest.json" or (f.name.startswith("chunk-") and f.name.endswith(".npz"))):
+            os.rename(f, out / f.name)
+    shutil.rmtree(old)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                usage="python harvest.py OUT FOLDER[:N] [FOLDER[:N] ...]")
+    p.add_argument("out", help="the data run folder written (chunk-*.npz, manifest.json)")
+    p.add_argument("folders", nargs="+", metavar="FOLDER[:N]",
+                   help="a jiu eval folder (its games.jsonl); :N: only its games numbered below N")
+    args = p.parse_args(argv)
+    out = pathlib.Path(args.out).resolve()
+    if out.exists() and not out.is_dir():
+        p.error(f"OUT {args.out} is not a folder")
+    inputs = parse_inputs(p, args.folders)  # every input checked before anything is read or written
     rules = Rules.make("competitive", board_size=14)
     games, sources = [], {}
-    for arg in folders:
-        folder, _, limit = arg.partition(":")
+    for folder, limit in inputs:
         n = 0
         lines = [json.loads(line) for line in (pathlib.Path(folder) / "games.jsonl").read_text().splitlines()]
         for g in lines:  # in the file's order
-            if (limit and g["game"] >= int(limit)) or Rules.make(dict(g["record"]["rules"])) != rules:
+            if (limit is not None and g["game"] >= limit) or Rules.make(dict(g["record"]["rules"])) != rules:
                 continue
-            h = harvest_game(g, rules)
+            try:
+                h = harvest_game(g, rules)
+            except ValueError as e:
+                p.error(f"{folder}: {e}")
             if h is not None:
                 games.append(h)
                 n += 1
         sources[folder] = n
-    chunks = {}
-    for i in range(0, len(games), CHUNK_GAMES):
-        chunks[chunk_name(i // CHUNK_GAMES)] = store_chunk(out, i // CHUNK_GAMES, pack_games(games[i:i + CHUNK_GAMES]))
-    config = {"kind": "records", "rules": rules.to_dict(), "sources": sources,
-              "teacher": "moves played by " + " / ".join(TEACHERS) + " (battle), " + " / ".join(PLACEMENT_TEACHERS)
-                         + " (placement)"}
-    write_manifest(out, {"format": DATA_FORMAT, "config": config, "chunks": chunks})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.new-{secrets.token_hex(4)}"
+    tmp.mkdir()  # beside OUT (the same file system), with the mode a new OUT would have
+    try:
+        chunks = {}
+        for i in range(0, len(games), CHUNK_GAMES):
+            chunks[chunk_name(i // CHUNK_GAMES)] = store_chunk(tmp, i // CHUNK_GAMES,
+                                                               pack_games(games[i:i + CHUNK_GAMES]))
+        config = {"kind": "records", "rules": rules.to_dict(), "sources": sources,
+                  "teacher": "moves played by " + " / ".join(TEACHERS) + " (battle), "
+                             + " / ".join(PLACEMENT_TEACHERS) + " (placement)"}
+        write_manifest(tmp, {"format": DATA_FORMAT, "config": config, "chunks": chunks})
+        swap_in(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
     labelled = sum(c["labelled"] for c in chunks.values())
-    print(f"{len(games)} games, {labelled} labelled decisions from {sources} -> {out}")
+    print(f"{len(games)} games, {labelled} labelled decisions from {sources} -> {args.out}")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 3:
-        sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2:])
+    main()

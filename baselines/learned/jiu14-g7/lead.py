@@ -10,10 +10,11 @@ and its score in those games; the same for NAME as White and as Black.
     python lead.py FOLDER NAME [T ...]
     python lead.py baselines/learned/jiu14-g7/placement-vs-abt1 pt 10 30
 """
+import argparse
 import json
 import math
+import pathlib
 import statistics
-import sys
 
 from jiu_env import vocab as V
 from jiu_env.records.game_record import GameRecord
@@ -59,11 +60,17 @@ def report(title: str, rows: list[tuple[float, list[int]]], turns: list[int]) ->
               f"{100 * statistics.fmean(behind) if behind else float('nan'):.0f}%)")
 
 
-def main() -> None:
-    if len(sys.argv) < 3:
-        sys.exit(__doc__)
-    folder, name = sys.argv[1], sys.argv[2]
-    turns = [int(t) for t in sys.argv[3:]] or [10, 30]
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("folder", help="a jiu eval folder (its games.jsonl)")
+    ap.add_argument("name", help="the player whose lead is read")
+    ap.add_argument("turns", nargs="*", type=int, metavar="T", help="battle turns (default 10 30)")
+    args = ap.parse_args(argv)
+    folder, name, turns = args.folder, args.name, args.turns or [10, 30]
+    if any(t < 0 for t in turns):
+        ap.error(f"battle turns T must be >= 0, not {min(turns)}")
+    if not (pathlib.Path(folder) / "games.jsonl").is_file():
+        ap.error(f"{folder}: no games.jsonl there (a jiu eval folder)")
     games = []
     for line in open(f"{folder}/games.jsonl"):
         try:
@@ -72,6 +79,8 @@ def main() -> None:
             continue  # a line cut short by an interrupted run
         if name in (g["white"], g["black"]):
             games.append(g)
+    if not games:
+        ap.error(f"{folder} holds no game of {name}")
     rows = [leads(g, name, turns) for g in games]
     report(f"{name}", rows, turns)
     report(f"{name} as White", [r for r, g in zip(rows, games) if g["white"] == name], turns)

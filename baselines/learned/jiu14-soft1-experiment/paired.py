@@ -21,14 +21,23 @@ import sys
 
 
 def scores(folder: str | pathlib.Path, name: str, opponent: str | None = None) -> dict[int, tuple[int, float]]:
-    """Game number -> (seed, score of ``name``) for the games of ``name`` (against ``opponent``)."""
+    """Game number -> (seed, score of ``name``) for the games of ``name`` (against ``opponent``).
+
+    Game numbers restart at 0 for every pair of a gauntlet, so without ``opponent`` a folder where ``name`` met
+    several players would mix their games: ValueError naming them (give ``opponent``).
+    """
     out = {}
+    met = set()
     for line in (pathlib.Path(folder) / "games.jsonl").read_text().splitlines():
         g = json.loads(line)
         if name not in g["pair"] or (opponent is not None and opponent not in g["pair"]):
             continue
+        met.update(p for p in g["pair"] if p != name)
         s = g["score_white"] if g["white"] == name else 1.0 - g["score_white"]
         out[g["game"]] = (g["seed"], s)
+    if opponent is None and len(met) > 1:
+        raise ValueError(f"{folder}: {name} met {len(met)} players ({', '.join(sorted(met))}), whose games share "
+                         f"game numbers: name the OPPONENT to compare")
     return out
 
 
@@ -53,7 +62,16 @@ def main(argv: list[str]) -> None:
     ap.add_argument("opponent", nargs="?", help="only the games against this player")
     args = ap.parse_args(argv)
     name, a, b, opponent = args.name, args.a, args.b, args.opponent
-    sa, sb = scores(a, name, opponent), scores(b, name, opponent)
+    for folder in (a, b):
+        if not (pathlib.Path(folder) / "games.jsonl").is_file():
+            ap.error(f"{folder}: no games.jsonl there (a jiu eval folder)")
+    try:
+        sa, sb = scores(a, name, opponent), scores(b, name, opponent)
+    except ValueError as e:
+        ap.error(str(e))
+    for folder, sc in ((a, sa), (b, sb)):
+        if not sc:
+            ap.error(f"{folder}: no game of {name}" + (f" against {opponent}" if opponent else ""))
     common = common_games(sa, sb)
     if len(common) < 2:
         sys.exit(f"{a} and {b} share fewer than two games (same game number and seed)")
