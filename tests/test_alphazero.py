@@ -257,8 +257,11 @@ def test_bot_plays_a_whole_game(tiny_checkpoint):
     from jiu_env.bots.match import play_game
 
     rules = Rules.make("competitive", board_size=5, max_battle_turns=12)
+    from jiu_env.outcome import outcome_of
+
     g = play_game(rules, AlphaZeroBot(checkpoint=tiny_checkpoint, sims=4), "random", seed=2)
-    assert g.winner in ("white", "black", "draw") or g.end_reason == "turn_limit"
+    assert g.outcome == outcome_of(g.state)  # the rules ended it (no forfeit, no stop)
+    assert g.battle_turns <= 12  # max_battle_turns at the latest
     assert g.decisions > 23  # every placement and some battle
 
 

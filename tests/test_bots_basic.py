@@ -11,6 +11,7 @@ from jiu_env.bots.greedy import GreedyBot, greedy_action, scratch_state, walk_ne
 from jiu_env.bots.match import play_game, policy
 from jiu_env.bots.pattern import PatternBot, attack_scores, defence_scores
 from jiu_env.bots.random_bot import RandomBot
+from jiu_env.outcome import outcome_of
 from jiu_env.rules import Rules
 
 NAMES = ("random", "greedy", "pattern")
@@ -87,8 +88,8 @@ def test_bots_play_only_legal_actions_and_never_touch_the_state(name, positions)
 @pytest.mark.parametrize("n", [5, 6, 8])
 def test_bots_finish_whole_games_against_themselves(name, n):
     g = play_game(Rules.make("competitive", board_size=n), make_bot(name), make_bot(name), seed=n)
-    assert g.winner in ("white", "black", "draw", None)
     assert g.state[K.H_PHASE] == K.PH_OVER
+    assert g.outcome == outcome_of(g.state)  # the rules ended it (no forfeit, no stop): its winner is the state's
     assert g.decisions == len(g.actions or []) >= n * n
 
 
@@ -405,10 +406,24 @@ def test_greedy_placement_blocks_and_builds():
 
 
 def test_greedy_action_is_a_pure_function():
+    # the action depends on the state and the seed only: the state is not modified, no calls in between
+    # (other seeds) change it, and a fresh copy of the state gives the same action
     r = Rules.make("competitive", board_size=8)
-    s = r.new_state()
-    K.random_placement(s, 4)
-    assert greedy_action(s, 123) == greedy_action(s, 123)
+    battle = r.new_state()
+    K.random_placement(battle, 4)
+    placement = r.new_state()
+    for a in (27, 36, 28):
+        K.apply_action(placement, a)
+    for s in (battle, placement):
+        before = s.copy()
+        first = greedy_action(s, 123)
+        assert K.is_legal(before, first)
+        np.testing.assert_array_equal(s, before)
+        for seed in range(5):
+            greedy_action(s, seed)
+        assert greedy_action(s, 123) == first
+        assert greedy_action(before.copy(), 123) == first
+        np.testing.assert_array_equal(s, before)
 
 
 # ------------------------------------------------------------ strength

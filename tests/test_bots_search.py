@@ -1,5 +1,7 @@
 """The search opponents: alpha-beta (jiu_env.bots.alphabeta) and MCTS (jiu_env.bots.mcts)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -90,10 +92,14 @@ def test_finished_game_and_bad_state_raise(spec):
 
 @pytest.mark.parametrize("spec", ["alphabeta:depth=0", "alphabeta:time=-1", "alphabeta:cap_width=-2",
                                   "alphabeta:drop_width=1.5", "alphabeta:place_depth=0", "alphabeta:tt_bits=40",
-                                  "alphabeta:speed=3", "alphabeta:qdelta=-1", "alphabeta:qdelta=1.5", "mcts:sims=0", "mcts:c=-1", "mcts:rollout_cap=-1",
+                                  "alphabeta:quiesce=17", "alphabeta:null=9", "alphabeta:qdelta=-1",
+                                  "alphabeta:qdelta=1.5", "mcts:sims=0", "mcts:c=-1", "mcts:rollout_cap=-1",
                                   "mcts:reuse=maybe", "mcts:widen=-1"])
 def test_bad_parameters_are_errors(spec):
-    with pytest.raises(ValueError):
+    # each refusal names the bot, the parameter and the value given (not some other parameter's check)
+    bot, kv = spec.split(":")
+    name, value = kv.split("=")
+    with pytest.raises(ValueError, match=rf"^{bot} {name} must be .*, not '?{re.escape(value)}'?$"):
         make_bot(spec)
 
 
@@ -662,13 +668,22 @@ def test_evaluation_cache_returns_the_evaluation(states):
 
 
 def test_quiescence_off_is_the_plain_search():
-    # quiesce=0, lmr=false and the hand weights are the alpha-beta of the first release, move for move
+    # quiesce=0, lmr=false and the hand weights are the alpha-beta of the first release, move for move:
+    # with the default widths, its value and move are those of plain minimax with static leaves
+    # (ref_negamax) at each depth; one turn of quiescence takes the bait at depth 1 no more
     rules = Rules.make("competitive", board_size=8, fly_threshold=0)
     s = position_state(rules, board_from_text(POISONED_CAPTURE), "white")
-    bot = make_bot("alphabeta:depth=2,quiesce=0", seed=0)
-    bot.step(s)
-    assert bot.last_info["qnodes"] == 0
-    assert make_bot("alphabeta:depth=2", seed=0).step(s) is not None
+    moves = {}
+    for depth in (1, 2, 3):
+        vals = {int(a): ref_child(s, int(a), K.WHITE, K.BLACK, depth) for a in legal_actions(s)}
+        bot = make_bot(f"alphabeta:depth={depth},quiesce=0,lmr=false,eval=hand", seed=0)
+        a = bot.step(s)
+        assert bot.last_info["qnodes"] == 0 and bot.last_info["depth"] == depth
+        assert bot.last_info["value"] == ref_negamax(s, depth) == max(vals.values()), depth
+        assert vals[a] == max(vals.values()), depth
+        moves[depth] = a
+    assert K.is_jump_kind(K.action_kind(moves[1], int(s[K.H_P])))  # the plain one-turn search takes the bait
+    assert make_bot("alphabeta:depth=1,quiesce=1,lmr=false,eval=hand", seed=0).step(s) != moves[1]
 
 
 def test_evaluation_weights_by_name_or_by_value(states):

@@ -457,19 +457,23 @@ def test_self_play_env_unpickled_read_only_goes_on():
 
 
 def test_batch_runner_and_vector_env_unpickled_read_only_go_on():
-    r = BatchRunner(3, board_size=6, opponent="greedy", seed=4, threads=1)
+    # started in the battle (a finished game restarts there too): the battle's paths run on the copies
+    r = BatchRunner(3, board_size=6, opponent="greedy", seed=4, threads=1, start="battle")
     r.reset()
     r2 = _ray_roundtrip(r)
-    v = JiuVectorEnv(3, board_size=6, opponent="random", threads=1)
+    v = JiuVectorEnv(3, board_size=6, opponent="random", threads=1, start="battle")
     v.reset(seed=5)
     v2 = _ray_roundtrip(v)
     for _ in range(10):
+        for states in (r2.states, v2.runner.states):
+            assert (states[:, K.H_PHASE] == K.PH_BATTLE).all()
         acts = np.array([int(np.flatnonzero(m)[0]) for m in r.masks])
         for x, y in zip(r.step(acts), r2.step(acts)):
             assert np.array_equal(x, y)
         acts = np.array([int(np.flatnonzero(m)[0]) for m in v.action_masks()])
         for x, y in zip(v.step(acts)[:4], v2.step(acts)[:4]):
             assert np.array_equal(x, y)
+    assert np.array_equal(r.states, r2.states) and np.array_equal(v.runner.states, v2.runner.states)
 
 
 @pytest.mark.parametrize("spec", ["alphabeta:depth=2", "mcts:sims=50", "greedy", "pattern"])

@@ -76,7 +76,7 @@ def test_rllib_register_env_factory_pickles():
 
 def _multi_agent_play(env, n):
     out = []
-    obs, _ = env.reset(seed=5)
+    obs, _ = env.reset(seed=5, options={"start": "battle"})
     for _ in range(n):
         (agent, o), = obs.items()
         a = int(np.flatnonzero(o["action_mask"])[-1])
@@ -89,15 +89,17 @@ def _multi_agent_play(env, n):
 
 def test_multi_agent_env_read_only_state_goes_on():
     pytest.importorskip("ray")
+    from jiu_env import kernel as K
     from jiu_env.integrations.rllib import JiuMultiAgentEnv
 
     ref = JiuMultiAgentEnv({"board_size": 6})
     want = _multi_agent_play(ref, 30)
     env = JiuMultiAgentEnv({"board_size": 6})
-    obs, _ = env.reset(seed=5)
+    obs, _ = env.reset(seed=5, options={"start": "battle"})  # the battle's paths on a read-only state
     env.state.setflags(write=False)
     got = []
     for _ in range(30):
+        assert env.state[K.H_PHASE] == K.PH_BATTLE and not env.state.flags.writeable
         (agent, o), = obs.items()
         a = int(np.flatnonzero(o["action_mask"])[-1])
         obs, rew, term, trunc, _ = env.step({agent: a})
@@ -105,22 +107,25 @@ def test_multi_agent_env_read_only_state_goes_on():
         env.state.setflags(write=False)
         if term["__all__"] or trunc["__all__"]:
             break
-    assert got == want
+    assert got == want and len(got) >= 5
 
 
 def test_multi_agent_env_unpickled_read_only_goes_on():
     pytest.importorskip("ray")
+    from jiu_env import kernel as K
     from jiu_env.integrations.rllib import JiuMultiAgentEnv
 
     env = JiuMultiAgentEnv({"board_size": 6})
-    obs, _ = env.reset(seed=2)
+    obs, _ = env.reset(seed=2, options={"start": "battle"})  # the battle's paths on the unpickled state
     for _ in range(5):
         (agent, o), = obs.items()
         obs, *_ = env.step({agent: int(np.flatnonzero(o["action_mask"])[0])})
+    assert env.state[K.H_PHASE] == K.PH_BATTLE
     bufs: list = []
     data = pickle.dumps(env, protocol=5, buffer_callback=bufs.append)
     twin = pickle.loads(data, buffers=[b.raw().toreadonly() for b in bufs])
     assert twin.state.flags.writeable
+    assert twin.state[K.H_PHASE] == K.PH_BATTLE
     (agent, o), = obs.items()
     a = int(np.flatnonzero(o["action_mask"])[0])
     r1 = env.step({agent: a})

@@ -178,13 +178,23 @@ def test_batched_leaves_of_one_tree_are_distinct_and_leave_no_virtual_loss(batch
                 assert visits[node] == 1 + kids
 
 
-def test_one_leaf_a_round_is_batch_1():
+def test_the_default_is_one_leaf_a_round_and_vloss_is_unused_at_batch_1():
+    # the default search sends the evaluator one leaf a round (batch=1); no virtual loss is left in
+    # the tree at batch 1, so a huge vloss builds the same tree as the default one
     trees = []
-    for kwargs in ({}, {"batch": 1, "vloss": 3.0}):
-        search = Search(Material(), max_nodes=4000, rule="puct", c=3.5, **kwargs)
+    for kwargs in ({}, {"batch": 1, "vloss": 1000.0}):
+        ev = Material()
+        search = Search(ev, max_nodes=4000, rule="puct", c=3.5, **kwargs)
         search.run([_battle()], 50)
+        assert set(ev.batches) == {1} and len(ev.batches) > 40  # the root, then one leaf per simulation
         trees.append(_used(search))
     assert all(np.array_equal(a, b) for a, b in zip(*trees))
+    # the comparison sees a virtual loss: two leaves a round under that vloss build another tree
+    ev = Material()
+    search = Search(ev, max_nodes=4000, rule="puct", c=3.5, batch=2, vloss=1000.0)
+    search.run([_battle()], 50)
+    assert max(ev.batches) == 2
+    assert not all(np.array_equal(a, b) for a, b in zip(trees[0], _used(search)))
 
 
 def test_a_batched_search_stops_at_its_deadline_and_its_budget():

@@ -167,14 +167,22 @@ def test_soft_targets_map_exactly_under_each_symmetry():
 
 def test_gate_stage_decides_by_sprt_and_resumes_to_the_same_decision(base6, tmp_path):
     net = base6 / "net" / "net.pt"
-    cmd = [sys.executable, "-m", "jiu_env.cli", "train", str(tmp_path / "g"), "--stage", "gate", "--board-size", "6",
-           "--net", str(net), "--against", str(net), "--games", "4", "--random-opening", "2", "--sprt", "0", "400"]
+    common = [sys.executable, "-m", "jiu_env.cli", "train", str(tmp_path / "g"), "--stage", "gate", "--board-size", "6",
+              "--net", str(net), "--games", "4", "--random-opening", "2", "--sprt", "0", "400"]
+    cmd = common + ["--against", str(net)]
     first = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stderr
     rep = json.loads(first.stdout)["gate"]
     assert rep["games"] == 4 and rep["pair"]["games"] == 4 and "llr" in rep["sprt"]
-    assert rep["accepted"] in (None, False, True)
+    # accepted follows the SPRT decision: true for H1, false for H0, None while undecided
+    decision = rep["sprt"].get("decision")
+    assert rep["accepted"] is {"H1 accepted": True, "H0 accepted": False}.get(decision), (decision, rep["accepted"])
+    games = tmp_path / "g" / "gate" / "games.jsonl"
+    stored, stamp = games.read_bytes(), games.stat().st_mtime_ns
+    assert len(stored.splitlines()) == 4
     again = json.loads(subprocess.run(cmd, capture_output=True, text=True, timeout=600).stdout)["gate"]
     assert again["sprt"] == rep["sprt"] and again["accepted"] == rep["accepted"]
-    bad = subprocess.run(cmd[:-6] + ["--games", "4"], capture_output=True, text=True, timeout=600)
-    assert bad.returncode == 2 and "--against" in bad.stderr
+    # resumed from the stored games: none played again (the file is not rewritten nor appended to)
+    assert games.read_bytes() == stored and games.stat().st_mtime_ns == stamp
+    bad = subprocess.run(common, capture_output=True, text=True, timeout=600)  # no --against at all
+    assert bad.returncode == 2 and "the gate stage needs --against CHECKPOINT" in bad.stderr, bad.stderr
