@@ -93,6 +93,40 @@ def unencodable(value: Any) -> tuple[str, str] | None:
     return None
 
 
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def unwritable(value: Any) -> tuple[str, Any] | None:
+    """``(where, value)`` of the first value (or dict key) in ``value`` that JSON cannot hold, or None.
+
+    JSON holds dicts, lists, tuples, str, int, float, bool and None (keys: str,
+    int, float, bool, None); a numpy scalar counts as the Python number it is
+    (:func:`plain_json` writes it so).  Anything else (an array, a set, an
+    object) is named, so that a record that cannot be written says which
+    field is at fault.
+    """
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, dict):
+            for k in v:
+                if not isinstance(k, _JSON_SCALARS):
+                    return (f"{where}.{k!r}" if where else repr(k)) + " (a key)", k
+            stack.extend((f"{where}.{k}" if where else str(k), x) for k, x in reversed(list(v.items())))
+        elif isinstance(v, (list, tuple)):
+            stack.extend((f"{where}[{i}]", x) for i, x in reversed(list(enumerate(v))))
+        elif not isinstance(v, (*_JSON_SCALARS, np.bool_, np.integer, np.floating)):
+            return where or "the value", v
+    return None
+
+
+def plain_json(value: Any) -> Any:
+    """``json.dumps``'s ``default``: a numpy scalar as the Python number it is; anything else a TypeError."""
+    if isinstance(value, (np.bool_, np.integer, np.floating)):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
 def check_seed(seed: Any) -> int | None:
     """A record's ``seed``: ``None`` or an integer (a numpy integer becomes an ``int``); RecordError otherwise."""
     if seed is None:
@@ -342,8 +376,14 @@ class GameRecord:
 
         JSON has no NaN or Infinity: a record holding one (in ``seed``, ``meta``, ``players`` or a
         stored ``result``) is refused with a ValueError naming the field, and nothing is written.
+        A numpy number (``np.float32(0.1)``, ``np.int64(3)``) is written as the Python number it is;
+        a value JSON cannot hold (an array, a set, an object) is a TypeError naming the field.
         """
         d = self.to_dict(moves=moves)
+        other = unwritable(d)
+        if other is not None:
+            raise TypeError(f"cannot write the record as JSON: {other[0]} is {type(other[1]).__name__} "
+                            f"{other[1]!r}, which JSON cannot hold (numbers, text, lists and dicts)")
         bad = non_finite(d)
         if bad is not None:
             raise ValueError(f"cannot write the record as JSON: {bad[0]} is {bad[1]!r}, and JSON has no"
@@ -353,7 +393,7 @@ class GameRecord:
             raise ValueError(f"cannot write the record as JSON: {text[0]} holds {text[1]!r}, which UTF-8 cannot "
                              "encode (a lone surrogate)")
         d["seed"] = check_seed(d["seed"])  # a numpy integer is written as the int it is
-        return json.dumps(d, indent=indent, ensure_ascii=False, allow_nan=False)
+        return json.dumps(d, indent=indent, ensure_ascii=False, allow_nan=False, default=plain_json)
 
     @classmethod
     def from_json(cls, text: str, check: bool = True) -> GameRecord:
