@@ -645,6 +645,32 @@ def raise_problem(s: np.ndarray, check: int, x: int, y: int) -> NoReturn:
     _fail(_message(s, check, int(x), int(y), n, n * n))
 
 
+def check_position(s: np.ndarray) -> None:
+    """A kernel state (:func:`jiu_env.validate.validate_state`'s checks but the legal-move one), or a *position*:
+    the header and board of one, ``state[:HDR + P]`` (:meth:`jiu_env.records.GameRecord.positions`).
+
+    A position has no history ring, so it cannot be checked whole: its
+    layout, its board's values and the range of every game-status field (the
+    fields a renderer reads) are.  InvalidStateError / TypeError otherwise.
+    """
+    _check_array(s)
+    if s.size >= HDR and MIN_N <= s[H_N] <= MAX_N and s[H_P] == s[H_N] * s[H_N] and s.size == HDR + s[H_P]:
+        for f in _RANGE_FIELDS:
+            lo, hi = _field_range(s, f)
+            if not lo <= s[f] <= hi:
+                _fail(f"not a valid position: header field {_FIELD_NAMES.get(f, f)} is {int(s[f])}, "
+                      f"outside {int(lo)}..{int(hi)}")
+        board = s[HDR:]
+        bad = np.flatnonzero((board < EMPTY) | (board > BLACK))
+        if bad.size:
+            _fail(f"not a valid position: point {int(bad[0])} holds {int(board[bad[0]])} (EMPTY {EMPTY}, "
+                  f"WHITE {WHITE}, BLACK {BLACK})")
+        return
+    check, x, y = first_problem(s)
+    if check != OK:
+        raise_problem(s, check, x, y)
+
+
 # ------------------------------------------------------------- actions, buffers
 def check_action_value(action: Any, num_actions: int | None = None, *, one_element: bool = True) -> int:
     """``action`` as a Python int in ``0..num_actions-1``; TypeError / ValueError otherwise.
@@ -725,5 +751,5 @@ def thaw_dict(d: dict[str, Any]) -> dict[str, Any]:
     return {k: thaw(v) for k, v in d.items()}
 
 
-__all__ = ["state_problem", "first_problem", "raise_problem", "check_layout", "InvalidStateError", "check_action_value",
+__all__ = ["state_problem", "check_position", "first_problem", "raise_problem", "check_layout", "InvalidStateError", "check_action_value",
            "check_buffer", "check_real", "thaw", "thaw_dict", "MAX_BATTLE_TURNS"]

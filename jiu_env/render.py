@@ -6,7 +6,7 @@ import numpy as np
 
 from . import vocab as V
 from .notation import COLS, ROWS, action_to_str
-from .validate import validate_state
+from .validate import check_position
 
 from .vocab import COLOUR_NAMES, END_REASON_NAMES, SUBPHASE_NAMES
 
@@ -14,10 +14,12 @@ from .vocab import COLOUR_NAMES, END_REASON_NAMES, SUBPHASE_NAMES
 def status_lines(s):
     """Human-readable status of a state: phase, side to move, counts, last action, result.
 
-    ``s`` is checked (:func:`~jiu_env.validate.validate_state`), as by every
-    public function here: a bad state raises TypeError / InvalidStateError.
+    ``s`` is a kernel state or a position (its header and board, as
+    :meth:`~jiu_env.records.GameRecord.positions` keeps them), checked by
+    :func:`~jiu_env.validate.check_position`, as by every public function
+    here: a bad one raises TypeError / InvalidStateError.
     """
-    validate_state(s)
+    check_position(s)
     return _status_lines(s)
 
 
@@ -53,9 +55,9 @@ def render_ansi(s):
 
     ``o`` white, ``x`` black, ``.`` empty; the chaining or lifted stone is
     upper-case, and the last move's final point is marked with ``<``.
-    ``s`` is checked (:func:`~jiu_env.validate.validate_state`).
+    ``s``: a state or a position, checked (:func:`~jiu_env.validate.check_position`).
     """
-    validate_state(s)
+    check_position(s)
     n = int(s[V.H_N])
     board = s[V.HDR:V.HDR + n * n]
     special = -1
@@ -218,9 +220,9 @@ def status_fields(s) -> tuple[str, str, str]:
     wins"``), the side to move (``"to move: black"``, with ``", flying"`` when
     it flies) or, once the game is over, the reason (``"(repetition)"``), and
     the stone counts (``"white 20  black 18"``).  Short, so that they fit
-    under a small board.  ``s`` is checked (:func:`~jiu_env.validate.validate_state`).
+    under a small board.  ``s``: a state or a position, checked (:func:`~jiu_env.validate.check_position`).
     """
-    validate_state(s)
+    check_position(s)
     return _status_fields(s)
 
 
@@ -333,9 +335,9 @@ def render_rgb(s, cell=32, coords=True, status=True):
     stone counts (:func:`status_fields`); its height depends on ``N`` and
     ``cell`` only, so every frame of a game has the same shape.  Without it
     the image is square.  Bad values raise (:func:`check_render_options`);
-    ``s`` is checked (:func:`~jiu_env.validate.validate_state`).
+    ``s``: a state or a position, checked (:func:`~jiu_env.validate.check_position`).
     """
-    validate_state(s)
+    check_position(s)
     opts = check_render_options(cell=cell, coords=coords, status=status)
     cell = opts["cell"]
     n = int(s[V.H_N])

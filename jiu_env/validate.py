@@ -29,6 +29,7 @@ from .checks import (
     check_buffer as check_buffer,
     check_real as check_real,
     check_layout as check_layout,
+    check_position as check_position,
     first_problem as first_problem,
     raise_problem as raise_problem,
     state_problem as state_problem,
@@ -37,5 +38,5 @@ from .checks import (
 )
 from .kernel import validate_state as validate_state
 
-__all__ = ["validate_state", "state_problem", "check_layout", "InvalidStateError", "check_action_value", "check_buffer", "check_real",
+__all__ = ["validate_state", "state_problem", "check_layout", "check_position", "InvalidStateError", "check_action_value", "check_buffer", "check_real",
            "thaw", "thaw_dict", "MAX_BATTLE_TURNS"]

@@ -402,3 +402,25 @@ def test_colour_name_checks_as_outcome_does(bad, error):
 
 def test_colour_name_values():
     assert V.colour_name(V.WHITE) == "white" and V.colour_name(np.int64(V.BLACK)) == "black"
+
+
+# ------------------------------------------------------------------ positions (header and board) render
+def test_a_records_positions_render_as_its_states_do_and_bad_ones_are_named():
+    rec = play_game({"board_size": 6}, "random", "random", seed=3, max_decisions=60).record
+    for pos, full in zip(rec.positions(), rec.states()):
+        assert RD.render_ansi(pos) == RD.render_ansi(full)  # what `jiu replay` shows
+        assert RD.status_fields(pos) == RD.status_fields(full)
+        assert np.array_equal(RD.render_rgb(pos, cell=24), RD.render_rgb(full, cell=24))
+    pos = rec.positions()[-1]
+    for field, value, words in ((V.H_PHASE, 9, "H_PHASE is 9"), (V.H_TO_MOVE, 0, "H_TO_MOVE is 0"),
+                                (V.H_LAST_TO, 36, "H_LAST_TO is 36")):
+        bad = pos.copy()
+        bad[field] = value
+        with pytest.raises(InvalidStateError, match=f"not a valid position: header field {words}"):
+            RD.render_ansi(bad)
+    bad = pos.copy()
+    bad[V.HDR + 5] = 3
+    with pytest.raises(InvalidStateError, match="point 5 holds 3"):
+        RD.render_ansi(bad)
+    with pytest.raises(InvalidStateError):  # neither a whole state nor a position
+        RD.render_ansi(pos[:-1])
