@@ -95,6 +95,19 @@ def test_run_settings_are_checked_before_anything_is_written(tmp_path, kw, match
     assert not (tmp_path / "run").exists()
 
 
+def test_a_device_torch_cannot_use_here_is_refused_before_anything_is_written(tmp_path, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # a CPU-only build (the one CI installs)
+    with pytest.raises(ValueError, match="--device cuda: this torch has no usable CUDA"):
+        run(tmp_path / "run", *CHEAP, device="cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(ValueError, match=r"--device cuda:3: there are 1 CUDA device\(s\) here"):
+        run(tmp_path / "run", *CHEAP, device="cuda:3")
+    assert not (tmp_path / "run").exists()
+
+
 def test_a_data_directory_given_twice_is_refused(data6, tmp_path):
     with pytest.raises(ValueError, match="given again: its positions would count twice"):
         run(tmp_path / "run", "--stage", "train", "--data", data6, "--data", data6)

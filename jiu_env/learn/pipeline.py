@@ -372,11 +372,29 @@ def check_run(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all", wo
         import torch
 
         try:
-            torch.device(device)
+            dev = torch.device(device)
         except (RuntimeError, TypeError) as e:
             raise ValueError(f"--device {device!r} is not a torch device (cpu, cuda, cuda:1, mps...): {e}") from None
+        problem = device_problem(dev)
+        if problem:  # found now, not after the data stage has run for hours
+            raise ValueError(f"--device {device}: {problem}")
     if stage == "gate":
         gate_template(s["gate"]["player"])
+
+
+def device_problem(dev: Any) -> str | None:
+    """Why torch cannot train on ``dev`` here (a CPU-only build, a GPU index that is not there), or None."""
+    import torch
+
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            return ("this torch has no usable CUDA (a CPU-only build, or no GPU visible): train with "
+                    "--device cpu, or install a CUDA build of torch")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            return f"there are {torch.cuda.device_count()} CUDA device(s) here (cuda:0 .. cuda:{torch.cuda.device_count() - 1})"
+    elif dev.type == "mps" and not torch.backends.mps.is_available():
+        return "this torch has no usable MPS backend (Apple GPUs only): train with --device cpu"
+    return None
 
 
 def gate_template(template: str) -> str:
