@@ -166,7 +166,11 @@ def test_config_file_backend_setting(tmp_path, capsys, monkeypatch):
     assert main(["eval", "--config", str(cfg), "--no-progress"]) == 0
     cfg.write_text(cfg.read_text().replace('backend = "local"', 'backend = "local"\naddress = "127.0.0.1:6379"'))
     assert main(["eval", "--config", str(cfg), "--no-progress"]) == 2
-    assert "needs --backend ray" in capsys.readouterr().err
+    assert "the config's address (127.0.0.1:6379) is the address of a Ray cluster: it needs --backend ray" in \
+        capsys.readouterr().err
+    # the command line wins: --backend local runs here, and the config's address goes with its backend
+    cfg.write_text(cfg.read_text().replace('backend = "local"', 'backend = "ray"'))
+    assert main(["eval", "--config", str(cfg), "--backend", "local", "--no-progress"]) == 0
 
 
 def test_rllib_checkpoint_directories_are_spec_files(tmp_path):

@@ -281,9 +281,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         _note(f"{name}: its model file says it learned the battle only, so its stones are placed at random as in "
               f"its training: it plays {cfg.played_spec(name)} (a phases:PLACER+BATTLE spec is played as given)")
     backend = args.backend or cfg.execution.get("backend") or "local"
-    address = args.address or cfg.execution.get("address")
+    # the command line wins over the config: a --backend other than ray drops the config's address with it
+    address = args.address or (cfg.execution.get("address") if not args.backend or args.backend == "ray" else None)
     if address and backend != "ray":
-        return _err("eval: --address is the address of a Ray cluster: it needs --backend ray")
+        where = "--address" if args.address else f"the config's address ({address})"
+        return _err(f"eval: {where} is the address of a Ray cluster: it needs --backend ray")
     command = "jiu " + " ".join(shlex.quote(a) for a in args._argv) if hasattr(args, "_argv") else None
     t0 = time.perf_counter()
     progress = _Progress(not (args.no_progress or args.report_only))

@@ -88,7 +88,8 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
     or ``"ray"`` (Ray actors; ``address`` names a running cluster, else a
     private one is started here; see ``docs/scaling_ray.md``).  Both give the
     same games.  ``workers``, ``backend`` and ``address`` default to the
-    config's ``execution`` settings (from its file).
+    config's ``execution`` settings (from its file); a ``backend`` given
+    here other than ``"ray"`` drops the config's address with its backend.
     ``warm``: compile (or load) the bots' numba code in this process before
     the workers start, so that they load it from the cache instead of each
     compiling it.  ``progress``: ``None``, or a callable ``progress(done,
@@ -128,8 +129,9 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
 
     log = log or _warn
     execution = getattr(config, "execution", None) or {}
+    if address is None and backend in (None, "ray"):  # a backend given here drops the config's address with it
+        address = execution.get("address")
     backend = backend or execution.get("backend") or "local"
-    address = address if address is not None else execution.get("address")
     workers = workers if workers is not None else execution.get("workers")
     _check_workers(workers)
     check_backend(backend, address)
