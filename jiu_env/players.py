@@ -170,8 +170,9 @@ def _make_player_from_spec(spec: str, seed: int | None, overrides: dict[str, Any
         return PLAYER_KINDS[prefix][0](parsed.argument, seed)
     if parsed.form == "module":
         return _user_class(parsed, seed)
-    kinds = ", ".join(sorted(REGISTRY)) + "; " + ", ".join(f"{k}:ARG" for k in sorted(PLAYER_KINDS))
-    hint = did_you_mean(prefix, [*REGISTRY, *PLAYER_KINDS])
+    current = sorted(k for k, (_, what) in PLAYER_KINDS.items() if not what.startswith("deprecated"))
+    kinds = ", ".join(sorted(REGISTRY)) + "; " + ", ".join(f"{k}:ARG" for k in current)
+    hint = did_you_mean(prefix, [*REGISTRY, *current])
     raise ValueError(f"unknown player {spec!r}{hint} (unknown bot or player kind): use a built-in bot ({kinds}) "
                      "or module:Class")
 
@@ -318,7 +319,9 @@ def _network_file(kind: str, path: str, seed: int | None, **params: Any) -> Any:
 
 
 def _az_factory(arg: str, seed: int | None) -> Any:
-    warnings.warn("the player spec 'az:PATH' is deprecated; use 'alphazero:PATH'", DeprecationWarning, stacklevel=3)
+    # FutureWarning, not DeprecationWarning: a spec is written by the user of jiu eval / make_bot, and Python
+    # shows a DeprecationWarning only to code run as __main__ (jiu eval az:... would say nothing)
+    warnings.warn("the player spec 'az:PATH' is deprecated; use 'alphazero:PATH'", FutureWarning, stacklevel=3)
     return _network_file("alphazero", arg, seed)
 
 

@@ -138,3 +138,14 @@ def test_a_checkpoint_path_holding_a_spec_separator_is_explained_and_loads_as_a_
         make_player(f"policy:checkpoint={comma}")
     assert pathlib.Path(make_player(f"policy:checkpoint={eq}").checkpoint) == eq  # the ways the messages name
     assert pathlib.Path(make_player("policy", checkpoint=str(comma)).checkpoint) == comma
+
+
+def test_the_deprecated_az_spelling_warns_where_users_see_it_and_is_not_offered():
+    from jiu_env.bots.network import DATA_DIR
+
+    with pytest.warns(FutureWarning, match="'az:PATH' is deprecated; use 'alphazero:PATH'"):  # shown by default
+        bot = make_player(f"az:{DATA_DIR / 'alphazero_jiu8.pt'}")
+    assert type(bot).__name__ == "AlphaZeroBot"
+    with pytest.raises(ValueError, match="unknown player") as e:
+        make_player("nosuch")
+    assert "alphazero" in str(e.value) and "az:ARG" not in str(e.value)
