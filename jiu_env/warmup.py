@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 
 DEFAULT_BOTS = ("random", "greedy", "pattern", "alphabeta:depth=1", "mcts:sims=20")
 DEFAULT_BOARD_SIZES = (8,)
-# rough wall time of a first compile of the default bots on one core (measured: docs/scaling_ray.md)
-COLD_SECONDS = 70
+# rough wall time of a first compile of jiu eval --quick's bots on 2 cores, two compiling processes
+# (measured: docs/evaluation.md, "Warm-up"; about 70 s in one process)
+COLD_SECONDS = 45
 
 
 @dataclass

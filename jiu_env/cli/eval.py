@@ -34,7 +34,8 @@ def _eval_args(p):
                         "ladder8, ladder_time: the baseline ladders), e.g. --config ladder")
     p.add_argument("--quick", action="store_true",
                    help=f"preset: the built-in bots with small budgets on 14x14, {QUICK_GAMES} games per pair, "
-                        "random unrated, greedy = 0 Elo (a few minutes on 2 cores)")
+                        "random unrated, greedy = 0 Elo (about half a minute on 2 cores; under a minute the first time, "
+                        "when numba compiles)")
     p.add_argument("--games", type=int_at_least(1), metavar="N", help="games per pair, colours alternating (default 2)")
     p.add_argument("--gauntlet", nargs="+", metavar="NAME",
                    help="gauntlet: only these players meet every other player (default: round robin)")
