@@ -99,8 +99,8 @@ def test_cycle_finder():
 
 
 #: Test files that are about a concern across the package rather than one module (docs/architecture.md, Tests).
-TOPICS = {"docs", "examples", "hostile", "install", "ladder", "layers", "pickling", "random", "ray", "shaping",
-          "tianshou", "typing"}
+TOPICS = {"core", "docs", "examples", "hostile", "install", "ladder", "layers", "pickling", "random", "ray",
+          "scripts", "shaping", "tianshou", "typing"}
 
 
 def test_test_files_are_named_after_what_they_test():
