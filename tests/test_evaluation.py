@@ -613,3 +613,15 @@ def test_out_dir_of_another_tournament_is_refused(tmp_path):
     assert run_tournament(cfg3, out_dir=out, workers=1, write_reports=False, log=notes.append).new_games == 0
     assert "cannot be read" in notes[0]
     assert json.loads((out / "tournament.json").read_text())["seed"] == 2  # rewritten
+
+
+def test_a_report_before_any_game_says_there_is_no_anchor_yet():
+    from jiu_env.evaluation.report import settings_text
+
+    config = {"rules": {"profile": "competitive", "board_size": 6}, "mode": "round_robin", "games": 2, "seed": 0,
+              "random_opening": 0, "prior_draws": 2.0, "intervals": "fisher"}
+    assert "anchor none yet (no games to rate)" in settings_text({"config": config, "games": 0, "scheduled": 2,
+                                                                   "elo": {}})
+    rated = {"config": config, "games": 2, "scheduled": 2, "elo": {"anchor": "greedy", "method": "fisher"}}
+    assert "anchor greedy = 0" in settings_text(rated)
+    assert "anchor mean rating = 0" in settings_text({**rated, "elo": {"anchor": "mean"}})

@@ -140,8 +140,9 @@ def settings_text(summary: dict[str, Any]) -> str:
     c = summary["config"]
     rules = c["rules"]
     elo = summary.get("elo") or {}
-    anchor = elo.get("anchor", "-")
-    anchor_txt = "mean rating = 0" if anchor == "mean" else f"{anchor} = 0"
+    anchor = elo.get("anchor")
+    anchor_txt = ("none yet (no games to rate)" if anchor is None else
+                  "mean rating = 0" if anchor == "mean" else f"{anchor} = 0")
     opening = f", {c['random_opening']} random opening placements" if c["random_opening"] else ""
     suite = c.get("openings")
     if suite:
