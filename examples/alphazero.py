@@ -244,7 +244,7 @@ def parse_args(argv=None):
                 setattr(args, k, v)
     for name, (lo, hi) in LIMITS.items():
         v = getattr(args, name)
-        if not lo <= v <= hi:  # NaN too
+        if not (math.isfinite(v) and lo <= v <= hi):  # NaN and the infinities too
             ap.error(f"--{name.replace('_', '-')} {v!r}: must be >= {lo}{'' if math.isinf(hi) else f' and <= {hi}'}")
     for name in POSITIVE:
         if not 0 < getattr(args, name) < math.inf:

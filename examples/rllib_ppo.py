@@ -422,7 +422,7 @@ def check_args(p: argparse.ArgumentParser, a: Args) -> None:
     the rules refuse."""
     for name, (lo, hi) in LIMITS.items():
         v = getattr(a, name)
-        if not lo <= v <= hi:  # NaN too
+        if not (math.isfinite(v) and lo <= v <= hi):  # NaN and the infinities too
             p.error(f"{flag(name)} {v!r}: must be {'a finite number' if math.isinf(lo) else f'>= {lo}'}"
                     f"{'' if math.isinf(hi) else f' and <= {hi}'}")
     for name in POSITIVE:

@@ -197,6 +197,11 @@ def check_out_folder(p, args):
     if out.exists() and not out.is_dir():
         p.error(f"--out {args.out}: not a folder")
     old = [name for name in RESULT_FILES if (out / name).exists()]
+    init = getattr(args, "init", None)
+    if old and init and pathlib.Path(init).resolve() in {(out / name).resolve() for name in old}:
+        # --overwrite would delete the model this run starts from before it is loaded
+        p.error(f"--init {init} is a result of the run in --out {args.out}, which this run would replace: copy it "
+                "elsewhere first, or choose another --out")
     if old and not args.overwrite:
         p.error(f"--out {args.out} holds a previous run's results ({', '.join(old)}): choose another --out, "
                 f"or give --overwrite to replace them")

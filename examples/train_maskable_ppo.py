@@ -202,6 +202,11 @@ def parse_args(argv=None, check_out=False):
                 setattr(args, k, v)
         if ns.get("promote_at") is None:  # promote at once, whatever the number of stages
             args.promote_at = ",".join(["0.0"] * (len(args.curriculum.split(",")) - 1))
+    if ns.get("promote_at") is None and not args.preset and not args.quick:
+        # the default thresholds are for the default curriculum: another one keeps as many as it has changes
+        changes = len(args.curriculum.split(",")) - 1
+        default = args.promote_at.split(",") if args.promote_at else []
+        args.promote_at = ",".join((default + default[-1:] * changes)[:changes]) if default else ""
     check_args(p, args)
     if check_out:
         check_out_folder(p, args)
@@ -265,6 +270,11 @@ def check_out_folder(p, args):
     if out.exists() and not out.is_dir():
         p.error(f"--out {args.out}: not a folder")
     old = [name for name in RESULT_FILES if (out / name).exists()]
+    init = getattr(args, "init", None)
+    if old and init and pathlib.Path(init).resolve() in {(out / name).resolve() for name in old}:
+        # --overwrite would delete the model this run starts from before it is loaded
+        p.error(f"--init {init} is a result of the run in --out {args.out}, which this run would replace: copy it "
+                "elsewhere first, or choose another --out")
     if old and not args.overwrite:
         p.error(f"--out {args.out} holds a previous run's results ({', '.join(old)}): choose another --out, "
                 f"or give --overwrite to replace them")

@@ -44,6 +44,8 @@ def check_board_size(board_size: Any, name: str = "board_size") -> int:
     """``board_size`` as an int in ``MIN_N..MAX_N`` (numpy integers included); the one board-size check of the
     notation and of :mod:`jiu_env.symmetry`.  TypeError naming ``name`` for what is not an integer (a bool, a
     float such as ``8.0``, a str), ValueError for a size out of range."""
+    if type(board_size) is int and MIN_N <= board_size <= MAX_N:  # the common case, without the ABC checks
+        return board_size
     if isinstance(board_size, (bool, np.bool_)) or not isinstance(board_size, numbers.Integral):
         raise TypeError(f"{name} must be an int in {MIN_N}..{MAX_N}, not {type(board_size).__name__} ({board_size!r})")
     n = int(board_size)
@@ -57,6 +59,8 @@ _check_size = check_board_size  # the former private name
 
 def _check_point(p: Any, n: int) -> int:
     """``p`` as an int naming a point of the ``n`` x ``n`` board: TypeError for a non-integer (bools too)."""
+    if type(p) is int and 0 <= p < n * n:  # the common case, without the ABC checks
+        return p
     if isinstance(p, (bool, np.bool_)) or not isinstance(p, numbers.Integral):
         raise TypeError(f"a point is an int, not {type(p).__name__} ({p!r})")
     q = int(p)
@@ -72,7 +76,11 @@ def point_to_str(p: int, board_size: int) -> str:
     float), ValueError for one out of range.
     """
     n = check_board_size(board_size)
-    p = _check_point(p, n)
+    return _point_name(_check_point(p, n), n)
+
+
+def _point_name(p: int, n: int) -> str:
+    """:func:`point_to_str` of a checked point and size."""
     return ROWS[p // n] + COLS[p % n]
 
 
@@ -107,7 +115,7 @@ def action_to_str(action: int, board_size: int) -> str:
     if a == stop_action(p_):
         return "stop"
     kind, p = action_kind(a, p_), action_point(a, p_)
-    src = point_to_str(p, n)
+    src = _point_name(int(p), n)
     if kind == A_POINT:
         return src
     if kind == A_LIFT:
@@ -120,7 +128,7 @@ def action_to_str(action: int, board_size: int) -> str:
         kind_name = "step" if dist == 1 else "jump"
         return f"{kind_name}:{src}:{'urdl'[d]}"
     sep = "-" if dist == 1 else "x"
-    return src + sep + point_to_str(q, n)
+    return src + sep + _point_name(int(q), n)
 
 
 def str_to_action(text: str, board_size: int) -> int:

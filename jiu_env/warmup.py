@@ -28,9 +28,10 @@ if TYPE_CHECKING:
 
 DEFAULT_BOTS = ("random", "greedy", "pattern", "alphabeta:depth=1", "mcts:sims=20")
 DEFAULT_BOARD_SIZES = (8,)
-# rough wall time of a first compile of jiu eval --quick's bots on 2 cores, two compiling processes
-# (measured: docs/evaluation.md, "Warm-up"; about 70 s in one process)
-COLD_SECONDS = 45
+# rough wall time of a first compile of jiu eval --quick's bots: in one process, and spread over two
+# (measured on 2 cores: docs/evaluation.md)
+COLD_SECONDS = 70
+COLD_SECONDS_SPREAD = 45
 
 
 @dataclass
@@ -244,14 +245,15 @@ def warm_up(bots: Iterable[str] | None = None, board_sizes: Iterable[int | None]
         report.bots.append(spec)
     functions = numba_functions()
     warm = cache_is_warm(modules)
+    groups = spread(players, workers) if warm is False and int(workers) > 1 else [players]
     if note is not None:
         if warm:
             note("warming up numba (loading the compiled cache)...")
         else:
-            note(f"warming up numba (first run compiles, ~{COLD_SECONDS} s)...")
+            seconds = COLD_SECONDS_SPREAD if len(groups) > 1 else COLD_SECONDS
+            note(f"warming up numba (first run compiles, ~{seconds} s)...")
     before = _counts(functions)
     t0 = time.perf_counter()
-    groups = spread(players, workers) if warm is False and int(workers) > 1 else [players]
     report.processes = max(1, len(groups))
     if len(groups) > 1:
         _compile_in_parallel(groups, list(board_sizes), rules)

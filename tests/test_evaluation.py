@@ -625,3 +625,5 @@ def test_a_report_before_any_game_says_there_is_no_anchor_yet():
     rated = {"config": config, "games": 2, "scheduled": 2, "elo": {"anchor": "greedy", "method": "fisher"}}
     assert "anchor greedy = 0" in settings_text(rated)
     assert "anchor mean rating = 0" in settings_text({**rated, "elo": {"anchor": "mean"}})
+    failed = {**rated, "elo": {"error": "Singular matrix"}}  # games played, and the fit failed
+    assert "anchor none (the Elo fit was not possible)" in settings_text(failed)

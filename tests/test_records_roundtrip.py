@@ -224,6 +224,14 @@ def test_writers_never_emit_nan_or_infinity(small, field, value, where, tmp_path
     assert path.read_text() == "old\n"  # a refused save leaves the file that was there
 
 
+def test_written_json_is_strict_json(small):
+    """Every number of the text is one a reader that knows no NaN/Infinity accepts, numpy floats included."""
+    rec = GameRecord.from_dict(_dict(small))
+    rec.meta = {"t": 1e308, "small": 5e-324, "f32": np.float32(0.1), "f64": np.float64(-2.5), "i": np.int64(-7)}
+    back = json.loads(rec.to_json(), parse_constant=lambda c: pytest.fail(f"{c} in the JSON text"))["meta"]
+    assert back == {"t": 1e308, "small": 5e-324, "f32": float(np.float32(0.1)), "f64": -2.5, "i": -7}
+
+
 @pytest.mark.parametrize("edit, where", [
     (lambda d: d["result"].update(returns=[math.nan, 0.0]), r"result.returns\[0\]"),
     (lambda d: d["result"].update(battle_turns=math.inf), "result.battle_turns"),

@@ -83,6 +83,15 @@ def test_sb3_examples_refuse_an_out_holding_a_previous_run(name, files, tmp_path
     assert not any((tmp_path / f).exists() for f in files)  # --overwrite: this run's results only
 
 
+@pytest.mark.parametrize("name", ["train_maskable_ppo.py", "self_play.py"])
+def test_overwrite_never_deletes_the_model_a_run_starts_from(name, tmp_path, capsys):
+    mod = load(EXAMPLES / name, "scripts_" + name[:-3])
+    (tmp_path / "model.zip").write_text("the model to start from")
+    refused(lambda: mod.parse_args(["--quick", "--init", str(tmp_path / "model.zip"), "--out", str(tmp_path),
+                                    "--overwrite"], check_out=True), capsys, "--init", "would replace")
+    assert (tmp_path / "model.zip").read_text() == "the model to start from"
+
+
 @pytest.mark.parametrize("argv, words", [
     (["--quick", "--promote-at", "x"], "--promote-at"),
     (["--start", "foo"], "argument --start"),
@@ -102,6 +111,15 @@ def test_train_maskable_ppo_quick_promotes_at_once_for_any_curriculum():
     mod = load(EXAMPLES / "train_maskable_ppo.py", "scripts_train_maskable_ppo")
     assert mod.parse_args(["--quick", "--curriculum", "random"]).promote_at == ""
     assert mod.parse_args(["--quick"]).promote_at == "0.0,0.0"
+
+
+def test_train_maskable_ppo_default_thresholds_fit_any_curriculum():
+    """Without --promote-at a curriculum of any length runs (as before the check), with the default thresholds."""
+    mod = load(EXAMPLES / "train_maskable_ppo.py", "scripts_train_maskable_ppo")
+    assert mod.parse_args([]).promote_at == "0.7,0.5"
+    assert mod.parse_args(["--curriculum", "greedy"]).promote_at == ""
+    assert mod.parse_args(["--curriculum", "random,greedy"]).promote_at == "0.7"
+    assert mod.parse_args(["--curriculum", "random,greedy,pattern,greedy"]).promote_at == "0.7,0.5,0.5"
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -136,6 +154,7 @@ def tianshou_dqn():
     (["--lr", "nan"], "--lr nan"),
     (["--opponents", ","], "--opponents"),
     (["--quick", "--eval-bots", "random,gredy"], "--eval-bots"),
+    (["--capture-reward=-inf"], "--capture-reward -inf: must be a finite number"),
 ])
 def test_tianshou_ppo_bad_flags(tianshou_ppo, argv, words, capsys):
     refused(lambda: tianshou_ppo.parse_args(argv), capsys, words)
@@ -146,6 +165,7 @@ def test_tianshou_ppo_bad_flags(tianshou_ppo, argv, words, capsys):
     (["--adjudicate", "foo"], "argument --adjudicate"),
     (["--start", "foo"], "argument --start"),
     (["--eps-start", "2"], "--eps-start"),
+    (["--capture-reward", "inf"], "--capture-reward inf: must be a finite number"),
 ])
 def test_tianshou_dqn_bad_flags(tianshou_dqn, argv, words, capsys):
     refused(lambda: tianshou_dqn.parse_args(argv), capsys, words)
@@ -211,6 +231,7 @@ def rllib_ppo():
     (["--adjudicate", "foo"], "argument --adjudicate"),
     (["--self-play", "2"], "--self-play"),
     (["--board-size", "2"], "--board-size"),
+    (["--capture-reward", "inf"], "--capture-reward inf: must be a finite number"),
 ])
 def test_rllib_ppo_bad_flags(argv, words, capsys):
     mod = rllib_ppo()

@@ -141,8 +141,8 @@ def settings_text(summary: dict[str, Any]) -> str:
     rules = c["rules"]
     elo = summary.get("elo") or {}
     anchor = elo.get("anchor")
-    anchor_txt = ("none yet (no games to rate)" if anchor is None else
-                  "mean rating = 0" if anchor == "mean" else f"{anchor} = 0")
+    anchor_txt = ("mean rating = 0" if anchor == "mean" else f"{anchor} = 0" if anchor is not None else
+                  "none yet (no games to rate)" if not summary.get("games") else "none (the Elo fit was not possible)")
     opening = f", {c['random_opening']} random opening placements" if c["random_opening"] else ""
     suite = c.get("openings")
     if suite:

@@ -380,10 +380,6 @@ class GameRecord:
         a value JSON cannot hold (an array, a set, an object) is a TypeError naming the field.
         """
         d = self.to_dict(moves=moves)
-        other = unwritable(d)
-        if other is not None:
-            raise TypeError(f"cannot write the record as JSON: {other[0]} is {type(other[1]).__name__} "
-                            f"{other[1]!r}, which JSON cannot hold (numbers, text, lists and dicts)")
         bad = non_finite(d)
         if bad is not None:
             raise ValueError(f"cannot write the record as JSON: {bad[0]} is {bad[1]!r}, and JSON has no"
@@ -393,7 +389,14 @@ class GameRecord:
             raise ValueError(f"cannot write the record as JSON: {text[0]} holds {text[1]!r}, which UTF-8 cannot "
                              "encode (a lone surrogate)")
         d["seed"] = check_seed(d["seed"])  # a numpy integer is written as the int it is
-        return json.dumps(d, indent=indent, ensure_ascii=False, allow_nan=False, default=plain_json)
+        try:
+            return json.dumps(d, indent=indent, ensure_ascii=False, allow_nan=False, default=plain_json)
+        except TypeError:  # looked for only when json fails: the walk would slow every record written
+            other = unwritable(d)
+            if other is None:
+                raise
+            raise TypeError(f"cannot write the record as JSON: {other[0]} is {type(other[1]).__name__} "
+                            f"{other[1]!r}, which JSON cannot hold (numbers, text, lists and dicts)") from None
 
     @classmethod
     def from_json(cls, text: str, check: bool = True) -> GameRecord:
