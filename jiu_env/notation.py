@@ -54,8 +54,6 @@ def check_board_size(board_size: Any, name: str = "board_size") -> int:
     return n
 
 
-_check_size = check_board_size  # the former private name
-
 
 def _check_point(p: Any, n: int) -> int:
     """``p`` as an int naming a point of the ``n`` x ``n`` board: TypeError for a non-integer (bools too)."""

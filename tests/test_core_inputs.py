@@ -259,7 +259,7 @@ def test_notation_board_size_type_is_a_type_error(bad):
 
 
 def test_one_board_size_check_for_notation_and_symmetry():
-    assert N._check_size is N.check_board_size is S.check_board_size
+    assert N.check_board_size is S.check_board_size
 
 
 # ------------------------------------------------------------------ 10. board_hash

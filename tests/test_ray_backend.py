@@ -145,7 +145,8 @@ def test_bad_backend_arguments(tmp_path, capsys, monkeypatch):
         run_tournament(cfg, workers=1, backend="dask")
     small = ["--rule", "board_size=6", "--games", "2", "--workers", "1", "--no-progress"]
     assert main(["eval", "random", "b=random", "--address", "127.0.0.1:6379", *small]) == 2
-    assert "--address is the address of a Ray cluster: it needs --backend ray" in capsys.readouterr().err
+    assert ("jiu eval: error: the address '127.0.0.1:6379' is a Ray cluster's address: it needs the ray backend "
+            "(--backend ray)") in capsys.readouterr().err
     # ray missing: the error names the extra to install
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(ImportError, match=r"pip install -e '\.\[ray\]'"):
@@ -166,8 +167,8 @@ def test_config_file_backend_setting(tmp_path, capsys, monkeypatch):
     assert main(["eval", "--config", str(cfg), "--no-progress"]) == 0
     cfg.write_text(cfg.read_text().replace('backend = "local"', 'backend = "local"\naddress = "127.0.0.1:6379"'))
     assert main(["eval", "--config", str(cfg), "--no-progress"]) == 2
-    assert "the config's address (127.0.0.1:6379) is the address of a Ray cluster: it needs --backend ray" in \
-        capsys.readouterr().err
+    assert ("jiu eval: error: the config's address (127.0.0.1:6379) is a Ray cluster's address: it needs the ray "
+            "backend (--backend ray)") in capsys.readouterr().err
     # the command line wins: --backend local runs here, and the config's address goes with its backend
     cfg.write_text(cfg.read_text().replace('backend = "local"', 'backend = "ray"'))
     assert main(["eval", "--config", str(cfg), "--backend", "local", "--no-progress"]) == 0

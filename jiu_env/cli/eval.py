@@ -281,19 +281,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     for name in cfg.battle_only():
         _note(f"{name}: its model file says it learned the battle only, so its stones are placed at random as in "
               f"its training: it plays {cfg.played_spec(name)} (a phases:PLACER+BATTLE spec is played as given)")
-    backend = args.backend or cfg.execution.get("backend") or "local"
-    # the command line wins over the config: a --backend other than ray drops the config's address with it
-    address = args.address or (cfg.execution.get("address") if not args.backend or args.backend == "ray" else None)
-    if address and backend != "ray":
-        where = "--address" if args.address else f"the config's address ({address})"
-        return _err(f"eval: {where} is the address of a Ray cluster: it needs --backend ray")
     command = "jiu " + " ".join(shlex.quote(a) for a in args._argv) if hasattr(args, "_argv") else None
     t0 = time.perf_counter()
     progress = _Progress(not (args.no_progress or args.report_only))
     try:
         res = run_tournament(cfg, out_dir=args.out, workers=args.workers, resume=not args.fresh,
                              progress=progress, command=command, log=_note,
-                             backend=backend, address=address, report_only=args.report_only)
+                             backend=args.backend, address=args.address, report_only=args.report_only)
     except (ValueError, TypeError, ImportError, OSError) as e:
         return _err(f"eval: {e}")
     except RuntimeError as e:  # a game failed in a worker process: the message names it

@@ -50,12 +50,14 @@ BACKENDS = ("local", "ray")
 RAY_EXTRA = "pip install -e '.[ray]' (in a checkout of the repository)"
 
 
-def check_backend(backend: str, address: str | None = None) -> None:
-    """Raise ValueError / ImportError with a clear message unless ``backend`` and ``address`` can run here."""
+def check_backend(backend: str, address: str | None = None, source: str | None = None) -> None:
+    """Raise ValueError / ImportError with a clear message unless ``backend`` and ``address`` can run here
+    (``source``: where the address came from, for the message; default "the address ADDRESS")."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
     if address is not None and backend != "ray":
-        raise ValueError("an address is a Ray cluster's address: it needs the ray backend (--backend ray)")
+        source = source or f"the address {address!r}"
+        raise ValueError(f"{source} is a Ray cluster's address: it needs the ray backend (--backend ray)")
     if backend == "ray":
         import_ray()
 

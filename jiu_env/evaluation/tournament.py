@@ -129,12 +129,15 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
 
     log = log or _warn
     execution = getattr(config, "execution", None) or {}
-    if address is None and backend in (None, "ray"):  # a backend given here drops the config's address with it
-        address = execution.get("address")
+    source = None  # where the address came from, for the message
+    if address is None and backend in (None, "ray") and execution.get("address") is not None:
+        # a backend given here drops the config's address with it: the caller's settings win
+        address = execution["address"]
+        source = f"the config's address ({address})"
     backend = backend or execution.get("backend") or "local"
     workers = workers if workers is not None else execution.get("workers")
     _check_workers(workers)
-    check_backend(backend, address)
+    check_backend(backend, address, source)
     # build every player once here: a bad spec or a missing file fails early, and the
     # players' code versions decide which stored games are still valid
     versions = {}
