@@ -53,7 +53,7 @@ from . import vocab as V
 from .bots.greedy import greedy_action
 from .observation import NUM_PLANES, write_observation
 from .rules import Rules
-from .validate import state_problem, thaw_dict, validate_state
+from .validate import check_int, state_problem, thaw_dict, validate_state
 
 # Opponent kinds understood by the numba step.  A new numba opponent gets a
 # number here and a branch in _opponent_action.
@@ -296,8 +296,7 @@ class BatchRunner:
     def __init__(self, num_games: int, rules: str | Rules | dict[str, Any] = "competitive", *,
                  opponent: str | None = None, learner: str = "random", start: str = "placement",
                  seed: int | list[int] | None = None, threads: int | None = None, **options: Any) -> None:
-        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
-            raise ValueError(f"num_games must be a positive int, not {num_games!r}")
+        check_int("num_games", num_games, 1)
         if opponent not in OPPONENTS:
             raise ValueError(f"unknown opponent {opponent!r}; choose one of {', '.join(map(repr, OPPONENTS))}")
         if learner not in LEARNERS:
@@ -306,9 +305,7 @@ class BatchRunner:
             raise ValueError(f"start must be one of {', '.join(map(repr, STARTS))}, not {start!r}")
         # numba.config sets its NUMBA_* options from the environment at import time, out of mypy's sight
         max_threads = cast(Any, numba.config).NUMBA_NUM_THREADS
-        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer))
-                                    or not 1 <= threads <= max_threads):
-            raise ValueError(f"threads must be an int in 1..{max_threads} or None, not {threads!r}")
+        check_int("threads", threads, 1, max_threads, or_none=True)
         self.rules = Rules.make(rules, **options)
         self.threads = None if threads is None else int(threads)
         self.num_games = int(num_games)
@@ -488,9 +485,7 @@ class BatchRunner:
         the runner's raw speed (used by the benchmark); call :meth:`reset`
         before stepping again.
         """
-        if isinstance(num_decisions, (bool, np.bool_)) or not isinstance(num_decisions, (int, np.integer)) \
-                or num_decisions < 0:
-            raise ValueError(f"num_decisions must be an int >= 0, not {num_decisions!r}")
+        check_int("num_decisions", num_decisions, 0)
         self._check_states()
         self.masks = None
         return int(self._run(MODE_PLAY, n_decisions=int(num_decisions)))

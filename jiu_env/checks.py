@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn, overload
 
 import numpy as np
 from numba import njit
@@ -711,6 +711,41 @@ def check_buffer(buf: np.ndarray, length: int, name: str = "buf", dtypes: tuple[
 
 
 # ------------------------------------------------------------------ settings
+@overload
+def check_int(name: str, value: Any, lo: int | None = ..., hi: int | None = ..., *, or_none: Literal[False] = ...,
+              note: str = ...) -> int: ...
+@overload
+def check_int(name: str, value: Any, lo: int | None = ..., hi: int | None = ..., *, or_none: bool,
+              note: str = ...) -> int | None: ...
+def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = None, *, or_none: bool = False,
+              note: str = "") -> int | None:
+    """``value`` as a Python ``int`` if it is an integer in ``lo..hi`` (either bound may be left open); otherwise
+    an error naming ``name``.
+
+    TypeError for what is not an integer (a float such as ``8.0``, a str, and
+    a bool: ``True`` is an int to Python, never a count or a size to a user),
+    ValueError for an integer out of range; numpy integers are taken.
+    ``or_none``: ``None`` is a value too (returned as it is), and the message
+    says so.  ``note`` is added after the range (``"(None for all cores)"``).
+    Every integer setting of the library (counts, sizes, seeds, workers) is
+    checked here, so that their messages have one shape:
+    ``workers must be an int >= 1 or None, not 0``.
+    """
+    if value is None and or_none:
+        return None
+    if type(value) is int and (lo is None or value >= lo) and (hi is None or value <= hi):
+        return value  # the common case, without the ABC checks
+    want = ("an int" + (f" in {lo}..{hi}" if lo is not None and hi is not None else f" >= {lo}" if lo is not None
+                        else f" <= {hi}" if hi is not None else "")
+            + (" or None" if or_none else "") + (f" {note}" if note else ""))
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be {want}, not {type(value).__name__} {value!r}")
+    n = int(value)
+    if (lo is not None and n < lo) or (hi is not None and n > hi):
+        raise ValueError(f"{name} must be {want}, not {n}")
+    return n
+
+
 def check_real(name: str, value: Any, unit: str = "") -> float:
     """``value`` as a float if it is a finite real number; otherwise an error naming ``name``.
 

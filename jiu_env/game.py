@@ -26,8 +26,8 @@ import numpy as np
 from . import kernel as K
 
 from . import vocab as V
-from .checks import check_action_value
-from .outcome import FORFEIT as FORFEIT, STOPPED as STOPPED, Outcome, _count, outcome_of
+from .checks import check_action_value, check_int
+from .outcome import FORFEIT as FORFEIT, STOPPED as STOPPED, Outcome, outcome_of
 from .players import make_player
 from .rules import Rules, state_rules_mismatch
 from .validate import validate_state
@@ -226,11 +226,11 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
     if not isinstance(on_illegal, str) or on_illegal not in ("raise", "forfeit"):
         raise ValueError(f"on_illegal must be 'raise' or 'forfeit', not {on_illegal!r}")
     if max_decisions is not None:
-        max_decisions = _count("max_decisions", max_decisions)
-    random_opening = _count("random_opening", random_opening)
+        max_decisions = check_int("max_decisions", max_decisions, 0)
+    random_opening = check_int("random_opening", random_opening, 0)
     for name, value in (("seed", seed), ("opening_seed", opening_seed)):
         if value is not None:
-            _count(name, value)  # checked only: the value itself seeds, as before
+            check_int(name, value, 0)  # checked only: the value itself seeds, as before
     r = rules if isinstance(rules, Rules) else Rules.make(rules)
     start_state = None
     if isinstance(start, np.ndarray):

@@ -14,20 +14,19 @@ import numpy as np
 import torch
 from torch import nn
 
+from .validate import check_int
+
 
 def set_torch_threads(threads):
-    """Set torch's threads for this process (``None``: leave them); a positive int or ValueError.
+    """Set torch's threads for this process (``None``: leave them); an int >= 1, else TypeError / ValueError.
 
     Model players loaded from a spec (``sb3:``, ``rllib:``, like ``policy`` and
     ``alphazero``) set one: games are played one a core, and one small
     network evaluating one position gains nothing from more threads, while
     it slows down many times when another process holds a core.
     """
-    if threads is None:
-        return
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be a positive int or None, not {threads!r}")
-    torch.set_num_threads(threads)
+    if check_int("threads", threads, 1, or_none=True) is not None:
+        torch.set_num_threads(threads)
 
 
 def conv_trunk(in_channels, channels=32, layers=4):
@@ -37,8 +36,7 @@ def conv_trunk(in_channels, channels=32, layers=4):
     input planes, and fail at the first forward pass).
     """
     for name, value in (("in_channels", in_channels), ("channels", channels), ("layers", layers)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} of the network must be an int >= 1, not {value!r}")
+        check_int(f"{name} of the network", value, 1)
     convs = []
     c = in_channels
     for _ in range(layers):

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import check_action_value
+from .checks import check_action_value, check_int
 from .vocab import (A_JUMP, A_LIFT, A_POINT, A_STEP, DC, DR, MAX_N, MIN_N, action_kind, action_point, is_step_kind,
                     jump_direction, landing, num_actions, step_direction, stop_action)
 
@@ -44,15 +44,9 @@ def check_board_size(board_size: Any, name: str = "board_size") -> int:
     """``board_size`` as an int in ``MIN_N..MAX_N`` (numpy integers included); the one board-size check of the
     notation and of :mod:`jiu_env.symmetry`.  TypeError naming ``name`` for what is not an integer (a bool, a
     float such as ``8.0``, a str), ValueError for a size out of range."""
-    if type(board_size) is int and MIN_N <= board_size <= MAX_N:  # the common case, without the ABC checks
+    if type(board_size) is int and MIN_N <= board_size <= MAX_N:  # the common case, without a call
         return board_size
-    if isinstance(board_size, (bool, np.bool_)) or not isinstance(board_size, numbers.Integral):
-        raise TypeError(f"{name} must be an int in {MIN_N}..{MAX_N}, not {type(board_size).__name__} ({board_size!r})")
-    n = int(board_size)
-    if not MIN_N <= n <= MAX_N:
-        raise ValueError(f"{name} must be an int in {MIN_N}..{MAX_N}, not {n}")
-    return n
-
+    return check_int(name, board_size, MIN_N, MAX_N)
 
 
 def _check_point(p: Any, n: int) -> int:

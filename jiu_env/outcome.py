@@ -31,13 +31,13 @@ integrations and the envs can all build and return it.
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 
 from . import vocab as V
+from .checks import check_int
 from .vocab import BLACK, DRAW, END_REASON_NAMES, WHITE, WINNER_NAMES, colour_name
 
 #: End reasons beyond the kernel's, which only the game loop (:func:`jiu_env.play_game`) knows:
@@ -56,18 +56,6 @@ UNDECIDED_REASONS: frozenset[str] = frozenset({END_REASON_NAMES[V.END_TURN_LIMIT
 
 _JSON_WINNERS = {WHITE: WINNER_NAMES[WHITE], BLACK: WINNER_NAMES[BLACK]}  # winner -> its JSON name
 _JSON_KEYS = ("winner", "end_reason", "battle_turns", "decisions")
-
-
-def _count(name: str, value: Any) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be an integer, not the boolean {value!r}")
-    try:
-        n = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be an integer, not {type(value).__name__} {value!r}") from None
-    if n < 0:
-        raise ValueError(f"{name} must be >= 0, not {n}")
-    return int(n)
 
 
 _colour = V.check_colour  # WHITE or BLACK; a clear error for a name, a bool or anything else
@@ -107,8 +95,8 @@ class Outcome:
         if self.winner is not None and self.end_reason not in WIN_REASONS:
             raise ValueError(f"a game that ends by {self.end_reason!r} has no winner; got winner "
                              f"{colour_name(self.winner)} ({self.winner})")
-        object.__setattr__(self, "battle_turns", _count("battle_turns", self.battle_turns))
-        object.__setattr__(self, "decisions", _count("decisions", self.decisions))
+        object.__setattr__(self, "battle_turns", check_int("battle_turns", self.battle_turns, 0))
+        object.__setattr__(self, "decisions", check_int("decisions", self.decisions, 0))
 
     # ------------------------------------------------------------ reading
     @property

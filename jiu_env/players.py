@@ -50,7 +50,6 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
-import numbers
 import os
 import sys
 import threading
@@ -60,6 +59,7 @@ from typing import Any, Callable, Iterator
 
 from .names import did_you_mean
 from .specs import PlayerSpec, parse_player_spec, split_params
+from .validate import check_int
 
 # name -> (module, class) of the built-in bots; modules are imported on first use.
 REGISTRY: dict[str, tuple[str, str]] = {
@@ -137,8 +137,7 @@ def make_player(spec: Any, seed: int | None = None, **overrides: Any) -> Any:
     ``overrides`` are keyword parameters of a built-in bot (they win over the
     spec's own).  Unknown names and parameters raise ValueError naming them.
     """
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0):
-        raise ValueError(f"seed must be an int >= 0 or None, not {seed!r}")
+    check_int("seed", seed, 0, or_none=True)
     if not isinstance(spec, str):
         if overrides:
             raise TypeError("parameters can only be given with a built-in bot spec string")

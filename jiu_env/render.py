@@ -6,7 +6,7 @@ import numpy as np
 
 from . import vocab as V
 from .notation import COLS, ROWS, action_to_str
-from .validate import check_position
+from .validate import check_int, check_position
 
 from .vocab import COLOUR_NAMES, END_REASON_NAMES, SUBPHASE_NAMES
 
@@ -196,8 +196,7 @@ def draw_text(img: np.ndarray, x: int, y: int, text: str, scale: int = 1, colour
     missing = sorted(set(text) - set(FONT))
     if missing:
         raise ValueError(f"no glyph for {missing} in the render font; it has {''.join(sorted(FONT))!r}")
-    if isinstance(scale, bool) or not isinstance(scale, (int, np.integer)) or scale < 1:
-        raise ValueError(f"scale must be an int >= 1, not {scale!r}")
+    check_int("scale", scale, 1)
     h, w = img.shape[:2]
     step = (GLYPH_W + 1) * scale
     for i, ch in enumerate(text):
@@ -309,10 +308,7 @@ def check_render_options(options=None, **more):
         raise ValueError(f"unknown render option(s) {unknown}; valid: {list(RENDER_DEFAULTS)}")
     out = {**RENDER_DEFAULTS, **given}
     cell = out["cell"]
-    if isinstance(cell, (bool, np.bool_)) or not isinstance(cell, (int, np.integer)):
-        raise TypeError(f"render option 'cell' must be an int, not {type(cell).__name__}")
-    if not MIN_CELL <= cell <= MAX_CELL:
-        raise ValueError(f"render option 'cell' must be in {MIN_CELL}..{MAX_CELL} (pixels between lines), not {cell}")
+    cell = check_int("render option 'cell'", cell, MIN_CELL, MAX_CELL, note="(pixels between lines)")
     for key in ("coords", "status"):
         if not isinstance(out[key], (bool, np.bool_)):
             raise TypeError(f"render option {key!r} must be True or False, not {out[key]!r}")

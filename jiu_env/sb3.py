@@ -50,6 +50,7 @@ from .game import play_game
 from .nets import SpatialActionHead, ValueHead, conv_trunk, set_torch_threads
 from .observation import write_observation
 from .players import check_model_phase, file_hash, make_player, rules_mismatch, sb3_file_phase, sb3_file_rules
+from .validate import check_int
 
 if TYPE_CHECKING:
     from .rules import Rules
@@ -443,9 +444,7 @@ class SelfPlayCallback(BaseCallback):
 
     def __init__(self, every: int = 20_000, at_start: bool = False, verbose: int = 0) -> None:
         super().__init__(verbose)
-        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-            raise ValueError(f"every must be an int >= 1 (timesteps between snapshots), not {every!r}")
-        self.every = every
+        self.every = check_int("every", every, 1, note="(timesteps between snapshots)")
         self.at_start = at_start
         self.last = 0
         self.added = 0
@@ -490,8 +489,7 @@ def evaluate(model: Any, opponent: Any, n_games: int = 20, seed: int = 0, determ
     from .rules import Rules
     from .vocab import COLOUR_NAMES
 
-    if isinstance(n_games, bool) or not isinstance(n_games, int) or n_games < 1:
-        raise ValueError(f"n_games must be an int >= 1, not {n_games!r}")
+    check_int("n_games", n_games, 1)
     if start not in ("battle", "placement"):
         raise ValueError(f"start must be 'battle' or 'placement', not {start!r}")
     rules = Rules.make(rules, **rule_options)

@@ -19,6 +19,7 @@ from jiu_env import symmetry as S
 from jiu_env import vocab as V
 from jiu_env.game import GameResult, play_game
 from jiu_env.observation import NUM_PLANES, observe, write_observation
+from jiu_env.outcome import Outcome
 from jiu_env.rules import Rules, max_min_stones
 from jiu_env.validate import InvalidStateError
 
@@ -185,11 +186,11 @@ class CountingPlayer:
     (dict(start="middle"), ValueError, "start"),
     (dict(start=_battle().astype(np.int32)), TypeError, "np.int64"),
     (dict(start=Rules.make(board_size=8).new_state()), ValueError, "board size"),
-    (dict(seed=-1), ValueError, "seed must be >= 0"),
+    (dict(seed=-1), ValueError, "seed must be an int >= 0, not -1"),
     (dict(seed=True), TypeError, "seed"),
     (dict(seed=1.5), TypeError, "seed"),
     (dict(seed="3"), TypeError, "seed"),
-    (dict(opening_seed=-2), ValueError, "opening_seed must be >= 0"),
+    (dict(opening_seed=-2), ValueError, "opening_seed must be an int >= 0, not -2"),
     (dict(opening_seed=np.bool_(True)), TypeError, "opening_seed"),
     (dict(opening_seed=2.0), TypeError, "opening_seed"),
     (dict(max_decisions=2.5), TypeError, "max_decisions"),
@@ -424,3 +425,53 @@ def test_a_records_positions_render_as_its_states_do_and_bad_ones_are_named():
         RD.render_ansi(bad)
     with pytest.raises(InvalidStateError):  # neither a whole state nor a position
         RD.render_ansi(pos[:-1])
+
+
+# ------------------------------------------------------------------ 16. one integer check
+@pytest.mark.parametrize("args, kwargs, message", [
+    (("n", 0, 1, 3), {}, "n must be an int in 1..3, not 0"),
+    (("n", 4, 1, 3), {}, "n must be an int in 1..3, not 4"),
+    (("n", -1, 0), {}, "n must be an int >= 0, not -1"),
+    (("n", 9, None, 8), {}, "n must be an int <= 8, not 9"),
+    (("workers", 0, 1), dict(or_none=True, note="(None for all cores)"),
+     "workers must be an int >= 1 or None (None for all cores), not 0"),
+])
+def test_check_int_names_the_setting_and_its_range(args, kwargs, message):
+    from jiu_env.validate import check_int
+
+    with pytest.raises(ValueError) as err:
+        check_int(*args, **kwargs)
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize("bad", [True, np.bool_(False), 2.0, np.float64(2.0), "2", None, [2]])
+def test_check_int_refuses_what_is_not_an_integer_with_a_type_error(bad):
+    from jiu_env.validate import check_int
+
+    with pytest.raises(TypeError) as err:
+        check_int("n", bad, 1, 3)
+    assert str(err.value) == f"n must be an int in 1..3, not {type(bad).__name__} {bad!r}"
+
+
+def test_check_int_returns_a_python_int_and_none_where_allowed():
+    from jiu_env.validate import check_int
+
+    for value in (2, np.int8(2), np.uint64(2)):
+        n = check_int("n", value, 1, 3)
+        assert n == 2 and type(n) is int
+    assert check_int("n", None, 1, or_none=True) is None
+    assert check_int("n", 10 ** 30) == 10 ** 30  # no bound: any integer
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda v: N.check_board_size(v), "board_size"),
+    (lambda v: play_game(R6, CountingPlayer(), CountingPlayer(), seed=v), "seed"),
+    (lambda v: Outcome(V.WHITE, "no_move", battle_turns=v, decisions=3), "battle_turns"),
+    (lambda v: RD.check_render_options({"cell": v}), "render option 'cell'"),
+])
+def test_the_cores_integer_settings_share_the_one_check(call, name):
+    # the same message shape, a TypeError for a float, a ValueError for a negative value
+    with pytest.raises(TypeError, match=f"^{name} must be an int.*, not float 8.5$"):
+        call(8.5)
+    with pytest.raises(ValueError, match=f"^{name} must be an int.*, not -8$"):
+        call(-8)

@@ -105,8 +105,8 @@ def test_bootstrap_refuses_what_it_cannot_resample():
     assert fit_elo(["a", "b"], w, prior_draws=0).ratings[0] > 0  # the point fit works without the prior
     with pytest.raises(ValueError, match="bootstrap intervals need prior_draws > 0"):
         bootstrap_elo(["a", "b"], w, prior_draws=0, samples=50)  # some resample is a sweep: refused up front
-    for samples in (0, 1, 2.5):
-        with pytest.raises(ValueError, match="samples"):
+    for samples, error in ((0, ValueError), (1, ValueError), (2.5, TypeError), (True, TypeError)):
+        with pytest.raises(error, match="^samples must be an int >= 2, not "):
             bootstrap_elo(["a", "b"], w, samples=samples)
 
 
@@ -482,7 +482,8 @@ BASE = {"players": ["random", "b=random"], "games": 2, "seed": 1, "rules": SMALL
     (dict(seed=1.5), TypeError, "seed"),
     (dict(seed="1"), TypeError, "seed"),
     (dict(games=0), ValueError, "games"),
-    (dict(games=True), ValueError, "games"),
+    (dict(games=True), TypeError, "games per pair must be an int in 1..1000000, not bool True"),
+    (dict(games=2.5), TypeError, "games per pair must be an int"),
     (dict(prior_draws=-3), ValueError, "prior_draws"),
     (dict(prior_draws=float("nan")), ValueError, "prior_draws"),
     (dict(prior_draws="2"), TypeError, "prior_draws"),
@@ -527,8 +528,8 @@ def test_config_from_dict_rejects_non_tables_and_double_games():
 
 def test_bad_workers_are_rejected_before_any_game():
     cfg = TournamentConfig(**BASE)
-    for bad in (0, -1, True, 1.5, "2"):
-        with pytest.raises(ValueError, match="workers"):
+    for bad, error in ((0, ValueError), (-1, ValueError), (True, TypeError), (1.5, TypeError), ("2", TypeError)):
+        with pytest.raises(error, match="^workers must be an int in 1..4096 or None"):
             run_tournament(cfg, workers=bad)
     notes = []
     res = run_tournament(cfg, workers=1, log=notes.append)

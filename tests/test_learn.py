@@ -171,7 +171,7 @@ def test_soft_labels_are_the_teachers_root_scores(tmp_path):
 def test_soft_labels_need_root_scores_and_a_valid_temperature():
     with pytest.raises(ValueError, match="soft"):
         DataConfig(soft=-1.0)
-    with pytest.raises(ValueError, match="soft"):
+    with pytest.raises(TypeError, match="soft"):
         DataConfig(soft=True)
     assert "soft" not in CFG6.to_dict()  # runs made before the field existed stay resumable
     teacher = make_bot("alphabeta:depth=1")

@@ -108,9 +108,9 @@ def test_construction_checks():
         Outcome(None, "no_move", 3, 40)
     with pytest.raises(ValueError, match="has no winner"):
         Outcome(WHITE, "repetition", 3, 40)
-    with pytest.raises(ValueError, match=">= 0"):
+    with pytest.raises(ValueError, match="^battle_turns must be an int >= 0, not -1$"):
         Outcome(WHITE, "no_move", -1, 40)
-    with pytest.raises(TypeError, match="boolean"):
+    with pytest.raises(TypeError, match="^decisions must be an int >= 0, not bool True$"):
         Outcome(WHITE, "no_move", 3, True)
     with pytest.raises(ValueError, match="WHITE"):
         Outcome(WHITE, "no_move", 3, 40).score_for(0)

@@ -238,8 +238,8 @@ def test_draw_text_clips_and_refuses_unknown_characters():
 @pytest.mark.parametrize("kwargs, error, match", [
     ({"cell": True}, TypeError, "'cell' must be an int"),
     ({"cell": 32.0}, TypeError, "'cell' must be an int"),
-    ({"cell": MIN_CELL - 1, "coords": False}, ValueError, "'cell' must be in 8..256"),
-    ({"cell": MAX_CELL + 1}, ValueError, "'cell' must be in 8..256"),
+    ({"cell": MIN_CELL - 1, "coords": False}, ValueError, "'cell' must be an int in 8..256 \\(pixels between lines\\), not 7"),
+    ({"cell": MAX_CELL + 1}, ValueError, "'cell' must be an int in 8..256"),
     ({"coords": "yes"}, TypeError, "'coords' must be True or False"),
     ({"status": 1}, TypeError, "'status' must be True or False"),
     ({"cell": 16}, ValueError, "coordinate labels need cell >= 24"),

@@ -175,8 +175,8 @@ def test_league_settings_and_network_sizes_are_checked_up_front():
         SelfPlayLeagueCallback(max_snapshots=0)
     sp = JiuMultiAgentEnv({"board_size": 6}).observation_spaces["white"]
     ap = JiuMultiAgentEnv({"board_size": 6}).action_spaces["white"]
-    for cfg in ({"channels": 8.9}, {"layers": 0}, {"value_hidden": True}):
-        with pytest.raises(ValueError, match="model_config"):
+    for cfg, error in (({"channels": 8.9}, TypeError), ({"layers": 0}, ValueError), ({"value_hidden": True}, TypeError)):
+        with pytest.raises(error, match=f"^model_config {next(iter(cfg))} must be an int >= 1, not "):
             JiuMaskedModule(observation_space=sp, action_space=ap, model_config=cfg)
 
 

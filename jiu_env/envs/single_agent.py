@@ -31,6 +31,7 @@ from ..render import check_render_options, render_ansi
 from ..rules import Rules
 from ..outcome import FORFEIT, Outcome, outcome_of
 from ..state import COLOUR as COLOURS, explain_illegal
+from ..validate import check_int
 from .common import (ADJUDICATE_MODES, MAX_CAPTURE_REWARD, RENDER_MODES, RESET_OPTIONS as _POSITION_OPTIONS,  # noqa: F401
                      SEED_MAX as _SEED_MAX, RenderedShell, _check_adjudicate, _check_capture_reward, check_real,
                      check_action, check_render_mode, keep_episode, new_game, planes_space, reset_options,
@@ -472,8 +473,7 @@ class JiuSelfPlayEnv(JiuVsBotEnv):
                  **kwargs: Any) -> None:
         if "opponent" in kwargs:
             raise TypeError("JiuSelfPlayEnv takes 'bootstrap' (the opponent until the first snapshot), not 'opponent'")
-        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
-            raise ValueError(f"pool_size must be an int >= 1, not {pool_size!r}")
+        check_int("pool_size", pool_size, 1)
         check_real("latest_prob", latest_prob)
         if not 0.0 <= latest_prob <= 1.0:
             raise ValueError(f"latest_prob must be in [0, 1], not {latest_prob!r}")

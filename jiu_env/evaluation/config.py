@@ -16,12 +16,10 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ..bots import REGISTRY
 from ..players import make_player
 from ..rules import Rules
-from ..validate import check_real
+from ..validate import check_int, check_real
 from .elo import BOOTSTRAP_NEEDS_PRIOR
 
 #: Upper bounds of the counts of a tournament, checked before any work (a schedule is built in memory).
@@ -100,10 +98,7 @@ class TournamentConfig:
         dup = sorted({x for x in names if names.count(x) > 1})
         if dup:
             raise ValueError(f"player names must be unique; repeated: {', '.join(dup)} (give them a name=)")
-        if isinstance(self.games, bool) or not isinstance(self.games, int) or self.games < 1:
-            raise ValueError(f"games per pair must be a positive int, not {self.games!r}")
-        if self.games > MAX_GAMES_PER_PAIR:
-            raise ValueError(f"games per pair must be at most {MAX_GAMES_PER_PAIR:,}, not {self.games:,}")
+        self.games = check_int("games per pair", self.games, 1, MAX_GAMES_PER_PAIR)
         if not isinstance(self.mode, str) or self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}")
         self.challengers = _name_list("challengers", self.challengers)
@@ -215,9 +210,9 @@ class TournamentConfig:
 
     def _check_settings(self):
         """Type and range of the scalar settings: every mistake is found before the first game."""
-        _check_int_setting("seed", self.seed, 0)
-        _check_int_setting("random_opening", self.random_opening, 0, MAX_RANDOM_OPENING)
-        _check_int_setting("bootstrap_samples", self.bootstrap_samples, 2, MAX_BOOTSTRAP_SAMPLES)
+        self.seed = check_int("seed", self.seed, 0)
+        self.random_opening = check_int("random_opening", self.random_opening, 0, MAX_RANDOM_OPENING)
+        self.bootstrap_samples = check_int("bootstrap_samples", self.bootstrap_samples, 2, MAX_BOOTSTRAP_SAMPLES)
         total = len(self.pairs()) * self.games
         if total > MAX_SCHEDULED_GAMES:
             raise ValueError(f"the tournament would schedule {total:,} games ({len(self.pairs())} pairs x "
@@ -354,15 +349,6 @@ def timed_spec(spec: str, seconds: float) -> str | None:
                              f"{seconds:g} s: remove one of them")
         return s
     return f"{s}{',' if rest.strip() else ':'}time={text}"
-
-
-def _check_int_setting(name, value, lo, hi=None):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int >= {lo}, not {type(value).__name__} {value!r}")
-    if value < lo:
-        raise ValueError(f"{name} must be an int >= {lo}, not {value!r}")
-    if hi is not None and value > hi:
-        raise ValueError(f"{name} must be an int from {lo} to {hi:,}, not {value:,}")
 
 
 def _name_list(key, value):
@@ -505,12 +491,7 @@ def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
 
 # ------------------------------------------------------------------ where the games run
 def _check_workers(workers):
-    if workers is None:
-        return
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"workers must be an int >= 1 (or None for all cores), not {workers!r}")
-    if workers > MAX_WORKERS:
-        raise ValueError(f"workers must be at most {MAX_WORKERS}, not {workers:,}")
+    check_int("workers", workers, 1, MAX_WORKERS, or_none=True, note="(None for all cores)")
 
 
 def default_workers() -> int:

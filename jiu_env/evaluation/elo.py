@@ -32,7 +32,7 @@ from typing import Any, Iterable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..validate import check_real
+from ..validate import check_int, check_real
 
 ELO_PER_NAT: float = 400.0 / math.log(10.0)  # Elo points per natural-log unit of the logistic model
 
@@ -240,8 +240,7 @@ def bootstrap_elo(names: Iterable[str], wins: ArrayLike, draws: ArrayLike | None
     ``samples`` at least 2.
     """
     names = list(names)
-    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 2:
-        raise ValueError(f"samples must be an int >= 2, not {samples!r}")
+    check_int("samples", samples, 2)
     _check_fit_settings(prior_draws, confidence)
     if prior_draws == 0:
         raise ValueError(BOOTSTRAP_NEEDS_PRIOR)

@@ -62,6 +62,7 @@ from ..outcome import FORFEIT, Outcome, outcome_of
 from ..players import file_hash as _file_hash, make_player
 from ..rules import Rules
 from ..state import COLOUR, explain_illegal, game_info
+from ..validate import check_int
 from ..vocab import COLOUR_NAMES
 
 LEARNER = "learner"
@@ -419,8 +420,7 @@ class JiuMaskedModule(TorchRLModule, ValueFunctionAPI):
         sizes = {"channels": cfg.get("channels", 32), "layers": cfg.get("layers", 4),
                  "value_hidden": cfg.get("value_hidden", 64)}
         for name, value in sizes.items():  # int() would take 8.9 as 8
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"model_config {name} must be an int >= 1, not {value!r}")
+            check_int(f"model_config {name}", value, 1)
         channels = int(sizes["channels"])
         self.channels = channels
         self.trunk = orthogonal_init(conv_trunk(c_in, channels, int(sizes["layers"])), np.sqrt(2))
@@ -503,8 +503,7 @@ class SelfPlayLeagueCallback(RLlibCallback):
                  self_prob: float = 0.2) -> None:
         super().__init__()
         for name, value, lo in (("snapshot_every", snapshot_every, 0), ("max_snapshots", max_snapshots, 1)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
-                raise ValueError(f"{name} must be an int >= {lo}, not {value!r}")  # max_snapshots=0 kept them all
+            check_int(name, value, lo)  # max_snapshots=0 kept them all
         self.snapshot_every = int(snapshot_every)
         self.max_snapshots = int(max_snapshots)
         self.latest_prob = _check_share("latest_prob", latest_prob)
@@ -560,8 +559,7 @@ def ppo_self_play_config(board_size: int = 8, rules: str | Rules | dict[str, Any
     # checked here, not inside the env runners and learners: the env, the network sizes, the league settings
     JiuMultiAgentEnv(dict(env_config))
     for name, value in model_config.items():
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, not {value!r}")
+        check_int(name, value, 1)
     SelfPlayLeagueCallback(snapshot_every, max_snapshots, latest_prob, self_prob)
     return (
         PPOConfig()

@@ -235,7 +235,7 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
     played (:func:`check_run`): a misspelt flag of the training stage does
     not wait for the data stage to finish.
     """
-    from .data import DataConfig, check_labellers, generate
+    from .data import DataConfig, generate
 
     out = pathlib.Path(out)
     cfg = DataConfig(teacher=s["teacher"], rules=s["rules"], seed=s["seed"], chunk_games=s["chunk_games"],
@@ -243,11 +243,8 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
                      soft=s.get("soft", 0.0))
     check_run(out, s, stage, workers=workers, extra_data=extra_data, placement_data=placement_data, threads=threads,
               device=device, max_steps_now=max_steps_now, backend=backend, address=address)
-    if stage in ("all", "data"):
-        check_labellers(cfg)
-    out.mkdir(parents=True, exist_ok=True)
     report: dict[str, Any] = {"dir": str(out)}
-    if stage in ("all", "data"):
+    if stage in ("all", "data"):  # generate checks the teacher and players before it writes anything
         t0 = time.process_time()
         manifest = generate(out / "data", cfg, s["games"], workers=workers, progress=progress, backend=backend,
                             address=address)
@@ -255,6 +252,7 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
         report["data"] = {"games": sum(c["games"] for c in chunks), "labelled": sum(c["labelled"] for c in chunks),
                           "cpu_seconds": round(sum(c["cpu_seconds"] or 0.0 for c in chunks), 1),
                           "cpu_seconds_now": round(time.process_time() - t0, 1)}
+    out.mkdir(parents=True, exist_ok=True)
     if stage == "selfplay":
         from .selfplay import SelfPlayConfig
 
@@ -505,7 +503,7 @@ def run(args: argparse.Namespace, rules: Rules) -> int:
                               placement_data=args.placement_data, threads=args.threads,
                               device=args.device, max_steps_now=args.max_steps_now, backend=args.backend,
                               address=args.address)
-    except (ValueError, OSError, ImportError) as e:  # OSError: a file not found, not writable, ...
+    except (ValueError, TypeError, OSError, ImportError) as e:  # OSError: a file not found, not writable, ...
         print(f"jiu train: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

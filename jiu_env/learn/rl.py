@@ -57,7 +57,7 @@ import numpy as np
 from .. import kernel as K
 from .. import vocab as V
 from ..rules import Rules
-from .params import check_int, check_number
+from .params import check_fields, check_int, check_number
 from .selfplay import file_sha256
 from .train import PRECISIONS
 
@@ -107,24 +107,19 @@ class RLConfig:
                 raise ValueError(f"{name} must be a non-empty string, not {getattr(self, name)!r}")
         if (self.placement is None) != (self.placement_sha256 is None):
             raise ValueError("placement and placement_sha256 go together (RLConfig.for_nets fills both in)")
-        check_int("seed", self.seed, 0, 2 ** 63 - 1)
-        check_int("games", self.games, 1, 1_000_000)
-        check_int("streams", self.streams, 1, 4096)
+        check_fields(self, ints=dict(seed=(0, 2 ** 63 - 1), games=(1, 1_000_000), streams=(1, 4096),
+                                     concurrent=(1, 4096), random_opening=(0, 64), epochs=(1, 1000),
+                                     minibatch=(1, 1_000_000), value_warmup=(0, 1_000_000),
+                                     snapshot_every=(1, 1_000_000)))
         if self.streams > self.games:
             raise ValueError(f"streams ({self.streams}) must be at most games an iteration ({self.games})")
-        check_int("concurrent", self.concurrent, 1, 4096)
-        check_int("random_opening", self.random_opening, 0, 64)
         check_number("temperature", self.temperature, 0.0, 100.0, lo_open=True)
         check_number("gae_lambda", self.gae_lambda, 0.0, 1.0)
         check_number("lr", self.lr, 0.0, 1.0, lo_open=True)
-        check_int("epochs", self.epochs, 1, 1000)
-        check_int("minibatch", self.minibatch, 1, 1_000_000)
         check_number("clip", self.clip, 0.0, 10.0, lo_open=True)
         check_number("value_coef", self.value_coef, 0.0, 1000.0)
         check_number("entropy_coef", self.entropy_coef, 0.0, 1000.0)
         check_number("max_grad_norm", self.max_grad_norm, 0.0, 1e6, lo_open=True)
-        check_int("value_warmup", self.value_warmup, 0, 1_000_000)
-        check_int("snapshot_every", self.snapshot_every, 1, 1_000_000)
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {self.precision!r}")
         if not isinstance(self.rules, dict):  # stored as given (a resumed run compares it): a dict of options
