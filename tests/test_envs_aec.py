@@ -372,6 +372,28 @@ def test_copy_of_the_wrapped_env():
         assert_unchanged(e, snap)
 
 
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_copy_of_a_finished_game_stays_finished(how):
+    # a forfeit ends the game in the env's bookkeeping only (the kernel state is still a live one): a copy
+    # must not come back to life from its state, and goes on stepping out its agents as the original does
+    e = jiu_env.env(board_size=6)  # the wrapped env: an illegal action forfeits
+    e.reset(seed=1)
+    e.step(int(np.flatnonzero(e.observe(e.agent_selection)["action_mask"] == 0)[0]))
+    assert all(e.terminations.values())
+    twin = pickle.loads(pickle.dumps(e)) if how == "pickle" else copy.deepcopy(e)
+    assert snapshot(twin)[1:] == snapshot(e)[1:] and (twin.unwrapped.state == e.unwrapped.state).all()
+    for env in (e, twin):
+        env.step(None)
+    assert snapshot(twin)[1:] == snapshot(e)[1:] and len(e.unwrapped.agents) == 1
+    # a game ended on the board, by the kernel, too
+    e = jiu_env.raw_env(board_size=4, min_stones=7)
+    e.reset(seed=2, options={"start": "battle"})
+    while not all(e.terminations.values()) and not all(e.truncations.values()):
+        e.step(int(e.legal_actions()[0]))
+    twin = pickle.loads(pickle.dumps(e)) if how == "pickle" else copy.deepcopy(e)
+    assert snapshot(twin)[1:] == snapshot(e)[1:]
+
+
 # ----------------------------------------------------------- bad actions
 def _placement_first():
     e = jiu_env.raw_env()

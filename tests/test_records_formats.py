@@ -507,3 +507,27 @@ def test_an_exported_competition_record_names_the_rules_it_needs(tmp_path):
     assert load_record(path, rules=r6).actions == g.actions
     text = open(path).read().replace("[competitive board_size=6]", "[made by another program]")
     assert from_competition(text, rules=r6).actions == g.actions  # a field that is not rules is left alone
+
+
+# ------------------------------------------------------------------ short headers and non-text input
+@pytest.mark.parametrize("strict", [True, False])
+@pytest.mark.parametrize("header", ["[JIU]", "[JIU][a]", "[JIU][a][b]", "[JIU][a][b][*][2026-01-01][event]"])
+def test_a_competition_header_may_leave_out_any_tail_of_its_fields(header, strict):
+    short = from_competition(f"{header}\n0,;", rules={"board_size": 4}, strict=strict)
+    plain = from_competition("0,;", rules={"board_size": 4}, strict=strict)
+    assert short.actions == plain.actions
+    assert short.players["white"] == ("a" if "[a]" in header else None)
+
+
+@pytest.mark.parametrize("read", [from_competition, from_jiuchess, GameRecord.from_json])
+@pytest.mark.parametrize("bad", [None, 5, ["0,;"]])
+def test_the_readers_refuse_what_is_not_text_with_a_type_error(read, bad):
+    with pytest.raises(TypeError, match=f"a record's text must be a str \\(or UTF-8 bytes\\), not {type(bad).__name__}"):
+        read(bad)
+
+
+def test_the_text_readers_take_utf8_bytes_as_from_json_does():
+    rec = from_competition("[JIU][a][b]\n0,;", rules={"board_size": 4})
+    assert from_competition(b"[JIU][a][b]\n0,;", rules={"board_size": 4}).to_dict() == rec.to_dict()
+    with pytest.raises(RecordError, match="not readable as UTF-8"):
+        from_competition(b"\xff\xfe0,;", rules={"board_size": 4})

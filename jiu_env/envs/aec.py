@@ -393,7 +393,12 @@ class raw_env(RenderedShell, AECEnv):
         state = d.pop("state")  # also where pickles made before the state was the env's own keep it
         super().__setstate__(d)
         self._num_actions = self.rules.num_actions  # not in pickles made before it was kept
-        self.state = state  # checked and copied: writable and the env's own, also from a read-only buffer
+        # checked and copied: writable and the env's own, also from a read-only buffer
+        self._own(self._checked_state(state).copy())
+        if "agents" not in d or "terminations" not in d:  # a pickle without the episode's bookkeeping
+            self._start_from_state()
+        # else the copy goes on exactly where the original was: a game that ended (a forfeit included, which
+        # the state alone does not show) stays ended, with its rewards and the agents still to step out
 
     def _reset_plan(self, options):
         """The checked reset options: ``(start, position)`` with the position's state built (or None)."""

@@ -30,7 +30,7 @@ from ..state import position_state
 from ..notation import COLS, ROWS
 from ..rules import Rules
 from . import formats
-from .errors import NotARecord, Reader, RecordError, check_strict
+from .errors import NotARecord, Reader, RecordError, check_strict, record_text
 from .fields import result_of, result_text
 from .game_record import GameRecord
 from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
@@ -126,6 +126,7 @@ def from_competition(text: str, rules: str | Rules | dict[str, Any] = "competiti
     entry cannot be played at all; every irregularity is listed in
     ``record.issues``.  ``strict`` is True or False (TypeError otherwise).
     """
+    text = record_text(text)
     check_strict(strict)
     rules = Rules.make(rules)
     n = rules.board_size
@@ -140,7 +141,7 @@ def from_competition(text: str, rules: str | Rules | dict[str, Any] = "competiti
     if header is not None:
         if not header or header[0].upper() != "JIU":
             rd.problem(f"header must start with [JIU], not [{header[0] if header else ''}]", 0)
-        vals = header[1:] + [""] * 5
+        vals = header[1:] + [""] * 7  # white, black, result, date, event, end reason, rules: any tail may be left out
         players = {"white": vals[0] or None, "black": vals[1] or None}
         word = vals[2].strip().lower() if vals[2] else ""
         if word:

@@ -84,6 +84,20 @@ def check_strict(strict: Any) -> bool:
     raise TypeError(f"strict must be True or False, not {type(strict).__name__} {strict!r}")
 
 
+def record_text(text: Any) -> str:
+    """The text of a record given to a reader: a ``str`` as it is, ``bytes`` decoded as UTF-8 (RecordError
+    when they are not); TypeError for anything else (``None``, a number, a path object: read the file with
+    :func:`~jiu_env.records.load_record`)."""
+    if isinstance(text, str):
+        return text
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            return bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise RecordError(f"not readable as UTF-8 text: {e}") from None
+    raise TypeError(f"a record's text must be a str (or UTF-8 bytes), not {type(text).__name__} {text!r:.60}")
+
+
 class Reader:
     """State of one text-record import (strict or lenient): the rules and the irregularities met."""
 

@@ -19,7 +19,7 @@ from ..notation import action_to_str, str_to_action
 from ..outcome import FORFEIT, Outcome
 from ..rules import Rules
 from . import formats
-from .errors import Irregularity, NotARecord, RecordError
+from .errors import Irregularity, NotARecord, RecordError, record_text
 from .fields import (  # the names, results and start every format shares, importable from here as before
     COLOUR_NAMES as COLOUR_NAMES, END_REASONS as END_REASONS, WINNER_NAMES as WINNER_NAMES, norm_start as norm_start,
     result_of as result_of, result_text as result_text,
@@ -401,8 +401,7 @@ class GameRecord:
     @classmethod
     def from_json(cls, text: str, check: bool = True) -> GameRecord:
         """A record from JSON text (see :meth:`from_dict`); a leading UTF-8 BOM is ignored."""
-        if isinstance(text, (bytes, bytearray)):
-            text = text.decode("utf-8")
+        text = record_text(text)
         try:
             d = json.loads(text.lstrip("\ufeff"))
         except json.JSONDecodeError as e:

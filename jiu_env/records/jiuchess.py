@@ -42,7 +42,7 @@ from ..vocab import opponent
 from ..state import position_state
 from ..rules import Rules
 from . import formats
-from .errors import ChooseGame, Reader, RecordError, check_strict, game_number
+from .errors import ChooseGame, Reader, RecordError, check_strict, game_number, record_text
 from .fields import result_of
 from .game_record import GameRecord
 from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
@@ -88,6 +88,7 @@ def from_jiuchess(text: str, rules: str | Rules | dict[str, Any] = "competitive"
     turn over, square victims left out leave the capture pending, and the
     replay stops only at a move that cannot be played at all.
     """
+    text = record_text(text)
     check_strict(strict)
     rules = Rules.make(rules)
     n = rules.board_size
