@@ -309,6 +309,26 @@ def _user_class(spec: PlayerSpec, seed: int | None) -> Any:
     return check_player(player, f"{module}:{cls_name}")
 
 
+#: The time budget (seconds a decision) of a timed bot while it warms up: its code runs, its clock does not matter.
+WARM_TIME = 0.01
+
+
+def warm_spec(spec: str) -> str:
+    """``spec`` as it warms up: a built-in bot's ``time=`` budget cut to :data:`WARM_TIME`, other specs as given.
+
+    A warm-up game only has to call each numba function once; with the
+    tournament's own budget (``alphabeta:time=1``) it would take a second a
+    decision, minutes a game on a large board, in every worker process.
+    """
+    if player_spec(spec).form != "bot":
+        return spec
+    name, _, rest = spec.strip().partition(":")
+    items = split_params(rest)
+    if not any(p.key.strip() == "time" and p.value is not None for p in items):
+        return spec
+    return f"{name}:" + ",".join(f"time={WARM_TIME}" if p.key.strip() == "time" else p.text.strip() for p in items)
+
+
 # ------------------------------------------------------------ player kinds
 def _network_file(kind: str, path: str, seed: int | None, **params: Any) -> Any:
     """``alphazero:PATH`` / ``policy:PATH``: the network player ``kind`` on the checkpoint file ``path``."""
@@ -582,4 +602,4 @@ register_player_kind("rllib", _rllib_factory, "an RLlib checkpoint (Algorithm or
 
 __all__ = ["make_player", "REGISTRY", "bot_class", "NETWORK_BOTS", "PLUGIN_MODULES", "plugin_module", "player_spec", "sb3_file_rules", "sb3_file_phase", "whole_game_spec", "phases_given", "MODEL_PHASES",
            "check_model_phase", "BATTLE_ONLY_PLACEMENT", "sb3_spec_rules", "rules_mismatch", "RULES_IGNORED", "register_player_kind", "check_player", "player_version", "file_hash", "PLAYER_KINDS",
-           "CallablePlayer", "MAX_SPEC_DEPTH", "check_spec_depth"]
+           "CallablePlayer", "MAX_SPEC_DEPTH", "check_spec_depth", "warm_spec", "WARM_TIME"]

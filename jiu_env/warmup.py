@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable
 
-from .players import check_spec_depth, make_player, player_spec
+from .players import check_spec_depth, make_player, player_spec, warm_spec
 
 if TYPE_CHECKING:
     from .rules import Rules
@@ -262,7 +262,7 @@ def warm_up(bots: Iterable[str] | None = None, board_sizes: Iterable[int | None]
         report.board_sizes.append(r.board_size)
         for spec in players:
             try:
-                run_game(r, make_player(spec, seed=0), make_player("random", seed=1), seed=0)
+                run_game(r, make_player(warm_spec(spec), seed=0), make_player("random", seed=1), seed=0)
             except Exception as e:  # e.g. a network trained for another board size: warm it where it plays
                 report.skipped[f"{spec} on {r.board_size}x{r.board_size}"] = f"{type(e).__name__}: {e}"
         if envs:

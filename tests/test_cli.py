@@ -152,6 +152,25 @@ def test_eval_config_file_and_progress_lines(tmp_path, capsys):
     assert "[2/2]" in err and "ETA" in err  # progress lines when stderr is not a terminal
 
 
+def test_eval_rules_flags_change_a_config_files_rules(tmp_path, capsys):
+    # --rule / --board-size change the options they name on the file's rules; --rules replaces them
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('games = 2\n[rules]\nprofile = "traditional"\nboard_size = 8\nmax_battle_turns = 50\n'
+                   '[[players]]\nspec = "random"\n[[players]]\nname = "b"\nspec = "random"\n')
+    kept = Rules.make("traditional", board_size=6, max_battle_turns=50).to_dict()  # fly_threshold re-derived
+    for flags, want in ((["--rule", "board_size=6"], kept), (["--board-size", "6"], kept),
+                        (["--rules", "competitive", "--rule", "board_size=6"],
+                         Rules.make("competitive", board_size=6).to_dict()),
+                        (["--rules", "ludii8", "--rule", "max_battle_turns=60"],
+                         Rules.make("ludii8", max_battle_turns=60).to_dict())):
+        out = tmp_path / "out"
+        rc, _, err = run(["eval", "--config", str(cfg), *flags, "--workers", "1", "--no-progress", "--out", str(out),
+                          "--fresh"], capsys)
+        assert rc == 0, err
+        assert json.loads((out / "tournament.json").read_text())["rules"] == want, flags
+    assert kept["fly_threshold"] == 6
+
+
 def test_eval_config_by_name_and_optional_players(tmp_path, capsys, monkeypatch):
     """--config NAME reads a config shipped with the package; an optional player that cannot be built is
     left out with one note line naming it and why."""

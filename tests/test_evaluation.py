@@ -338,6 +338,19 @@ def test_reports_written(tmp_path):
     assert res.summary["players"]["random"]["avg_decision_ms"] > 0
 
 
+def test_without_matplotlib_there_is_no_png_a_note_says_so_and_the_report_does_not_link_one(tmp_path, monkeypatch):
+    cfg = TournamentConfig(**BASE)
+    run_tournament(cfg, out_dir=tmp_path, workers=1)
+    assert (tmp_path / "results.png").exists() and "(results.png)" in (tmp_path / "results.md").read_text()
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    notes = []
+    run_tournament(cfg, out_dir=tmp_path, workers=1, log=notes.append)
+    assert notes == [f"no results.png in {tmp_path}: drawing it needs matplotlib (pip install matplotlib, or the "
+                     "eval extra)"]
+    assert not (tmp_path / "results.png").exists()  # the earlier run's picture would show other results
+    assert "results.png" not in (tmp_path / "results.md").read_text()
+
+
 # ---------------------------------------------------------------- players
 USER_BOT = '''
 import numpy as np
@@ -362,7 +375,22 @@ class Cheater(Bot):
 class NotABot:
     def __init__(self, seed=None):
         pass
+
+class Boom(Bot):
+    def _choose(self, state):
+        raise KeyError("kaboom")
 '''
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_player_that_raises_stops_the_tournament_naming_the_game(tmp_path, workers):
+    # one worker plays in this process: its error is named as the pool's is, not passed on bare
+    mod = tmp_path / "mybots.py"
+    mod.write_text(USER_BOT)
+    cfg = TournamentConfig(players=["random", f"boom={mod}:Boom"], games=2, seed=1, rules=SMALL)
+    with pytest.raises(RuntimeError, match=r"^game random\|boom\|\d \((random|boom) vs (random|boom)\) failed: "
+                                           r"KeyError: 'kaboom'$"):
+        run_tournament(cfg, workers=workers, log=lambda msg: None)
 
 
 def test_user_class_players(tmp_path):
@@ -536,6 +564,28 @@ def test_bad_workers_are_rejected_before_any_game():
     assert res.new_games == 2 and notes == []
 
 
+@pytest.mark.parametrize("kwargs, error", [
+    (dict(workers=0), ValueError), (dict(backend="dask"), ValueError), (dict(address="127.0.0.1:1"), ValueError),
+    (dict(players=["random", "b=nosuchbot"]), ValueError),
+])
+def test_a_refused_run_leaves_no_out_dir_behind(tmp_path, kwargs, error):
+    # settings and players are checked before out_dir is made and locked
+    cfg = TournamentConfig(**{**BASE, "players": kwargs.pop("players", BASE["players"])})
+    with pytest.raises(error):
+        run_tournament(cfg, out_dir=tmp_path / "out", **kwargs)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("setting, words", [
+    ({"workers": 0}, "workers must be an int in 1..4096 or None"), ({"workers": True}, "workers must be an int"),
+    ({"backend": "cluster"}, "backend must be one of local, ray, not 'cluster'"),
+    ({"address": 6379}, "address must be a Ray cluster's address"), ({"address": " "}, "address must be"),
+])
+def test_a_config_files_execution_settings_are_checked_when_it_is_read(setting, words):
+    with pytest.raises((TypeError, ValueError), match=words):
+        TournamentConfig.from_dict({**BASE, **setting})
+
+
 def test_workers_are_capped_at_the_games_left_with_a_note(tmp_path):
     cfg = TournamentConfig(**BASE)
     out = tmp_path / "out"
@@ -577,6 +627,26 @@ def test_non_object_and_damaged_lines_are_skipped_with_a_note(tmp_path):
         f.write("[3]\n")
     with pytest.warns(UserWarning, match="not an object"):
         run_tournament(cfg, out_dir=out, workers=1, write_reports=False)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("pair", ["zz", "yy"]), ("time", None), ("time", {"white": "1", "black": 0.5}), ("moves_by", {"white": 3}),
+    ("battle_turns", -1), ("decisions", 2.5), ("score_white", True), ("truncated", "no"),
+])
+def test_a_result_line_with_a_damaged_field_is_played_again_not_summed(tmp_path, field, value):
+    cfg = TournamentConfig(**BASE)
+    out = tmp_path / "out"
+    first = run_tournament(cfg, out_dir=out, workers=1, write_reports=False)
+    path = out / "games.jsonl"
+    lines = path.read_text().splitlines()
+    damaged = {**json.loads(lines[0]), field: value}
+    path.write_text("\n".join([json.dumps(damaged), *lines[1:]]) + "\n")
+    actions = sorted(g["record"]["actions"] for g in first.games)
+    res = run_tournament(cfg, out_dir=out, workers=1, write_reports=False, log=lambda msg: None)
+    assert res.new_games == 1 and sorted(g["record"]["actions"] for g in res.games) == actions
+    assert json.loads((out / "games.stale.jsonl").read_text())[field] == value
+    res = run_tournament(cfg, out_dir=out, report_only=True, log=lambda msg: None)  # and reads back as played
+    assert res.new_games == 0 and sorted(g["record"]["actions"] for g in res.games) == actions
 
 
 def test_out_dir_of_another_tournament_is_refused(tmp_path):

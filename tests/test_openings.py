@@ -103,6 +103,21 @@ def test_opening_for_another_board_size_is_refused(tmp_path):
         load_suite(path, SMALL)
 
 
+def test_a_json_suite_table_in_a_file_is_checked_as_the_same_table_in_a_config(tmp_path):
+    table = load_suite("jiu8", {"board_size": 8}).to_config(8)
+    path = suite_file(tmp_path, json.dumps(table), "t.json")
+    assert ([(o.name, o.actions) for o in load_suite(path, {"board_size": 8}).openings]
+            == [(o.name, o.actions) for o in load_suite(table, {"board_size": 8}).openings])
+    for bad, error, words in (({**table, "typo_key": 1}, SuiteError, "not typo_key"),
+                              ({**table, "board_size": 14}, IllegalOpening, "is for 14x14 boards; this tournament "
+                                                                           "plays 8x8"),
+                              ({**table, "board_size": "8"}, SuiteError, "board_size is an int")):
+        path = suite_file(tmp_path, json.dumps(bad), "t.json")
+        for source in (path, bad):
+            with pytest.raises(error, match=words):
+                load_suite(source, {"board_size": 8})
+
+
 def test_random_opening_and_openings_cannot_be_combined(tmp_path):
     with pytest.raises(ValueError, match="random_opening .* and openings cannot be combined"):
         cfg(suite_file(tmp_path), random_opening=2)
@@ -258,6 +273,7 @@ def test_timed_spec_adds_the_budget_where_a_player_takes_one():
     assert timed_spec("alphabeta:depth=3", 0.5) == "alphabeta:depth=3,time=0.5"
     assert timed_spec("mcts:sims=100", 2) == "mcts:sims=100,time=2.0"
     assert timed_spec("alphazero:net.pt", 1) == "alphazero:checkpoint=net.pt,time=1.0"
+    assert timed_spec("az:net.pt", 1) == "alphazero:checkpoint=net.pt,time=1.0"  # the deprecated spelling too
     assert timed_spec("mix:0.5:alphabeta:depth=1", 0.1) == "mix:0.5:alphabeta:depth=1,time=0.1"
     assert timed_spec("phases:random+mcts", 0.1) == "phases:random+mcts:time=0.1"
     assert timed_spec("alphabeta:time=0.5", 0.5) == "alphabeta:time=0.5"

@@ -162,3 +162,33 @@ def test_jiu_warm_refuses_a_bad_worker_count(capsys):
     assert main(["warm", "random", "--board-size", "6", "--workers", "0"]) == 2
     assert "--workers must be 1..1024" in capsys.readouterr().err
     assert main(["warm", "random", "--board-size", "6", "--workers", "1"]) == 0
+
+
+def test_warm_spec_cuts_a_built_in_bots_time_budget_and_keeps_everything_else():
+    from jiu_env.players import WARM_TIME, warm_spec
+
+    assert warm_spec("alphabeta:time=1") == f"alphabeta:time={WARM_TIME}"
+    assert warm_spec("alphabeta:depth=3, time=2.5") == f"alphabeta:depth=3,time={WARM_TIME}"
+    assert warm_spec("alphazero:checkpoint=net.pt,time=1") == f"alphazero:checkpoint=net.pt,time={WARM_TIME}"
+    for same in ("alphabeta", "mcts:sims=100", "alphazero:net.pt", "mix:0.5:alphabeta:time=1", "greedy"):
+        assert warm_spec(same) == same
+
+
+def test_timed_bots_warm_up_on_the_cut_budget_in_workers_and_in_warm_up(monkeypatch):
+    # a warm-up game with the tournament's own budget (time=1) would take minutes a worker on a large board
+    from jiu_env import warmup
+    from jiu_env.evaluation import play as P
+    from jiu_env.players import WARM_TIME
+    from jiu_env.rules import Rules
+
+    built = []
+    for module in (P, warmup):
+        real = module.make_player
+        monkeypatch.setattr(module, "make_player", lambda spec, seed=None, real=real: built.append(spec) or
+                            real(spec, seed=seed))
+    monkeypatch.setattr(P, "_WARMED", set())
+    P._warm_up("alphabeta:depth=1,time=5", Rules.make(board_size=6).to_dict())
+    assert built == [f"alphabeta:depth=1,time={WARM_TIME}", "random"]
+    built.clear()
+    warmup.warm_up(["alphabeta:depth=1,time=5"], board_sizes=[6], envs=False)
+    assert f"alphabeta:depth=1,time={WARM_TIME}" in built and "alphabeta:depth=1,time=5" in built  # built, played

@@ -67,7 +67,9 @@ def writable_dir(path: str | os.PathLike[str], flag: str) -> str | None:
     return None
 
 
-def _rules_from_args(args):
+def _rules_from_args(args, base=None):
+    """The rules of the command line: ``--rules`` with the options of ``--rule`` and ``--board-size``; with
+    ``base`` (a config file's rules, as a dict) the options change those rules instead of the profile's."""
     opts = {}
     for item in args.rule or []:
         key, eq, val = item.partition("=")
@@ -81,25 +83,26 @@ def _rules_from_args(args):
             _exit_error(f"--board-size {args.board_size} and --rule board_size={opts['board_size']} disagree", args)
         opts["board_size"] = args.board_size
     try:
-        return Rules.make(args.rules, **opts)
+        return Rules.make((args.rules or "competitive") if base is None else base, **opts)
     except (TypeError, ValueError) as e:
         _exit_error(f"{'/'.join(rules_flags(args)) or '--rules'}: {e}", args)
 
 
 def rules_flags(args) -> list[str]:
-    """The rules flags the command line gave: ``--rules`` (other than the default), ``--rule``, ``--board-size``."""
-    return [flag for flag, here in (("--rules", getattr(args, "rules", "competitive") != "competitive"),
+    """The rules flags the command line gave: ``--rules`` (even ``--rules competitive``, the default's name),
+    ``--rule``, ``--board-size``."""
+    return [flag for flag, here in (("--rules", getattr(args, "rules", None) is not None),
                                     ("--rule", bool(getattr(args, "rule", None))),
                                     ("--board-size", getattr(args, "board_size", None) is not None)) if here]
 
 
 def rules_flags_given(args) -> bool:
-    """Whether the command line names rules (``--rules`` other than the default, ``--rule`` or ``--board-size``)."""
+    """Whether the command line names rules (``--rules``, ``--rule`` or ``--board-size``)."""
     return bool(rules_flags(args))
 
 
 def _add_rules_args(p):
-    p.add_argument("--rules", default="competitive", metavar="PROFILE",
+    p.add_argument("--rules", default=None, metavar="PROFILE",  # None: not given (competitive)
                    help="rules profile: competitive (default), traditional, ludii8 or jqchess8")
     p.add_argument("--rule", action="append", metavar="KEY=VALUE",
                    help="override one rules option, e.g. --rule board_size=8 (repeatable)")

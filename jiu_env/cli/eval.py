@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 import time
 
 import numpy as np
 
-from .common import _add_rules_args, _err, _rules_from_args, int_at_least, rules_flags_given, writable_dir
+from .common import _add_rules_args, _err, _rules_from_args, int_at_least, rules_flags, rules_flags_given, writable_dir
 
 
 QUICK_PLAYERS = [
@@ -143,7 +144,10 @@ def _build_config(args):
             raise ValueError("give at least two players, --config FILE or --quick (see jiu eval --help)")
         cfg = {"players": list(args.players)}
     if rules_given or "rules" not in cfg:
-        cfg["rules"] = _rules_from_args(args).to_dict()
+        # on a config file's rules, --rule and --board-size change the options they name; --rules PROFILE
+        # replaces the file's rules (a profile is a whole set of rules)
+        on_file = args.config and "--rules" not in rules_flags(args) and "rules" in cfg
+        cfg["rules"] = _rules_from_args(args, cfg["rules"] if on_file else None).to_dict()
     for key, val in (("games", args.games), ("seed", args.seed), ("random_opening", args.random_opening),
                      ("anchor", args.anchor), ("title", args.title), ("tc", args.tc)):
         if val is not None:
@@ -337,5 +341,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if s.get("stale_lines_ignored"):
         print(f"{s['stale_lines_ignored']} stored games did not match this configuration and were ignored")
     if args.out and not args.report_only:
-        print(f"results in {args.out}/: games.jsonl, results.json, results.md, ratings.csv, pairs.csv, results.png")
+        png = ", results.png" if os.path.exists(os.path.join(args.out, "results.png")) else ""
+        print(f"results in {args.out}/: games.jsonl, results.json, results.md, ratings.csv, pairs.csv{png}")
     return 0

@@ -42,11 +42,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from ..players import player_spec
 from ..specs import PlayerSpec
+from .config import BACKENDS
 
 if TYPE_CHECKING:
     from .schedule import GameTask
 
-BACKENDS = ("local", "ray")
 RAY_EXTRA = "pip install -e '.[ray]' (in a checkout of the repository)"
 
 
@@ -137,6 +137,11 @@ def _watch_parent(parent_pid):
             os._exit(1)
 
 
+def _failed(t: GameTask, e: BaseException) -> RuntimeError:
+    """The error of a game that raised: the game and its players named, then the exception itself."""
+    return RuntimeError(f"game {t.id} ({t.white} vs {t.black}) failed: {type(e).__name__}: {e}")
+
+
 def execute_local(todo: Sequence[GameTask], workers: int | None = None) -> Iterator[dict[str, Any]]:
     """Yield result lines as games finish: in this process (one worker) or over a process pool."""
     from .config import default_workers
@@ -147,7 +152,11 @@ def execute_local(todo: Sequence[GameTask], workers: int | None = None) -> Itera
     workers = max(1, min(int(workers), len(todo)))
     if workers == 1:
         for t in todo:
-            yield play_task(t)
+            try:
+                line = play_task(t)
+            except Exception as e:  # named as the pool names it: which game, which players
+                raise _failed(t, e) from e
+            yield line
         return
     ex = worker_pool(workers)
     clean = False
@@ -166,7 +175,7 @@ def execute_local(todo: Sequence[GameTask], workers: int | None = None) -> Itera
                 try:
                     line = fut.result()
                 except Exception as e:
-                    raise RuntimeError(f"game {t.id} ({t.white} vs {t.black}) failed: {e}") from e
+                    raise _failed(t, e) from e
                 yield line
                 nxt = next(it, None)
                 if nxt is not None:
@@ -627,7 +636,7 @@ class _RayPool:
             return self.died(w, e)
         except Exception as e:
             t = next(t for r, t in w.games if r == ref)
-            raise RuntimeError(f"game {t.id} ({t.white} vs {t.black}) failed: {e}") from e
+            raise _failed(t, e) from e
         del self.by_ref[ref]
         w.games = [(r, t) for r, t in w.games if r != ref]
         self.last_ready = time.monotonic()

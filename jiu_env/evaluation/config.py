@@ -32,6 +32,8 @@ MODES: tuple[str, ...] = ("round_robin", "gauntlet")
 # settings of a config file that say where the games run, not which games: kept out of
 # the tournament's definition (and its results), in ``TournamentConfig.execution``
 EXECUTION_KEYS: tuple[str, ...] = ("backend", "address", "workers")
+#: Where games can run: this machine's cores, or Ray actors (jiu_env.evaluation.backends runs them).
+BACKENDS: tuple[str, ...] = ("local", "ray")
 
 
 @dataclass
@@ -289,6 +291,7 @@ class TournamentConfig:
         if "games_per_pair" in d and "games" in d:
             raise ValueError("give either games or games_per_pair, not both")
         execution = {k: d.pop(k) for k in EXECUTION_KEYS if k in d}
+        _check_execution(execution)
         optional = _name_list("optional", d.pop("optional", []))
         if "games_per_pair" in d:
             d["games"] = d.pop("games_per_pair")
@@ -316,7 +319,8 @@ def timed_spec(spec: str, seconds: float) -> str | None:
     A built-in bot with a ``time`` parameter (``alphabeta``, ``mcts``,
     ``alphazero``) gets ``time=seconds`` added to its parameters (its other
     limits, such as ``depth`` or ``sims``, still apply); ``mix:P:SPEC`` and
-    ``phases:A+B`` pass it to the players inside.  A spec that already sets
+    ``phases:A+B`` pass it to the players inside (``az:PATH``, the deprecated
+    spelling of ``alphazero:PATH``, is timed as that one).  A spec that already sets
     another ``time`` is refused with a ValueError naming it.
     """
     from ..bots import bot_class, parse_spec
@@ -335,6 +339,8 @@ def timed_spec(spec: str, seconds: float) -> str | None:
         if tp is None and tb is None:
             return None
         return f"phases:{tp or place.strip()}+{tb or battle.strip()}"
+    if prefix == "az" and sep and rest.strip():  # the deprecated spelling of alphazero:PATH: timed as that one
+        prefix = "alphazero"
     if prefix not in REGISTRY or "time" not in getattr(bot_class(prefix), "PARAMS", {}):
         return None
     text = repr(float(seconds))
@@ -490,6 +496,18 @@ def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
 
 
 # ------------------------------------------------------------------ where the games run
+def _check_execution(execution):
+    """The kinds of a config file's ``backend``, ``address`` and ``workers``, checked when it is read (whether
+    they fit together is checked where they are used: the command line may replace some of them)."""
+    if "workers" in execution:
+        _check_workers(execution["workers"])
+    if "backend" in execution and execution["backend"] not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {execution['backend']!r}")
+    address = execution.get("address")
+    if "address" in execution and not (isinstance(address, str) and address.strip()):
+        raise ValueError(f"address must be a Ray cluster's address (HOST:PORT), not {address!r}")
+
+
 def _check_workers(workers):
     check_int("workers", workers, 1, MAX_WORKERS, or_none=True, note="(None for all cores)")
 
@@ -505,5 +523,5 @@ def default_workers() -> int:
 __all__ = [
     "Player", "TournamentConfig", "timed_spec", "shipped_configs", "config_file", "load_config", "default_workers",
     "MAX_GAMES_PER_PAIR", "MAX_SCHEDULED_GAMES", "MAX_RANDOM_OPENING", "MAX_BOOTSTRAP_SAMPLES", "MAX_WORKERS",
-    "MODES", "EXECUTION_KEYS", "SHIPPED_CONFIG_DIR",
+    "MODES", "EXECUTION_KEYS", "BACKENDS", "SHIPPED_CONFIG_DIR",
 ]

@@ -155,18 +155,9 @@ def load_suite(source: Any, rules: str | Rules | dict[str, Any] = "competitive")
         openings, declared = _read_file(path, name, r)
         label = source
     elif isinstance(source, dict) and "openings" in source:
-        extra = sorted(set(source) - {"source", "board_size", "openings"})
-        if extra:
-            raise SuiteError(f"an opening suite table has 'openings' (and 'source', 'board_size'), not "
-                             f"{', '.join(extra)}")
         label = str(source.get("source") or "config")
-        declared = source.get("board_size")
-        if declared is not None and (isinstance(declared, bool) or not isinstance(declared, int)):
-            raise SuiteError(f"the opening suite {label}: board_size is an int, not {declared!r}")
-        if declared is not None and declared != n:
-            raise IllegalOpening(f"the opening suite {label} is for {declared}x{declared} boards; this tournament "
-                                 f"plays {n}x{n}")
-        openings = _read_entries(source["openings"], "config", "openings", r)
+        entries, declared = _suite_table(source, label, n)
+        openings = _read_entries(entries, "config", "openings", r)
     elif isinstance(source, (list, tuple)):
         label = "config"
         openings, declared = _read_entries(source, "config", "openings", r), None
@@ -186,6 +177,22 @@ def load_suite(source: Any, rules: str | Rules | dict[str, Any] = "competitive")
 
 
 # ------------------------------------------------------------------ readers
+def _suite_table(table: dict[str, Any], label: str, n: int) -> tuple[Any, int | None]:
+    """The openings of a ``{"source", "board_size", "openings"}`` table and its board size, checked (a config's
+    value and a JSON file alike): other keys are refused, and so is a board size other than ``n``."""
+    extra = sorted(map(str, set(table) - {"source", "board_size", "openings"}))
+    if extra:
+        raise SuiteError(f"the opening suite {label}: a suite table has 'openings' (and 'source', 'board_size'), "
+                         f"not {', '.join(extra)}")
+    declared = table.get("board_size")
+    if declared is not None and (isinstance(declared, bool) or not isinstance(declared, int)):
+        raise SuiteError(f"the opening suite {label}: board_size is an int, not {declared!r}")
+    if declared is not None and declared != n:
+        raise IllegalOpening(f"the opening suite {label} is for {declared}x{declared} boards; this tournament "
+                             f"plays {n}x{n}")
+    return table["openings"], declared
+
+
 def _read_file(path: str, name: str, rules: Rules) -> tuple[list[Opening], int | None]:
     try:
         text = read_text_limited(path, MAX_SUITE_BYTES, "opening suite").lstrip("\ufeff")
@@ -206,7 +213,9 @@ def _read_file(path: str, name: str, rules: Rules) -> tuple[list[Opening], int |
                 return _read_competition(text, path, name, rules), None
             raise SuiteError(f"{path} is not valid JSON: {e}") from None
         if isinstance(data, dict) and "openings" in data and "format" not in data:
-            data = data["openings"]
+            table, declared = _suite_table(data, path, rules.board_size)
+            entries = table if isinstance(table, list) else [table]
+            return _read_entries(entries, path, name, rules, one=not isinstance(table, list)), declared
         entries = data if isinstance(data, list) else [data]
         return _read_entries(entries, path, name, rules, one=not isinstance(data, list)), None
     from ..records.jiuchess import game_lines

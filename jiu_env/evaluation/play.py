@@ -14,7 +14,7 @@ from typing import Any
 
 from ..bots import REGISTRY
 from ..game import play_game
-from ..players import make_player
+from ..players import make_player, warm_spec
 from ..rules import Rules
 from .schedule import GameTask
 
@@ -86,7 +86,7 @@ _WARMED: set[tuple[str, str]] = set()  # (spec, repr(rules)) of the bots warmed 
 
 
 def _warm_up(spec, rules):
-    """Play one untimed game of a built-in bot against random in this process.
+    """Play one game of a built-in bot against random in this process, its time budget cut (``warm_spec``).
 
     The first calls of a numba bot load (or compile) its functions; without
     this they would count as decision time of the first game a worker plays.
@@ -95,7 +95,7 @@ def _warm_up(spec, rules):
     if key in _WARMED or spec.partition(":")[0] not in REGISTRY:
         return
     _WARMED.add(key)
-    run_game(rules, make_player(spec, seed=0), make_player("random", seed=0), seed=0)
+    run_game(rules, make_player(warm_spec(spec), seed=0), make_player("random", seed=0), seed=0)
 
 
 def play_task(task: GameTask, build_specs: dict[str, str] | None = None) -> dict[str, Any]:

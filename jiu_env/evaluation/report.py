@@ -172,7 +172,7 @@ def openings_table(summary: dict[str, Any], markdown: bool = False) -> str:
     return _table(cols, body, markdown)
 
 
-def markdown_report(summary: dict[str, Any], command: str | None = None) -> str:
+def markdown_report(summary: dict[str, Any], command: str | None = None, image: bool = True) -> str:
     """The Markdown report (``results.md``)."""
     out = [f"# {summary['title']}", "", settings_text(summary) + ".", ""]
     if command:
@@ -188,7 +188,8 @@ def markdown_report(summary: dict[str, Any], command: str | None = None) -> str:
         out += [f"## Openings ({summary['openings']['source']})", "", openings_table(summary, markdown=True), ""]
     bc = summary["by_colour"]
     out += [f"White won {bc['white_wins']}, Black won {bc['black_wins']}, {bc['draws']} drawn or undecided.", ""]
-    out += ["![ratings and pairwise scores](results.png)", ""]
+    if image:  # results.png beside it (not drawn without matplotlib)
+        out += ["![ratings and pairwise scores](results.png)", ""]
     return "\n".join(out)
 
 
@@ -254,7 +255,11 @@ def plot(summary: dict[str, Any], path: str | os.PathLike[str]) -> bool:
 
 
 def write_reports(result: TournamentResult, out_dir: str | os.PathLike[str], command: str | None = None) -> bool:
-    """Write results.json, ratings.csv, pairs.csv, results.md and results.png into ``out_dir``."""
+    """Write results.json, ratings.csv, pairs.csv, results.md and results.png into ``out_dir``.
+
+    Without matplotlib there is no results.png: the Markdown report does not
+    link one, a results.png of an earlier run (which would show other
+    results) is removed, and False is returned (the caller notes it)."""
     summary = result.summary
     if command:
         summary["command"] = command
@@ -281,8 +286,12 @@ def write_reports(result: TournamentResult, out_dir: str | os.PathLike[str], com
                          aw["wins"], aw["draws"], aw["losses"], ab["wins"], ab["draws"], ab["losses"],
                          p["avg_battle_turns"], p["avg_decisions"], p["truncated"], p["forfeits"]])
         atomic_write_text(os.path.join(out_dir, "pairs.csv"), f.getvalue(), newline="")
-    atomic_write_text(os.path.join(out_dir, "results.md"), markdown_report(summary, command) + "\n")
-    return plot(summary, os.path.join(out_dir, "results.png"))
+    png = os.path.join(out_dir, "results.png")
+    drawn = plot(summary, png)
+    if not drawn and os.path.exists(png):
+        os.remove(png)
+    atomic_write_text(os.path.join(out_dir, "results.md"), markdown_report(summary, command, image=drawn) + "\n")
+    return drawn
 
 
 __all__ = ["ratings_table", "pairs_table", "sprt_table", "openings_table", "markdown_report", "settings_text", "plot", "write_reports", "score_matrix"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 from typing import IO, Any, Iterator
 
@@ -70,11 +71,28 @@ def read_games(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 _LINE_KEYS = ("pair", "white", "black", "score_white", "battle_turns", "decisions", "time", "moves_by")
 
 
+def _count(x):
+    return type(x) is int and x >= 0
+
+
+def _seconds(x):
+    return type(x) in (int, float) and math.isfinite(x) and x >= 0
+
+
+def _sides(d, ok):
+    return isinstance(d, dict) and all(ok(d.get(side)) for side in ("white", "black"))
+
+
 def _usable(line, task):
-    """Is a stored line a finished game of ``task`` (same fingerprint, every field the summary needs)?"""
+    """Is a stored line a finished game of ``task`` (same fingerprint, every field the summary needs, of the
+    kinds it reads)?  A line damaged by hand or by a disk is replayed, not summed into the results."""
     return (line.get("fingerprint") == task.fingerprint() and all(k in line for k in _LINE_KEYS)
-            and line.get("white") == task.white and line.get("black") == task.black
-            and line.get("score_white") in (0.0, 0.5, 1.0))
+            and line["white"] == task.white and line["black"] == task.black
+            and line["pair"] == list(task.pair) and type(line["score_white"]) in (int, float)
+            and line["score_white"] in (0.0, 0.5, 1.0)
+            and _count(line["battle_turns"]) and _count(line["decisions"])
+            and _sides(line["time"], _seconds) and _sides(line["moves_by"], _count)
+            and type(line.get("truncated", False)) is bool)
 
 
 def _load_stored(games_path, by_id, log, tidy=True):

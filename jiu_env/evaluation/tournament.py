@@ -72,15 +72,49 @@ def run_tournament(config: TournamentConfig, out_dir: str | None = None, workers
                   report_only=report_only)
     if out_dir is None or report_only:
         return _run_tournament(**kwargs)
+    # every setting and player is checked before out_dir is made or locked: a refused run leaves nothing behind
+    kwargs.update(_execution(config, workers, backend, address))
+    kwargs["versions"] = _versions(config)
     os.makedirs(out_dir, exist_ok=True)
     with lock_out_dir(out_dir):
         return _run_tournament(**kwargs)
 
 
+def _execution(config: TournamentConfig, workers: int | None, backend: str | None,
+               address: str | None) -> dict[str, Any]:
+    """``workers``, ``backend`` and ``address`` resolved against the config's ``execution`` settings and checked
+    (ValueError / TypeError / ImportError naming the problem)."""
+    from .backends import check_backend
+
+    execution = getattr(config, "execution", None) or {}
+    source = None  # where the address came from, for the message
+    if address is None and backend in (None, "ray") and execution.get("address") is not None:
+        # a backend given here drops the config's address with it: the caller's settings win
+        address = execution["address"]
+        source = f"the config's address ({address})"
+    backend = backend or execution.get("backend") or "local"
+    workers = workers if workers is not None else execution.get("workers")
+    _check_workers(workers)
+    check_backend(backend, address, source)
+    return {"workers": workers, "backend": backend, "address": address}
+
+
+def _versions(config: TournamentConfig) -> dict[str, str]:
+    """The code version of every played spec: each player is built once here, so a bad spec or a missing file
+    fails early, and the versions decide which stored games are still valid."""
+    versions: dict[str, str] = {}
+    for p in config.players:
+        spec = config.played_spec(p.name)
+        if spec not in versions:
+            versions[spec] = player_version(make_player(spec, seed=0))
+    return versions
+
+
 def _run_tournament(config: TournamentConfig, out_dir: str | None = None, workers: int | None = None,
                    resume: bool = True, progress: Any = None, write_reports: bool = True, command: str | None = None,
                    log: Callable[[str], Any] | None = None, backend: str | None = None, address: str | None = None,
-                   warm: bool = True, report_only: bool = False) -> TournamentResult:
+                   warm: bool = True, report_only: bool = False,
+                   versions: dict[str, str] | None = None) -> TournamentResult:
     """Play the tournament (or its missing games) and summarise it.
 
     ``workers``: worker processes (default: all cores; 1 plays in this
@@ -115,7 +149,7 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
     finished folder with other settings of the report (``sprt``, anchor,
     intervals) without rewriting its reports.
     """
-    from .backends import check_backend, execute
+    from .backends import execute
 
     stored = None  # report_only: the games file it reads
     if report_only:
@@ -128,23 +162,11 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
             raise ValueError("report_only reads the stored games: it cannot discard them (resume=False)")
 
     log = log or _warn
-    execution = getattr(config, "execution", None) or {}
-    source = None  # where the address came from, for the message
-    if address is None and backend in (None, "ray") and execution.get("address") is not None:
-        # a backend given here drops the config's address with it: the caller's settings win
-        address = execution["address"]
-        source = f"the config's address ({address})"
-    backend = backend or execution.get("backend") or "local"
-    workers = workers if workers is not None else execution.get("workers")
-    _check_workers(workers)
-    check_backend(backend, address, source)
-    # build every player once here: a bad spec or a missing file fails early, and the
-    # players' code versions decide which stored games are still valid
-    versions = {}
-    for p in config.players:
-        spec = config.played_spec(p.name)
-        if spec not in versions:
-            versions[spec] = player_version(make_player(spec, seed=0))
+    if versions is None:  # not checked by run_tournament before it locked out_dir
+        resolved = _execution(config, workers, backend, address)
+        workers, backend, address = resolved["workers"], resolved["backend"], resolved["address"]
+        versions = _versions(config)
+    assert backend is not None, "run_tournament resolves the backend before it passes the versions"
     if config.untimed():
         log(f"the time control ({config.tc:g} s per turn) does not reach {', '.join(config.untimed())}: "
             "they take no time budget")
@@ -219,7 +241,9 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
     if out_dir is not None and write_reports and not report_only:
         from .report import write_reports as _write
 
-        _write(result, out_dir, command=command)
+        if not _write(result, out_dir, command=command):
+            log(f"no results.png in {out_dir}: drawing it needs matplotlib (pip install matplotlib, or the eval "
+                "extra)")
     return result
 
 
