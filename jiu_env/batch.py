@@ -297,6 +297,12 @@ class BatchRunner:
                  opponent: str | None = None, learner: str = "random", start: str = "placement",
                  seed: int | list[int] | None = None, threads: int | None = None, **options: Any) -> None:
         check_int("num_games", num_games, 1)
+        # the type first: a list (say) would make the lookups below fail with "unhashable type"
+        for name, value, choices in (("opponent", opponent, OPPONENTS), ("learner", learner, LEARNERS),
+                                     ("start", start, STARTS)):
+            if not isinstance(value, str) and not (value is None and None in choices):
+                raise TypeError(f"{name} must be one of {', '.join(map(repr, choices))}, not "
+                                f"{type(value).__name__} {value!r}")
         if opponent not in OPPONENTS:
             raise ValueError(f"unknown opponent {opponent!r}; choose one of {', '.join(map(repr, OPPONENTS))}")
         if learner not in LEARNERS:
@@ -390,7 +396,11 @@ class BatchRunner:
             numba.set_num_threads(old)
 
     def seed(self, seed: int | list[int] | None = None) -> None:
-        """Re-derive the per-game random streams: from ``seed`` (int), a sequence of ``num_games`` ints, or fresh entropy (``None``)."""
+        """Re-derive the per-game random streams: from ``seed`` (int), a sequence of ``num_games`` ints, or fresh entropy (``None``).
+
+        Seeds are ints >= 0 (``np.random.SeedSequence`` takes no negative
+        one), of any size; everything is checked before a stream changes.
+        """
         def is_int(x: Any) -> bool:
             return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
@@ -401,12 +411,11 @@ class BatchRunner:
             seeds = list(seed)
             if len(seeds) != self.num_games:
                 raise ValueError(f"got {len(seeds)} seeds for {self.num_games} games")
-            bad = [x for x in seeds if not is_int(x)]
-            if bad:
-                raise TypeError(f"each seed of the list must be an int, not {type(bad[0]).__name__} {bad[0]!r}")
-            self._rng[:] = [derive_seeds(int(x), 1)[0] for x in seeds]
+            seeds = [check_int("each seed of the list", x, 0) for x in seeds]
+            self._rng[:] = [derive_seeds(x, 1)[0] for x in seeds]
         else:
-            self._rng[:] = derive_seeds(None if seed is None else int(cast(int, seed)), self.num_games)
+            seed = check_int("seed", seed, 0, or_none=True, note=f"(or a list of {self.num_games} such ints)")
+            self._rng[:] = derive_seeds(seed, self.num_games)
 
     def reset(self, seed: int | list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Start a new game in every slot; return ``(obs, masks)``.  ``seed`` re-seeds first (see :meth:`seed`)."""

@@ -150,6 +150,15 @@ def test_spaces(n):
     assert len(PLANE_NAMES) == NUM_PLANES == 21
 
 
+@pytest.mark.parametrize("env_fn", [jiu_env.env, jiu_env.raw_env])
+def test_an_unknown_agent_is_the_same_value_error_everywhere(env_fn):
+    e = env_fn(board_size=6)
+    e.reset(seed=0)
+    for ask in (e.observe, e.observation_space, e.action_space):
+        with pytest.raises(ValueError, match="unknown agent 'red'; the agents are 'white' and 'black'"):
+            ask("red")
+
+
 # ------------------------------------------------------ observation planes
 def test_planes_in_placement():
     n = 14
@@ -327,6 +336,20 @@ def test_reset_seed_determinism_placement_and_battle():
     c.reset(seed=6, options={"start": "battle"})
     a.reset(seed=5, options={"start": "battle"})
     assert not (a.board == c.board).all()
+
+
+
+def test_reset_seed_is_checked_by_name_and_a_numpy_int_is_a_seed():
+    a, b = jiu_env.raw_env(board_size=6), jiu_env.raw_env(board_size=6)
+    a.reset(seed=np.int64(3), options={"start": "battle"})  # Gymnasium's seeding takes only a Python int
+    b.reset(seed=3, options={"start": "battle"})
+    assert (a.state == b.state).all() and a._np_random_seed == 3
+    state, rng = a.state.copy(), a._np_random.bit_generator.state
+    for bad, exc in ((-1, ValueError), (True, TypeError), (1.5, TypeError), ("3", TypeError)):
+        with pytest.raises(exc, match="seed must be an int >= 0 or None, not"):
+            a.reset(seed=bad, options={"start": "battle"})
+        assert (a.state == state).all() and a._np_random.bit_generator.state == rng  # nothing changed
+    a.reset(seed=2**80, options={"start": "battle"})  # any size: Gymnasium takes it
 
 
 # -------------------------------------------------------------- copies

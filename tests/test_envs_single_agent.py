@@ -312,6 +312,67 @@ def test_opponent_list_and_placement_by_bot():
     assert env.opponent.name == "random"
 
 
+def test_reset_seed_is_checked_by_name_before_anything_changes():
+    a, b = JiuVsBotEnv(board_size=6, start="battle"), JiuVsBotEnv(board_size=6, start="battle")
+    obs_a, info_a = a.reset(seed=np.int64(3))  # Gymnasium's seeding takes only a Python int
+    obs_b, info_b = b.reset(seed=3)
+    assert np.array_equal(obs_a, obs_b) and info_a == info_b and a.np_random_seed == 3
+    before = (a.state.copy(), a.np_random.bit_generator.state, a.np_random_seed)
+    for bad, exc in ((-1, ValueError), (True, TypeError), (np.bool_(True), TypeError), (2.0, TypeError)):
+        with pytest.raises(exc, match="seed must be an int >= 0 or None, not"):
+            a.reset(seed=bad)
+        assert np.array_equal(a.state, before[0]) and a.np_random.bit_generator.state == before[1]
+        assert a.np_random_seed == before[2]
+    a.step(a.legal_actions()[0])  # the game goes on
+
+
+def test_capture_shaping_counts_from_the_learner_first_decision():
+    """The documented sum: a stone lost to the opponent's reply inside reset() is not charged."""
+    env = JiuVsBotEnv(opponent="greedy", learner="white", start="battle", board_size=6, capture_reward=1.0)
+    _, info = env.reset(seed=0)
+    first = info["stone_counts"]["own"] - info["stone_counts"]["enemy"]
+    assert first == -1  # the opponent took a stone before the learner's first decision (17 each at the start)
+    total, info, _, _ = play_random(env, 0)
+    last = info["stone_counts"]["own"] - info["stone_counts"]["enemy"]
+    assert total == info["outcome"] + 1.0 * (last - first)
+
+
+def test_a_state_of_other_size_or_rules_is_refused_before_the_move():
+    env = JiuVsBotEnv(board_size=6, learner="black", start="battle")
+    env.reset(seed=0)
+    own = env.state.copy()
+    big = JiuVsBotEnv(board_size=8, learner="black", start="battle")
+    big.reset(seed=0)
+    other = JiuVsBotEnv(board_size=6, learner="black", start="battle", min_stones=5)
+    other.reset(seed=0)
+    for state, words in ((big.state.copy(), "of a 8x8 board .* for 6x6"), (other.state.copy(), "other rules.*min_stones")):
+        env.state = state
+        with pytest.raises(ValueError, match=words):
+            env.step(99)
+        assert np.array_equal(env.state, state)  # nothing applied, the episode still on
+        env.state = own.copy()
+        env.step(env.legal_actions()[0])
+        own = env.state.copy()
+
+
+def test_a_reset_that_finds_no_start_leaves_the_game_as_it_was():
+    def first_legal(state):
+        buf = np.empty(10 * int(state[K.H_P]) + 1, np.int64)
+        return int(np.sort(buf[:K.legal_actions(state, buf)])[0])
+
+    # every battle start on 4x4 with min_stones=7 is decided by the opponent's reply before the learner moves
+    env = JiuVsBotEnv(opponent="greedy", learner="white", start="battle", placement=first_legal, board_size=4,
+                      min_stones=7)
+    env.reset(seed=0, options={"start": "placement"})
+    env.step(int(env.legal_actions()[0]))
+    before = (env.state.copy(), env.np_random.bit_generator.state, env.colour)
+    with pytest.raises(RuntimeError, match=r"100 random starts .* \(the env is back in its game"):
+        env.reset()
+    assert np.array_equal(env.state, before[0]) and env.np_random.bit_generator.state == before[1]
+    assert env.colour == before[2]
+    env.step(int(env.legal_actions()[0]))  # still playable
+
+
 def test_illegal_opponent_is_reported():
     env = JiuVsBotEnv(opponent=lambda s: 10 * int(s[K.H_P]), learner="black", board_size=6)
     with pytest.raises(RuntimeError, match="illegal action"):

@@ -262,6 +262,22 @@ def test_runner_argument_errors():
         BatchRunner(2, threads=0)
     with pytest.raises(RuntimeError):
         BatchRunner(2).step([0, 0])
+    # the wrong kind is a TypeError naming the argument, not "unhashable type"
+    for kw in ({"opponent": ["random"]}, {"learner": ["white"]}, {"start": {"battle": 1}}, {"learner": None}):
+        (name,) = kw
+        with pytest.raises(TypeError, match=f"{name} must be one of .*, not "):
+            BatchRunner(2, **kw)
+    with pytest.raises(TypeError, match="opponent must be one of"):
+        JiuVectorEnv(2, opponent=["random"])
+    r = BatchRunner(2, seed=4)
+    rng = r.rng.copy()
+    for bad in (-1, [1, -1], np.int64(-5)):
+        with pytest.raises(ValueError, match=r"seed.* must be an int >= 0.*, not -"):
+            r.seed(bad)
+        with pytest.raises(ValueError, match=r"seed.* must be an int >= 0.*, not -"):
+            r.reset(seed=bad)
+    assert np.array_equal(r.rng, rng)  # nothing changed
+    r.seed(2**80)  # any size
 
 
 def test_per_game_seed_list():
@@ -288,7 +304,7 @@ def test_vector_env_seed_list_is_continued_and_bad_seeds_are_refused():
     v = make_venv()
     first = v.reset(seed=5)[0]
     for bad, kind in ((1.5, TypeError), ([None, 1, 2], TypeError), ("123", TypeError), ([True, 1, 2], TypeError),
-                      ([1, 2], ValueError)):
+                      ([1, 2], ValueError), (-1, ValueError), ([1, -2, 3], ValueError)):
         with pytest.raises(kind, match="seed"):
             v.reset(seed=bad)
     assert np.array_equal(make_venv().reset(seed=5)[0], first)

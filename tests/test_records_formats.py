@@ -531,3 +531,75 @@ def test_the_text_readers_take_utf8_bytes_as_from_json_does():
     assert from_competition(b"[JIU][a][b]\n0,;", rules={"board_size": 4}).to_dict() == rec.to_dict()
     with pytest.raises(RecordError, match="not readable as UTF-8"):
         from_competition(b"\xff\xfe0,;", rules={"board_size": 4})
+
+
+# ------------------------------------------------------------------ detection, export cells, start, players
+def test_a_json_record_written_with_indent_0_is_json_not_json_lines(tmp_path):
+    rules, recs, _ = _two_game_files(tmp_path)
+    rec = recs[0]
+    rec.meta = {"notes": [{"who": "a"}, {"who": "b"}]}  # objects of a list: lines that start with "{" at indent=0
+    for name in ("g.json", "g.record"):
+        path = tmp_path / name
+        with open(path, "w") as f:
+            json.dump(rec.to_dict(), f, indent=0)
+        text = path.read_text()
+        assert "\n{" in text and detect_format(text, path) == detect_format(text) == "json"
+        assert load_record(path).to_dict() == rec.to_dict()
+    # JSON lines are told by their first line, whatever the file is called
+    lines = "".join(r.to_json() + "\n" for r in recs)
+    assert detect_format(lines) == detect_format(lines, "games.txt") == "jsonl"
+    (tmp_path / "two.txt").write_text(lines)
+    assert load_record(tmp_path / "two.txt", game=1).actions == recs[1].actions
+
+
+def test_an_exported_jiuchess_cell_never_looks_like_a_stage(tmp_path):
+    from jiu_env.records.export import export_games
+
+    rules, recs, _ = _two_game_files(tmp_path)
+    events = ["Stage [1]: final", "S t a g e\t[1] :x", "Stage[2]: semi", "Stage(1) stays"]
+    for i, event in enumerate(events):
+        rec = recs[0]
+        rec.meta = {"event": event}
+        src = tmp_path / f"g{i}.jsonl"
+        src.write_text(rec.to_json() + "\n")
+        (path,) = export_games([src], "jiuchess", tmp_path / f"out{i}").written
+        back = load_record(path, rules=rules)
+        assert back.actions == rec.actions
+        assert "Stage[" not in "".join(back.meta["head"].split())  # the cells before the game line
+        (again,) = export_games([path], "json", tmp_path / f"json{i}", rules=rules).written
+        assert load_record(again).meta["event"] == (event if i == 3 else " ".join(event.split()).replace("[", "(", 1))
+
+
+def test_a_placement_start_with_a_board_or_side_to_move_is_refused(tmp_path):
+    from jiu_env.records.game_record import norm_start
+
+    board = [[0] * 4 for _ in range(4)]
+    for start, words in (({"from": "placement", "board": board, "to_move": "white"}, "takes no board or to_move"),
+                         ({"from": "placement", "board": board}, "takes no board"),
+                         ({"to_move": "white"}, "takes no to_move")):
+        with pytest.raises(RecordError, match=f"is a new game and {words}:"):
+            norm_start(start)
+    assert norm_start({"from": "placement", "board": None}) == {"from": "placement"}  # null: no board
+    rules, recs, _ = _two_game_files(tmp_path)
+    d = recs[0].to_dict()
+    d["start"] = {"from": "placement", "to_move": "black"}
+    with pytest.raises(RecordError, match="takes no to_move"):
+        GameRecord.from_dict(d)
+
+
+@pytest.mark.parametrize("players", [{}, {"white": "a"}, {"white": None, "black": None}, {"x": 1}])
+def test_players_round_trip_exactly(tmp_path, players):
+    rules, recs, _ = _two_game_files(tmp_path)
+    rec = GameRecord.from_actions(rules, recs[0].actions, players=players)
+    assert rec.players == players
+    assert GameRecord.from_dict(rec.to_dict()).players == players
+    rec.save(tmp_path / "p.json")
+    assert load_record(tmp_path / "p.json").players == players
+    # files without players (or with null) read as before
+    d = rec.to_dict()
+    for value in (None, "missing"):
+        if value is None:
+            d["players"] = None
+        else:
+            del d["players"]
+        assert GameRecord.from_dict(d).players == {"white": None, "black": None}

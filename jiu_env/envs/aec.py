@@ -16,13 +16,12 @@ from .. import vocab as V
 from ..notation import action_to_str
 from ..observation import NUM_PLANES, observe_unchecked as _observe
 from ..render import check_render_options
-from ..rules import Rules, state_rules_mismatch
+from ..rules import Rules
 from ..outcome import Outcome, outcome_of
 from ..state import COLOUR, explain_illegal, game_info
-from ..validate import check_layout, validate_state
 from ..vocab import COLOUR_NAMES, PHASE_NAMES, SUBPHASE_NAMES
-from .common import (AGENTS, RENDER_MODES, RESET_OPTIONS, RenderedShell, check_action, check_render_mode, mask_space,
-                     new_game, planes_space, reset_options, start_plan)
+from .common import (AGENTS, RENDER_MODES, RESET_OPTIONS, RenderedShell, check_action, check_render_mode,
+                     check_seed, checked_state, mask_space, new_game, planes_space, reset_options, start_plan)
 
 
 def env(render_mode: str | None = None, rules: str | Rules | dict[str, Any] = "competitive",
@@ -38,6 +37,13 @@ def env(render_mode: str | None = None, rules: str | Rules | dict[str, Any] = "c
     e = ActionTypeWrapper(e)  # AssertOutOfBoundsWrapper, with a clear error for non-integer actions
     e = wrappers.OrderEnforcingWrapper(e)
     return e
+
+
+def _check_agent(agent: Any) -> None:
+    """ValueError unless ``agent`` is one of the agents: the one check of every per-agent accessor, so that a
+    typo gets the same message from each (a dict lookup would give a bare KeyError)."""
+    if agent not in COLOUR:
+        raise ValueError(f"unknown agent {agent!r}; the agents are 'white' and 'black'")
 
 
 class _Rewards(dict):
@@ -148,14 +154,15 @@ class raw_env(RenderedShell, AECEnv):
 
     # ----------------------------------------------------------- PettingZoo
     def observation_space(self, agent: str) -> spaces.Space:
+        _check_agent(agent)
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Space:
+        _check_agent(agent)
         return self.action_spaces[agent]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        if agent not in COLOUR:
-            raise ValueError(f"unknown agent {agent!r}; the agents are 'white' and 'black'")
+        _check_agent(agent)
         s = self._state
         if self._owner.flags.writeable:  # the guard (see "the state" below): written from outside
             s = self._readopt()
@@ -180,6 +187,7 @@ class raw_env(RenderedShell, AECEnv):
         Unknown keys warn (:class:`~jiu_env.envs.common.UnknownResetOptionWarning`)
         and are ignored; bad values raise before anything changes.
         """
+        seed = check_seed(seed)  # Gymnasium's seeding refuses a numpy int, naming no argument, and takes True
         plan = self._reset_plan(options)  # checked before anything changes (the generator included)
         if seed is not None or self._np_random is None:
             self._np_random, self._np_random_seed = seeding.np_random(seed)
@@ -237,16 +245,7 @@ class raw_env(RenderedShell, AECEnv):
 
     def _checked_state(self, value: Any) -> np.ndarray:
         """``value`` if it is a state this env can step (TypeError / ValueError naming the problem otherwise)."""
-        n, _ = check_layout(value)  # the type and the size fields, before the board size is read
-        if n != self.board_size:
-            raise ValueError(f"the state is of a {n}x{n} board and this env's observation and action spaces are "
-                             f"for {self.board_size}x{self.board_size}: make an env with board_size={n}")
-        value = validate_state(value)
-        differ = state_rules_mismatch(self.rules, value)
-        if differ:  # the kernel plays a state by its own rules: env.rules would misreport them
-            raise ValueError(f"the state holds other rules than this env's: {'; '.join(differ)}; make an env "
-                             "with those rules (jiu_env.rules.rules_from_state(state))")
-        return value
+        return checked_state(self.rules, value)
 
     def _own(self, s: np.ndarray) -> None:
         """Make ``s`` (a checked, writable, C-contiguous state that no one else holds) the env's state."""

@@ -36,9 +36,10 @@ from .. import vocab as V
 from ..observation import NUM_PLANES
 from ..outcome import outcome_of
 from ..render import PygameWindow, check_render_options, render_ansi, render_rgb
-from ..rules import Rules
+from ..options import RULE_OPTIONS
+from ..rules import Rules, state_rules_mismatch
 from ..state import position_state, winner_name
-from ..validate import check_action_value, check_real, thaw_dict, validate_state
+from ..validate import check_action_value, check_int, check_layout, check_real, thaw_dict, validate_state
 
 AGENTS: tuple[str, ...] = ("white", "black")
 RENDER_MODES: tuple[str, ...] = ("human", "ansi", "rgb_array")
@@ -46,11 +47,26 @@ STARTS: tuple[str, ...] = ("placement", "battle")
 # The reset options of every env that can start a game from a position (the single-agent env adds "learner").
 RESET_OPTIONS: tuple[str, ...] = ("start", "board", "to_move")
 SEED_MAX = 2**31 - 1  # exclusive bound of the seeds drawn for random placements and opponents
+#: The header slots that hold the rules: every state of one rule set has the same values there.
+RULE_SLOTS: np.ndarray = np.array([o.slot for o in RULE_OPTIONS], np.intp)
 
 
 # ------------------------------------------------------------------ actions
 # The one action check of the shells: an int in 0..num_actions-1 (TypeError / ValueError naming the problem).
 check_action = check_action_value
+
+
+# ------------------------------------------------------------------ seeds
+def check_seed(seed: Any) -> int | None:
+    """``reset(seed=...)`` as a Python int (or ``None``), checked before the env changes anything.
+
+    Gymnasium's seeding takes only a Python ``int >= 0`` and raises its own
+    error, naming no argument, for a numpy integer or a negative one, and it
+    takes ``True`` as 1.  Any non-negative int is a seed (no upper bound:
+    :data:`SEED_MAX` bounds only the seeds the envs draw themselves), as in
+    :class:`~jiu_env.envs.vector.JiuVectorEnv`.
+    """
+    return check_int("seed", seed, 0, or_none=True)
 
 
 # ------------------------------------------------------------ reset options
@@ -128,6 +144,26 @@ def new_game(rules: Rules, start: str, rng: np.random.Generator) -> np.ndarray:
     if start == "battle":
         K.random_placement(state, int(rng.integers(SEED_MAX)))
     return state
+
+
+def checked_state(rules: Rules, value: Any) -> np.ndarray:
+    """``value`` if it is a state an env of ``rules`` can step (TypeError / ValueError naming the problem otherwise).
+
+    The kernel plays a state by the board size and rules stored in it: one of
+    another board size would not fit the env's spaces and buffers, and one of
+    other rules would be played by rules the env does not report.
+    """
+    n, _ = check_layout(value)  # the type and the size fields, before the board size is read
+    if n != rules.board_size:
+        m = rules.board_size
+        raise ValueError(f"the state is of a {n}x{n} board and this env's observation and action spaces are "
+                         f"for {m}x{m}: make an env with board_size={n}")
+    value = validate_state(value)
+    differ = state_rules_mismatch(rules, value)
+    if differ:  # the kernel plays a state by its own rules: env.rules would misreport them
+        raise ValueError(f"the state holds other rules than this env's: {'; '.join(differ)}; make an env "
+                         "with those rules (jiu_env.rules.rules_from_state(state))")
+    return value
 
 
 def keep_episode(env: Any, fields: tuple[str, ...], rng_attr: str) -> dict[str, Any]:
@@ -284,6 +320,6 @@ class RenderedShell(Thawing):
         return d
 
 
-__all__ = ["AGENTS", "RESET_OPTIONS", "UnknownResetOptionWarning", "check_action", "reset_options", "start_plan",
-           "new_game", "keep_episode", "restore_episode", "planes_space", "mask_space", "winner_or_none", "outcome", "check_render_mode",
+__all__ = ["AGENTS", "RESET_OPTIONS", "UnknownResetOptionWarning", "check_action", "check_seed", "reset_options",
+           "start_plan", "new_game", "checked_state", "keep_episode", "restore_episode", "planes_space", "mask_space", "winner_or_none", "outcome", "check_render_mode",
            "render_frame", "RenderedShell", "Thawing"]

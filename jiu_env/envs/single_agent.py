@@ -33,9 +33,9 @@ from ..outcome import FORFEIT, Outcome, outcome_of
 from ..state import COLOUR as COLOURS, explain_illegal
 from ..validate import check_int
 from .common import (ADJUDICATE_MODES, MAX_CAPTURE_REWARD, RENDER_MODES, RESET_OPTIONS as _POSITION_OPTIONS,  # noqa: F401
-                     SEED_MAX as _SEED_MAX, RenderedShell, _check_adjudicate, _check_capture_reward, check_real,
-                     check_action, check_render_mode, keep_episode, new_game, planes_space, reset_options,
-                     restore_episode, start_plan)
+                     RULE_SLOTS, SEED_MAX as _SEED_MAX, RenderedShell, _check_adjudicate, _check_capture_reward,
+                     check_real, check_action, check_render_mode, check_seed, checked_state, keep_episode, new_game,
+                     planes_space, reset_options, restore_episode, start_plan)
 
 RESET_OPTIONS: tuple[str, ...] = _POSITION_OPTIONS + ("learner",)
 
@@ -106,7 +106,11 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         (e.g. ``max_battle_turns=150`` on 8x8), so that a learner that is
         ahead is told so.  Any other value raises ValueError.  Over a whole
         game the rewards then sum to ``outcome + capture_reward * (captures -
-        losses in the battle) + adjudication``.
+        losses in the battle from the learner's first decision on) +
+        adjudication``.  A stone lost to the opponent's reply inside
+        ``reset()`` (a battle start where the opponent moves first) is not
+        charged: the learner did nothing to lose it, and it is already in the
+        first observation, from which every later capture is counted.
     render_mode:
         ``None``, ``"ansi"``, ``"rgb_array"`` or ``"human"``.
     render_options:
@@ -178,6 +182,8 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         self._busy = None  # while a player of this env decides: what it is doing ("the opponent's turn"...)
         self._base = 0
         self._buf = np.empty(self.num_actions, np.int64)
+        self._fit = _fit_of(self.rules)  # the shape and rule slots of every state step() plays
+        self._fitted = None  # the state array that last passed _fits
 
     # ------------------------------------------------------------ opponents
     def set_opponent(self, opponent: Any) -> None:
@@ -203,6 +209,7 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         # Every option is checked (and a given position built) before anything changes: a reset that
         # raises here leaves the env, its game and its random generator as they were.
         self._refuse_reentry("reset")
+        seed = check_seed(seed)  # Gymnasium's seeding refuses a numpy int, naming no argument, and takes True
         options = reset_options(options, RESET_OPTIONS)
         learner = options.get("learner", self.learner)
         if not isinstance(learner, str) or learner not in ("white", "black", "random"):
@@ -236,8 +243,9 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
                 if self.state[V.H_PHASE] != V.PH_OVER:
                     break
             else:
-                self._error = False
-                raise RuntimeError("100 random starts in a row ended before the learner had a decision")
+                restore_episode(self, kept)
+                raise RuntimeError("100 random starts in a row ended before the learner had a decision (the env is "
+                                   "back in its game; its opponent was restarted)")
         self._done = False
         self._error = False
         self._forfeit = None
@@ -254,6 +262,8 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
             raise RuntimeError("the episode is over: call reset() before step()")
         a = check_action(action, self.num_actions)
         s = self.state
+        if not self._fits(s):  # a public attribute: a state of another board size or rules may have been set
+            checked_state(self.rules, s)  # raises naming the mismatch, before anything changes
         if not K.is_legal(s, a):  # checks the state too (it may have been changed from outside)
             if self.illegal == "raise":
                 raise ValueError(f"illegal action {a} ({action_to_str(a, self.board_size)}) for the learner: "
@@ -344,6 +354,21 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         return np.sort(self._buf[:k])
 
     # ------------------------------------------------------------ internals
+    def _fits(self, s):
+        """Is ``s`` an int64 state of this env's size and rules?  The cheap test (a few microseconds) of every
+        step; :func:`~jiu_env.envs.common.checked_state` (far slower: it builds the state's rules) says
+        what is wrong when it is not.  The kernel plays a state by the size and rules stored in it: an
+        opponent or a learner's move checked against the state would otherwise be applied and fail
+        later, blaming the opponent, with the game changed."""
+        if s is self._fitted:  # the array checked last (the env's own, step after step): a microsecond saved a step
+            return True
+        shape, rules = self._fit
+        ok = (isinstance(s, np.ndarray) and s.dtype == np.int64 and s.shape == shape
+              and bool((s[RULE_SLOTS] == rules).all()))
+        if ok:
+            self._fitted = s
+        return ok
+
     def _refuse_reentry(self, what):
         """RuntimeError when called from inside a player's decision of this env (re-entrant call).
 
@@ -449,7 +474,16 @@ class JiuVsBotEnv(RenderedShell, gymnasium.Env):
         super().__setstate__(d)  # writable copies of arrays unpickled read-only (Ray)
         self.__dict__.setdefault("_error", False)
         self.__dict__.setdefault("_adjudicate", "none")  # pickled before adjudicate existed
+        if "_fit" not in self.__dict__:  # pickled before step() checked the state's rules
+            self._fit = _fit_of(self.rules)
+        self.__dict__["_fitted"] = None
         self.__dict__["_busy"] = None  # an env pickled from inside a player's decision is not busy any more
+
+
+def _fit_of(rules):
+    """``(shape, rule slots)`` of the states of ``rules`` (what :meth:`JiuVsBotEnv._fits` compares)."""
+    s = rules.new_state()
+    return s.shape, s[RULE_SLOTS]
 
 
 def _name_of(opponent):

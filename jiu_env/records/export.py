@@ -308,9 +308,15 @@ def _number(game, count, path):
 
 
 # ------------------------------------------------------------------ writing
+#: ``Stage[`` with spaces anywhere in it: the jiuchess reader drops every space before it looks for ``Stage[1]:``.
+_STAGE = re.compile(r"S\s*t\s*a\s*g\s*e\s*\[")
+
+
 def _clean_cell(value: Any) -> str:
+    """A header cell on one line, with every ``Stage[`` (spaces in it too) made ``Stage(``: the reader
+    finds the game by ``Stage[1]:`` after dropping every space, and a cell must not look like it."""
     text = " ".join(str(value if value is not None else "").split())  # one line
-    return text.replace("Stage[", "Stage(")  # a jiuchess reader finds a game by 'Stage[1]'
+    return _STAGE.sub(lambda m: m.group(0)[:-1] + "(", text)
 
 
 def _render_json(rec: GameRecord, h: dict[str, Any]) -> str:

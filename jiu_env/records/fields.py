@@ -53,13 +53,18 @@ def result_text(result: dict[str, Any] | None) -> str:
 
 
 def norm_start(start: dict[str, Any] | None) -> dict[str, Any]:
-    """The canonical ``start`` dict; RecordError on anything else (board values must be 0, 1 or 2)."""
+    """The canonical ``start`` dict; RecordError on anything else (board values must be 0, 1 or 2; a
+    placement start takes no ``board`` or ``to_move``, ``null`` aside)."""
     if start is None:
         return {"from": "placement"}
     if not isinstance(start, dict):
         raise RecordError(f"'start' must be an object, not {type(start).__name__}")
     kind = start.get("from", "position" if "board" in start else "placement")
     if kind == "placement":
+        given = [k for k in ("board", "to_move") if start.get(k) is not None]
+        if given:  # dropped, they would silently change the game (the envs refuse them too, in start_plan)
+            raise RecordError(f"'start' {{'from': 'placement'}} is a new game and takes no {' or '.join(given)}: "
+                              "a game from a position is {'from': 'position', 'board': ..., 'to_move': ...}")
         return {"from": "placement"}
     if kind != "position" or "board" not in start:
         raise RecordError("'start' must be {'from': 'placement'} or {'from': 'position', 'board': ..., 'to_move': ...}")

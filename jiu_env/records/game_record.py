@@ -218,7 +218,7 @@ class GameRecord:
             rules=Rules.make(rules),
             actions=[int(a) for a in acts],
             start=norm_start(start),
-            players=dict(players or {"white": None, "black": None}),
+            players=_players(players),
             seed=check_seed(seed),
             meta=dict(meta or {}),
             passes=check_passes(list(passes or []), len(acts)),
@@ -360,7 +360,7 @@ class GameRecord:
             rules=rules,
             actions=list(acts),
             start=norm_start(d.get("start")),
-            players=dict(d.get("players") or {"white": None, "black": None}),
+            players=_players(d.get("players")),
             seed=seed,
             result=d.get("result"),
             meta=dict(d.get("meta") or {}),
@@ -429,6 +429,12 @@ class GameRecord:
             assert write is not None  # for_path gives only writable formats
             text = write(self)
         atomic_write_text(path, text + "\n")  # a failed save leaves the previous file whole
+
+
+def _players(players: dict[str, Any] | None) -> dict[str, Any]:
+    """A record's ``players``: a copy of the dict given, ``{}`` included (so that it round-trips exactly);
+    ``None`` (or no field, in a file) is the default ``{"white": None, "black": None}``."""
+    return {"white": None, "black": None} if players is None else dict(players)
 
 
 def _parse_move(m: Any, n: int) -> int | None:

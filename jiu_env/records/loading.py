@@ -39,9 +39,27 @@ def _read_jsonl(text: str, game: int | str | None, rules: Any, strict: bool, pat
     raise RecordError(f"no game {game!r} in {where}")
 
 
+def _looks_like_jsonl(text: str, path: str) -> bool:
+    """The ``jsonl`` row's detection: a ``.jsonl`` path, or several lines of which the first non-blank one
+    is a JSON object on its own.  A record written with ``indent=0`` has lines that start with ``{`` too
+    (the objects of a list in ``meta``), but its first line (``{``) is no object by itself.  A ``.json``
+    path is not needed to tell them apart: a text whose first line is a whole object and that goes on
+    is no valid JSON document, so reading it as JSON lines is its only chance."""
+    if path.endswith(".jsonl"):
+        return True
+    if not text.startswith("{") or "\n{" not in text.rstrip():
+        return False
+    first = next(ln for ln in formats.json_lines(text) if ln.strip())  # text starts with "{": there is one
+    try:
+        return isinstance(fileio.loads_json(first), dict)
+    except fileio.JSONTooDeep:
+        return True  # a whole JSON value, too deep to read: the jsonl reader refuses that line, naming it
+    except json.JSONDecodeError:
+        return False
+
+
 formats.register(formats.RecordFormat(
-    "jsonl", priority=0,
-    detect=lambda text, path: path.endswith(".jsonl") or (text.startswith("{") and "\n{" in text.rstrip()),
+    "jsonl", priority=0, detect=_looks_like_jsonl,
     games=lambda text: sum(1 for ln in formats.json_lines(text) if ln.strip()), read=_read_jsonl, multi_game=True))
 
 
