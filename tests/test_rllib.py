@@ -101,6 +101,12 @@ def test_seeded_reset_and_errors():
     s1 = env.state.copy()
     env.reset(seed=5, options={"start": "battle"})
     assert np.array_equal(s1, env.state)
+    env.reset(seed=np.int64(5), options={"start": "battle"})  # a numpy seed is the same seed
+    assert np.array_equal(s1, env.state)
+    for bad, error in ((True, TypeError), (-1, ValueError), (2.0, TypeError)):
+        with pytest.raises(error, match="^seed must be an int >= 0 or None"):
+            env.reset(seed=bad, options={"start": "battle"})
+        assert np.array_equal(s1, env.state)  # nothing changed
     env.reset(seed=0)
     with pytest.raises(ValueError, match="disable_env_checking"):
         env.step({"white": 0})  # a0 is not a diagonal end of the centre square

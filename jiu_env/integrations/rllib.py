@@ -53,7 +53,7 @@ from .. import kernel as K
 from .. import vocab as V
 from ..bots.base import Bot
 from ..envs.common import (AGENTS, RESET_OPTIONS, SEED_MAX, Thawing, _check_adjudicate, _check_capture_reward,
-                           check_action, keep_episode, mask_space, new_game, planes_space, reset_options,
+                           check_action, check_seed, keep_episode, mask_space, new_game, planes_space, reset_options,
                            restore_episode, start_plan)
 from ..nets import SpatialActionHead, ValueHead, conv_trunk, orthogonal_init, set_torch_threads
 from ..notation import action_to_str
@@ -198,6 +198,7 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None  # type: ignore[override]
               ) -> tuple[MultiAgentDict, MultiAgentDict]:
         # every option is checked, and a given position refused if decided, before anything changes
+        seed = check_seed(seed)  # np.random.default_rng would take True as 1 and say "expected non-negative"
         start, position = start_plan(self.rules, reset_options(options, RESET_OPTIONS))
         if position is not None and position[V.H_PHASE] == V.PH_OVER:
             raise ValueError("the given position is already decided: there is no decision to make")
