@@ -25,7 +25,7 @@ from jiu_env.learn.data import (NO_VALUE, SOFT_SCALE, SOFT_TOP_K, DataConfig, ge
 from jiu_env.observation import NUM_PLANES, write_observation
 from jiu_env.symmetry import (ALL_SYMMETRIES, placement_symmetries, symmetries_for, transform_action,
                               transform_state)
-from processes import kill_and_check_workers
+from processes import alive, kill_and_check_workers, live_children
 
 torch = pytest.importorskip("torch")
 
@@ -254,6 +254,102 @@ def test_killed_generation_ends_its_worker_processes(tmp_path):
     assert len(list((tmp_path / "run").glob("chunk-*.npz"))) < 200
 
 
+BROKEN_PLAYER = """
+from jiu_env.bots.random_bot import RandomBot
+
+
+class Broken(RandomBot):
+    def restart(self, seed=None):
+        super().restart(seed)
+        if seed == {bad}:
+            raise RuntimeError("broken on purpose")
+"""
+
+
+def test_a_failed_chunk_stops_the_run_keeping_the_finished_chunks(tmp_path, capsys):
+    """One chunk that raises ends the run at once with one line naming it (exit 1, as jiu eval's failed game):
+    the chunks finished are stored, the rest are not played on, the workers end."""
+    from jiu_env.cli import main
+    from jiu_env.learn.data import ChunkFailed
+    from jiu_env.learn.seeds import game_seed
+
+    cfg = DataConfig(teacher="alphabeta:depth=1,tt_bits=14", rules=R6.to_dict(), chunk_games=1, seed=5,
+                     players=(f"{tmp_path / 'broken.py'}:Broken", "random"))
+    (tmp_path / "broken.py").write_text(BROKEN_PLAYER.format(bad=game_seed(cfg, 4)))
+    with pytest.raises(ChunkFailed, match="^chunk 4 failed: RuntimeError: broken on purpose$"):
+        generate(tmp_path / "serial", cfg, 6, progress=False)
+    assert sorted(read_manifest(tmp_path / "serial")["chunks"]) == [f"chunk-0000{i}.npz" for i in range(4)]
+    def workers() -> set[int]:  # the pool's processes (not multiprocessing's resource tracker, which stays)
+        if not os.path.isdir("/proc/self"):
+            return set()
+        def cmdline(pid: int) -> bytes:
+            try:
+                return pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:  # ended meanwhile
+                return b""
+
+        return {c for c in live_children(os.getpid()) if alive(c) and b"spawn_main" in cmdline(c)}
+
+    before = workers()
+    t0 = time.monotonic()
+    rc = main(["train", str(tmp_path / "run"), "--stage", "data", "--board-size", "6", "--seed", "5",
+               "--teacher", cfg.teacher, "--players", *cfg.players, "--games", "40", "--chunk-games", "1",
+               "--workers", "2"])
+    err = capsys.readouterr().err
+    last = err.splitlines()[-1]  # after the progress lines of the chunks finished
+    assert rc == 1 and last.startswith("jiu train: error: chunk 4 failed: RuntimeError: broken on purpose")
+    assert "Traceback" not in err
+    chunks = read_manifest(tmp_path / "run" / "data")["chunks"]
+    assert sorted(chunks) == sorted(p.name for p in (tmp_path / "run" / "data").glob("chunk-*.npz"))
+    assert len(chunks) >= 2 and "chunk-00004.npz" not in chunks and len(chunks) < 40  # not played on
+    assert time.monotonic() - t0 < 60
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and workers() - before:
+        time.sleep(0.1)
+    assert not workers() - before, "the pool's workers play on"
+
+
+def test_a_failed_ray_task_is_named_by_its_chunk_and_the_others_are_cancelled(tmp_path, monkeypatch):
+    """The ray backend's error is the chunk and its task's own error on one line (not Ray's wrapped traceback);
+    the tasks still in flight are cancelled.  A stand-in for Ray: no cluster is started."""
+    import contextlib
+
+    from jiu_env.evaluation import backends
+    from jiu_env.learn import data as data_mod
+
+    class TaskError(Exception):  # as ray.exceptions.RayTaskError: a traceback as text, the task's error as cause
+        def __init__(self, cause):
+            super().__init__(f"ray::_chunk_job() (pid=1)\nTraceback (most recent call last):\n  ...\n{cause!r}")
+            self.cause = cause
+
+    class FakeRay:
+        cancelled: list[int] = []
+
+        def remote(self, **kw):
+            return lambda fn: type("Job", (), {"remote": staticmethod(lambda cfg, i: i)})  # a ref: the chunk
+
+        def cluster_resources(self):
+            return {"CPU": 2}
+
+        def wait(self, refs, num_returns):
+            return refs[:1], refs[1:]
+
+        def get(self, i):
+            if i == 1:
+                raise TaskError(RuntimeError("broken on purpose"))
+            return data_mod._chunk_job(cfg.to_dict(), i)
+
+        def cancel(self, i, force=False):
+            self.cancelled.append(i)
+
+    monkeypatch.setattr(backends, "ray_session", lambda address, workers: contextlib.nullcontext(FakeRay()))
+    cfg = DataConfig(teacher="alphabeta:depth=1,tt_bits=14", rules=R6.to_dict(), chunk_games=1)
+    with pytest.raises(data_mod.ChunkFailed, match="^chunk 1 failed: RuntimeError: broken on purpose$"):
+        generate(tmp_path, cfg, 4, backend="ray", progress=False)
+    assert sorted(read_manifest(tmp_path)["chunks"]) == ["chunk-00000.npz"]
+    assert sorted(FakeRay.cancelled) == [2, 3]
+
+
 def test_augmentation_maps_planes_and_targets_exactly(data6):
     rng = np.random.default_rng(1)
     obs = np.empty((6, 6, NUM_PLANES), np.float32)
@@ -311,6 +407,47 @@ def test_training_refuses_other_settings(trained6):
     out, data, rules, cfg = trained6
     with pytest.raises(ValueError, match="other settings"):
         train(data, rules, out, TrainConfig(channels=4, blocks=1, steps=41), progress=False)
+    # the error names what changed, not the whole stored table
+    with pytest.raises(ValueError, match=r"other settings \(steps: stored 40, now 41\); use another directory$"):
+        train(data, rules, out, dataclasses.replace(cfg, steps=41), progress=False)
+    with pytest.raises(ValueError, match=r"other rules \(board_size: stored 6, now 8; fly_threshold: stored 6, now 8\)"):
+        train(data, Rules.make("competitive", board_size=8), out, cfg, progress=False)
+
+
+def test_a_snapshot_step_is_saved_whatever_save_every(data6, tmp_path):
+    data, rules = load_positions([data6])
+    cfg = TrainConfig(channels=4, blocks=1, batch=8, steps=12, save_every=3, eval_every=3)
+    train(data, rules, tmp_path, cfg, progress=False, snapshot_every=10)
+    assert sorted(p.name for p in (tmp_path / "snapshots").iterdir()) == ["net-0000010.pt"]
+
+
+def test_a_run_stopped_between_its_two_files_resumes_to_a_current_net(data6, tmp_path, monkeypatch):
+    """net.pt and state.pt are two writes: a run killed between them at its last save must not keep an old
+    net.pt for good (the resumed run trains the steps again and writes both)."""
+    from jiu_env.bots import network
+
+    data, rules = load_positions([data6])
+    cfg = TrainConfig(channels=4, blocks=1, batch=8, steps=4, save_every=2, eval_every=2)
+    real = network.atomic_write_bytes
+    writes = []
+
+    def killed_at_the_last_save(path, payload):  # saves at steps 2 and 4, two files each: stop before the 4th write
+        writes.append(path)
+        if len(writes) == 4:
+            raise KeyboardInterrupt
+        real(path, payload)
+
+    monkeypatch.setattr(network, "atomic_write_bytes", killed_at_the_last_save)
+    with pytest.raises(KeyboardInterrupt):
+        train(data, rules, tmp_path, cfg, progress=False, snapshot_every=None)
+    monkeypatch.undo()
+    train(data, rules, tmp_path, cfg, progress=False, snapshot_every=None)
+    from jiu_env.bots.alphazero import load_checkpoint
+
+    state = torch.load(tmp_path / "state.pt", weights_only=False)
+    net, ckpt = load_checkpoint(tmp_path / "net.pt")
+    assert state["step"] == ckpt["meta"]["steps"] == 4
+    assert all(torch.equal(state["net"][k].cpu(), v) for k, v in ckpt["state_dict"].items())
 
 
 def test_policy_target_move_ignores_soft_labels(tmp_path):

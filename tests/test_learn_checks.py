@@ -208,3 +208,95 @@ def test_a_flag_its_stage_would_ignore_is_refused(tmp_path, capsys, argv, flag):
     assert not (tmp_path / "run").exists()
     assert pipeline.stage_flag_problems(parse(tmp_path / "run", "--stage", "rl", "--init", "n.pt", "--lr", "1e-5",
                                               "--threads", "2", "--quick")) == []
+
+
+TINY = [*CHEAP, "--steps", "2", "--batch", "8", "--channels", "4", "--blocks", "1", "--eval-every", "2",
+        "--save-every", "2"]
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory):
+    """A finished run of TINY (2 games, 2 training steps of a 4x1 network), copied by each test that changes it."""
+    out = tmp_path_factory.mktemp("trained") / "run"
+    run(out, *TINY)
+    return out
+
+
+def test_more_games_on_a_trained_run_are_refused_before_they_are_played(trained_run, data6, tmp_path):
+    shutil.copytree(trained_run, tmp_path / "run")
+    before = files(tmp_path / "run")
+    with pytest.raises(ValueError, match=r"--games 4 would add 1 chunk\(s\) to the 2 games in .*keep --games 2 here, "
+                                         r"or train on more games in a new run directory"):
+        run(tmp_path / "run", *TINY, "--games", "4")
+    assert files(tmp_path / "run") == before  # nothing played
+    run(tmp_path / "run", *TINY)  # the run itself still resumes (nothing to do)
+    # a training state that would not resume with the settings or data given is refused before the data stage
+    with pytest.raises(ValueError, match=r"other settings \(steps: stored 2, now 3\)"):
+        run(tmp_path / "run", *TINY, "--steps", "3", "--games", "4")
+    with pytest.raises(ValueError, match="other data"):
+        run(tmp_path / "run", "--stage", "train", *TINY[6:], "--data", data6)
+    assert files(tmp_path / "run") == before
+
+
+@pytest.fixture(scope="module")
+def data6_traditional(tmp_path_factory):
+    out = tmp_path_factory.mktemp("d6t")
+    generate(out, DataConfig(teacher="alphabeta:depth=1,tt_bits=14", chunk_games=2, seed=3,
+                             rules=Rules.make("traditional", board_size=6).to_dict()), 2, progress=False)
+    return out
+
+
+def test_init_and_data_the_training_would_refuse_are_refused_before_the_data_stage(trained_run, data6_traditional,
+                                                                                   tmp_path):
+    from jiu_env.bots.network import build_net, save_checkpoint
+
+    net = trained_run / "net" / "net.pt"
+    with pytest.raises(ValueError, match=r"is a \{'channels': 4.* network, not channels=8"):
+        run(tmp_path / "run", *TINY, "--channels", "8", "--init", net)
+    assert not (tmp_path / "run").exists()  # no game played
+    save_checkpoint(tmp_path / "trad.pt", build_net(4, 1), Rules.make("traditional", board_size=6))
+    with pytest.raises(ValueError, match=r"trained under other rules than this data \(profile: the network "
+                                         r"'traditional', the data 'competitive'"):
+        run(tmp_path / "run", *TINY, "--init", tmp_path / "trad.pt")
+    assert not (tmp_path / "run").exists()
+    for flag in ("--data", "--placement-data"):
+        with pytest.raises(ValueError, match=rf"{flag} {data6_traditional} was made under other rules than this run's "
+                                             r"\(profile: there 'traditional', here 'competitive'"):
+            run(tmp_path / "run", *TINY, flag, data6_traditional)
+    assert not (tmp_path / "run").exists()
+    # --stage train: the first directory's rules are the training's
+    with pytest.raises(ValueError, match=rf"--data {data6_traditional} was made under other rules than "
+                                         rf"{trained_run / 'data'}"):
+        run(trained_run, "--stage", "train", *TINY[6:], "--data", data6_traditional)
+
+
+def test_stage_train_refuses_rules_flags_other_than_its_datas(trained_run, tmp_path, capsys):
+    from jiu_env.cli import main
+
+    shutil.copytree(trained_run, tmp_path / "run")
+    before = files(tmp_path / "run")
+    for flags in (["--board-size", "8"], ["--rules", "traditional", "--board-size", "6"], ["--rule", "board_size=8"]):
+        assert main(["train", str(tmp_path / "run"), "--stage", "train", *TINY[6:], *flags]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"jiu train: error: --stage train trains under the rules of its data, and "
+                              f"{tmp_path / 'run' / 'data'} was made under other rules"), err
+    assert files(tmp_path / "run") == before
+    # the data's own rules, or none given (--quick's 6x6 is its default, not asked for), pass
+    s = pipeline.settings(parse(tmp_path / "run", *TINY[6:]), Rules.make("competitive", board_size=8))
+    pipeline.check_run(tmp_path / "run", s, "train", rules_given=False)
+    with pytest.raises(ValueError, match="board_size: the data 6, asked 8"):
+        pipeline.check_run(tmp_path / "run", s, "train", rules_given=True)
+    given = {"rules": None, "rule": None}
+    assert not pipeline.rules_flags_given(argparse.Namespace(quick=True, board_size=6, **given))
+    assert pipeline.rules_flags_given(argparse.Namespace(quick=False, board_size=6, **given))
+    assert pipeline.rules_flags_given(argparse.Namespace(quick=True, board_size=6, rules="competitive", rule=None))
+
+
+def test_the_help_says_what_each_stage_makes_of_a_shared_flag():
+    p = argparse.ArgumentParser()
+    pipeline.add_arguments(p)
+    helps = {a.dest: a.help for a in p._actions}
+    assert "data and selfplay, k drawn from 0..K" in helps["random_opening"]
+    assert "gate and rl, exactly K" in helps["random_opening"]
+    assert all(f"{stage}:" in helps["games"] for stage in ("data", "selfplay", "gate"))
+    assert all(what in helps["workers"] for what in ("gate games", "rl streams", "positions for train"))

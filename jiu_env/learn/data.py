@@ -68,12 +68,13 @@ stopped run leaves nothing playing on.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import pathlib
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
@@ -407,6 +408,11 @@ def open_run(out_dir: str | os.PathLike[str], config: Any) -> dict[str, Any]:
     return data
 
 
+#: what the chunk runners yield, ``(index, chunk bytes, CPU seconds, wall seconds)``; generators, so that
+#: :func:`generate` can close them (and so end their workers) the moment it stops reading
+_Chunks = Generator[tuple[int, bytes, float, float], None, None]
+
+
 def _chunk_job(cfg: dict[str, Any], index: int) -> tuple[int, bytes, float, float]:
     if cfg.get("kind") == "selfplay":
         return (index, *play_selfplay_chunk(SelfPlayConfig(**cfg), index))
@@ -426,6 +432,9 @@ def generate(out_dir: str | os.PathLike[str], config: Any, games: int, workers: 
     retried on another node if theirs is lost.  A chunk depends only on the
     settings and its index, so every backend writes the same bytes; the
     chunks are written here as they come back.  Returns the manifest.
+
+    A chunk that raises stops the run with :class:`ChunkFailed` naming it:
+    the chunks finished by then are stored, the others are not played on.
     """
     from ..evaluation.backends import check_backend
 
@@ -448,39 +457,114 @@ def generate(out_dir: str | os.PathLike[str], config: Any, games: int, workers: 
     if not todo:
         return data
     if backend == "ray":
-        for result in _ray_chunks(cfg, todo, workers if workers > 1 else None, address):
-            done(*result)
+        results = _ray_chunks(cfg, todo, workers if workers > 1 else None, address)
     elif workers == 1 or len(todo) == 1:
-        for i in todo:
-            done(*_chunk_job(cfg, i))
+        results = _serial_chunks(cfg, todo)
     else:
-        from concurrent.futures import as_completed
-
-        from ..evaluation.backends import worker_pool
-
-        # jiu eval's pool: one torch thread a worker, and a worker ends with this process, even killed
-        with worker_pool(min(workers, len(todo))) as pool:
-            for fut in as_completed([pool.submit(_chunk_job, cfg, i) for i in todo]):
-                done(*fut.result())
+        results = _local_chunks(cfg, todo, min(workers, len(todo)))
+    # closed at once when a chunk fails or this process is interrupted: the workers stop now, not when the
+    # generator happens to be collected
+    with contextlib.closing(results):
+        for result in results:
+            done(*result)
     return data
 
 
+class ChunkFailed(RuntimeError):
+    """A chunk of a run raised (a player's or the teacher's error, a worker process lost).
+
+    The message names the chunk and the error.  The chunks finished before it are stored (a run started again
+    does not play them again), the others are not played on: one bad player should not cost hours of games
+    that are then thrown away.
+    """
+
+
+def _chunk_failed(index: int, e: BaseException) -> ChunkFailed:
+    """The error of chunk ``index`` that raised ``e`` (a Ray task's error: the one its task raised), on one line."""
+    cause = getattr(e, "cause", None)  # ray.exceptions.RayTaskError: the task's own exception
+    err = cause if isinstance(cause, BaseException) else e
+    return ChunkFailed(f"chunk {index} failed: {type(err).__name__}: {' '.join(str(err).split())[:1000]}")
+
+
+def _serial_chunks(cfg: dict[str, Any], todo: list[int]) -> _Chunks:
+    """Chunks played in this process, one after another."""
+    for i in todo:
+        try:
+            result = _chunk_job(cfg, i)
+        except Exception as e:  # named as the pool names it: which chunk
+            raise _chunk_failed(i, e) from e
+        yield result
+
+
+def _local_chunks(cfg: dict[str, Any], todo: list[int], workers: int) -> _Chunks:
+    """Chunks played by a pool of ``workers`` processes (jiu eval's: one torch thread each, ending with this
+    process even when it is killed), yielded as they finish.
+
+    When a chunk raises, the chunks finished by then are yielded first (so they are stored), then
+    :class:`ChunkFailed` is raised; on that, an interrupt or a caller that stops reading, the chunks not
+    started are cancelled and the workers still playing are ended, as :func:`jiu_env.evaluation.backends.execute_local`
+    does, instead of the pool's exit waiting for every chunk to be played to the end.
+    """
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from ..evaluation.backends import worker_pool
+
+    pool = worker_pool(workers)
+    clean = False
+    try:
+        pending = {pool.submit(_chunk_job, cfg, i): i for i in todo}
+        while pending:
+            wait(pending, return_when=FIRST_COMPLETED)
+            finished = sorted((f for f in pending if f.done()), key=pending.__getitem__)
+            failed = [f for f in finished if f.exception() is not None]
+            for fut in finished:
+                if fut.exception() is None:
+                    del pending[fut]
+                    yield fut.result()
+            if failed:
+                exc = failed[0].exception()
+                assert exc is not None
+                raise _chunk_failed(pending[failed[0]], exc) from exc
+        clean = True
+    finally:
+        running = [] if clean else list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=clean, cancel_futures=True)
+        for proc in running:
+            if proc.is_alive():
+                proc.terminate()
+
+
 def _ray_chunks(cfg: dict[str, Any], todo: list[int], workers: int | None, address: str | None
-                ) -> Iterator[tuple[int, bytes, float, float]]:
-    """Chunks played as Ray tasks (at most two per CPU in flight), yielded as they finish."""
+                ) -> _Chunks:
+    """Chunks played as Ray tasks (at most two per CPU in flight), yielded as they finish.
+
+    A task that raises stops the run with :class:`ChunkFailed` (the chunk and its task's error, not Ray's
+    wrapped traceback); the tasks still in flight are cancelled, so a cluster this process only connected to
+    does not play them on for nothing.
+    """
     from ..evaluation.backends import ray_session
 
     with ray_session(address, workers) as ray:
         job = ray.remote(num_cpus=1, max_retries=3)(_chunk_job)
         limit = 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
         it = iter(todo)
-        pending = [job.remote(cfg, i) for i in (next(it, None) for _ in range(limit)) if i is not None]
-        while pending:
-            ready, pending = ray.wait(pending, num_returns=1)
-            yield ray.get(ready[0])
-            nxt = next(it, None)
-            if nxt is not None:
-                pending.append(job.remote(cfg, nxt))
+        pending = {job.remote(cfg, i): i for i in (next(it, None) for _ in range(limit)) if i is not None}
+        try:
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                index = pending.pop(ready[0])
+                try:
+                    result = ray.get(ready[0])
+                except Exception as e:
+                    raise _chunk_failed(index, e) from e
+                yield result
+                nxt = next(it, None)
+                if nxt is not None:
+                    pending[job.remote(cfg, nxt)] = nxt
+        finally:
+            for ref in pending:  # empty after a clean run
+                with contextlib.suppress(Exception):
+                    ray.cancel(ref, force=True)
 
 
 def _progress(total: int, on: bool, what: str):
@@ -542,4 +626,4 @@ def iter_positions(rules: Rules, game: dict[str, Any]) -> Iterator[tuple[np.ndar
 __all__ = ["DataConfig", "DATA_FORMAT", "VALUE_WIN", "NO_VALUE", "SOFT_TOP_K", "SOFT_SCALE", "game_seed",
            "decision_seed", "teacher_label", "soft_target", "one_hot_target", "reports_root_scores", "soft_phases", "check_labellers",
            "play_labelled_game", "play_chunk", "pack_games", "store_chunk", "make_chunk", "open_run", "generate", "load_games", "iter_positions",
-           "read_manifest"]
+           "read_manifest", "ChunkFailed"]

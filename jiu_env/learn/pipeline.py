@@ -42,6 +42,7 @@ import time
 from typing import Any
 
 from ..rules import Rules
+from .data import ChunkFailed
 from .train import POLICY_TARGETS, PRECISIONS
 
 #: ``--quick``: a 6x6 run of every stage in well under a minute.
@@ -104,10 +105,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="gate: SPRT hypotheses, the new network is ELO0 vs ELO1 Elo stronger (default 0 20)")
     p.add_argument("--teacher", help=f"the engine that labels every decision (default {TEACHER}; --quick: "
                                      f"{QUICK['teacher']})")
-    p.add_argument("--games", type=int, default=1000, help="engine games to generate (default 1000)")
+    p.add_argument("--games", type=int, default=1000,
+                   help="data: engine games to generate; selfplay: self-play games; gate: the most games of the "
+                        "match (the SPRT stops it as soon as it decides) (default 1000; --quick: 8)")
     p.add_argument("--chunk-games", type=int, default=8, help="games per data chunk (default 8)")
-    p.add_argument("--random-opening", type=int,
-                   help="up to this many random placements open each game (default 8; rl: 4; --quick: 4)")
+    p.add_argument("--random-opening", type=int, metavar="K",
+                   help="random placements that open each game: data and selfplay, k drawn from 0..K a game; gate "
+                        "and rl, exactly K (default 8; rl: 4; --quick: 4)")
     p.add_argument("--explore", type=float, default=0.05,
                    help="share of battle moves replaced by a random move (labels stay the teacher's; default 0.05)")
     p.add_argument("--players", nargs=2, metavar=("A", "B"),
@@ -121,7 +125,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "phase whose engine reports them, the move alone in the other (default 0: the teacher's "
                         "move alone)")
     p.add_argument("--seed", type=int, default=0, help="seed of the games and of the training (default 0)")
-    p.add_argument("--workers", type=int, default=1, help="processes generating data (default 1)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="processes that play (data and selfplay chunks, gate games, rl streams; with --backend ray "
+                        "the CPUs of a private Ray instance) and that replay the data into positions for train "
+                        "(default 1)")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="where data chunks are played: local processes or Ray tasks (default local)")
     p.add_argument("--address", metavar="HOST:PORT",
@@ -225,24 +232,48 @@ def settings(args: argparse.Namespace, rules: Rules) -> dict[str, Any]:
     }
 
 
+def data_config(s: dict[str, Any]) -> Any:
+    """The :class:`~jiu_env.learn.data.DataConfig` of the data stage of settings ``s``."""
+    from .data import DataConfig
+
+    return DataConfig(teacher=s["teacher"], rules=s["rules"], seed=s["seed"], chunk_games=s["chunk_games"],
+                      random_opening=s["random_opening"], explore=s["explore"], players=tuple(s.get("players") or ()),
+                      soft=s.get("soft", 0.0))
+
+
+def _train_dirs(out: pathlib.Path, extra_data=()) -> list[Any]:
+    """The data directories the train stage trains on: the run's own (those with a manifest) and ``--data``."""
+    from .data import MANIFEST
+
+    return [d for d in (out / "data", out / "selfplay") if (d / MANIFEST).exists()] + list(extra_data)
+
+
+def _train_key(dirs: list[Any], place_dirs: list[Any]) -> str:
+    """The data key (:func:`~jiu_env.learn.dataset.data_key`) a training on ``dirs`` and ``place_dirs`` keeps in
+    its state: a resumed training refuses other data."""
+    from .dataset import data_key
+
+    return data_key([*dirs, *place_dirs]) + "+placement" + str(len(place_dirs)) if place_dirs else data_key(dirs)
+
+
 def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all", workers: int = 1, extra_data=(),
                  placement_data=(),
                  threads: int = 1, device: str = "cpu", max_steps_now: int | None = None,
-                 progress: bool = True, backend: str = "local", address: str | None = None) -> dict[str, Any]:
+                 progress: bool = True, backend: str = "local", address: str | None = None,
+                 rules_given: bool = False) -> dict[str, Any]:
     """Run (or resume) the stages of the pipeline with settings ``s`` (see :func:`settings`) in ``out``.
 
     Every setting the stage uses is checked before anything is written or
     played (:func:`check_run`): a misspelt flag of the training stage does
-    not wait for the data stage to finish.
+    not wait for the data stage to finish.  ``rules_given``: ``s["rules"]``
+    was asked for on the command line (see :func:`check_run`).
     """
-    from .data import DataConfig, generate
+    from .data import generate
 
     out = pathlib.Path(out)
-    cfg = DataConfig(teacher=s["teacher"], rules=s["rules"], seed=s["seed"], chunk_games=s["chunk_games"],
-                     random_opening=s["random_opening"], explore=s["explore"], players=tuple(s.get("players") or ()),
-                     soft=s.get("soft", 0.0))
+    cfg = data_config(s)
     check_run(out, s, stage, workers=workers, extra_data=extra_data, placement_data=placement_data, threads=threads,
-              device=device, max_steps_now=max_steps_now, backend=backend, address=address)
+              device=device, max_steps_now=max_steps_now, backend=backend, address=address, rules_given=rules_given)
     report: dict[str, Any] = {"dir": str(out)}
     if stage in ("all", "data"):  # generate checks the teacher and players before it writes anything
         t0 = time.process_time()
@@ -270,17 +301,17 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
                               "cpu_seconds_now": round(time.process_time() - t0, 1), "net": str(net)}
     if stage in ("all", "train"):
         from .data import read_manifest
-        from .dataset import concat_positions, data_key, load_positions
+        from .dataset import concat_positions, load_positions
         from .train import NET, TrainConfig, train
 
-        dirs = [d for d in (out / "data", out / "selfplay") if (d / "manifest.json").exists()] + list(extra_data)
+        dirs = _train_dirs(out, extra_data)
         if not dirs:
             raise FileNotFoundError(f"nothing to train on: no {out / 'data'} or {out / 'selfplay'} and no --data")
         tcfg = TrainConfig(**s["train"])
         place_dirs = list(placement_data)
         data, rules = load_positions(dirs, features=tcfg.features, workers=workers,
                                      phase="battle" if place_dirs else "both")
-        key = data_key(dirs)
+        key = _train_key(dirs, place_dirs)
 
         def teacher_of(d: pathlib.Path) -> str:  # who labelled a data run (self-play: its network's search)
             c = (read_manifest(d) or {}).get("config") or {}
@@ -297,7 +328,6 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
             if place_rules != rules:
                 raise ValueError(f"--placement-data {place_dirs[0]} was made under other rules than {dirs[0]}")
             data = concat_positions([data, place])
-            key = data_key([*dirs, *place_dirs]) + "+placement" + str(len(place_dirs))
             meta["placement_data"] = [str(d) for d in place_dirs]
             meta["placement_teachers"] = [teacher_of(d) for d in place_dirs]
         init = s.get("init")
@@ -329,13 +359,17 @@ def run_pipeline(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all",
 
 def check_run(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all", workers: int = 1, extra_data=(),
               placement_data=(), threads: int = 1, device: str = "cpu", max_steps_now: int | None = None,
-              backend: str = "local", address: str | None = None) -> None:
+              backend: str = "local", address: str | None = None, rules_given: bool = False) -> None:
     """Refuse the settings of :func:`run_pipeline` that ``stage`` would fail on, before anything is written.
 
     ValueError (FileNotFoundError for a missing file or data directory)
-    naming the setting.  The training stage's settings, its ``--init`` and
-    its data directories are checked here too, so that with ``stage="all"``
-    a typo costs seconds, not the data stage.
+    naming the setting.  The training stage's settings, its ``--init`` (its
+    shape and rules) and its data directories (their rules), and whether a
+    training state already in ``out`` would resume with them, are checked
+    here too, so that with ``stage="all"`` a typo costs seconds, not the
+    data stage.  ``rules_given``: ``s["rules"]`` was asked for on the
+    command line; ``stage="train"``, which trains under the rules of its
+    data, then refuses data made under other rules rather than ignore them.
     """
     from ..evaluation.backends import check_backend
     from .params import check_int
@@ -376,8 +410,70 @@ def check_run(out: str | pathlib.Path, s: dict[str, Any], stage: str = "all", wo
         problem = device_problem(dev)
         if problem:  # found now, not after the data stage has run for hours
             raise ValueError(f"--device {device}: {problem}")
+        _check_training_inputs(out, s, stage, TrainConfig(**s["train"]), extra_data, placement_data, rules_given)
     if stage == "gate":
         gate_template(s["gate"]["player"])
+
+
+def _check_training_inputs(out: pathlib.Path, s: dict[str, Any], stage: str, cfg: Any, extra_data, placement_data,
+                           rules_given: bool) -> None:
+    """What the train stage would refuse once it reads its inputs, refused before the data stage plays a game.
+
+    The rules of every data directory (the run's own data is made under
+    ``s["rules"]`` with ``stage="all"``; ``stage="train"`` takes its first
+    directory's), of ``--init`` and its shape; and a training state in
+    ``out/net`` that would not resume on this data (``--games`` raised after
+    it trained: the data stage would add chunks) or with these settings.
+    """
+    from .data import chunk_name, read_manifest
+    from .dataset import rules_of_run
+    from .train import STATE, check_resume, differences, init_network, read_state
+
+    asked = Rules.make(dict(s["rules"]))
+    if stage == "all":
+        dirs = [out / "data"] + [d for d in _train_dirs(out, extra_data) if d != out / "data"]
+        rules, source = asked, "this run's"
+    else:
+        dirs = _train_dirs(out, extra_data)
+        if not dirs:
+            raise FileNotFoundError(f"nothing to train on: no {out / 'data'} or {out / 'selfplay'} and no --data")
+        rules, source = rules_of_run(dirs[0]), str(dirs[0])
+        if rules_given and rules != asked:  # they would be ignored
+            diff = differences(rules.to_dict(), asked.to_dict(), ("the data", "asked"))
+            raise ValueError(f"--stage train trains under the rules of its data, and {dirs[0]} was made under other "
+                             f"rules than the command line's ({diff}): drop --rules / --rule / --board-size, or "
+                             "train on data made under those rules")
+    for flag, ds in (("--data", extra_data), ("--placement-data", placement_data)):
+        for d in ds:
+            theirs = rules_of_run(d)
+            if theirs != rules:
+                raise ValueError(f"{flag} {d} was made under other rules than {source} "
+                                 f"({differences(theirs.to_dict(), rules.to_dict(), ('there', 'here'))})")
+    init = s.get("init")
+    st = read_state(out / "net")
+    if st is None:
+        if init is not None:
+            init_network(init, cfg, rules)  # its shape and rules
+        return
+    state = out / "net" / STATE
+    check_resume(state, st, cfg, rules, init=init)
+    if st.get("data_key") is None:  # (a state saved before its data was kept: the training does not check it)
+        return
+    if stage == "all":
+        manifest = read_manifest(out / "data")
+        have = (manifest or {}).get("chunks") or {}
+        same = manifest is None or manifest["config"] == json.loads(json.dumps(data_config(s).to_dict()))
+        new = [i for i in range(-(-s["games"] // s["chunk_games"])) if chunk_name(i) not in have]
+        if same and new:  # (other settings: the data stage refuses them itself, before any game)
+            games = sum(int(c["games"]) for c in have.values())
+            raise ValueError(f"--games {s['games']} would add {len(new)} chunk(s) to the {games} games in "
+                             f"{out / 'data'}, and {state}, trained on those, cannot resume on other data: keep "
+                             f"--games {games} here, or train on more games in a new run directory (new games: "
+                             f"another --seed, with --data {out / 'data'} to train on these too)")
+        if manifest is None:  # the state trained on other data (this run has none yet)
+            raise ValueError(f"{state} belongs to a run on other data than the games the data stage would make "
+                             f"in {out / 'data'}; use another directory")
+    check_resume(state, st, cfg, rules, data_key=_train_key(dirs, list(placement_data)))
 
 
 def device_problem(dev: Any) -> str | None:
@@ -484,6 +580,15 @@ def stage_flag_problems(args: argparse.Namespace) -> list[str]:
     return out
 
 
+def rules_flags_given(args: argparse.Namespace) -> bool:
+    """Whether the command line asked for rules (``--rules``, ``--rule``, ``--board-size``; the CLI adds these
+    flags).  The board size ``--quick`` sets when none is given does not count: ``--quick --stage train``
+    trains on the data it is given, whatever its board size."""
+    quick_size = args.quick and getattr(args, "board_size", None) == QUICK["board_size"]
+    return bool(getattr(args, "rules", None) is not None or getattr(args, "rule", None)
+                or (getattr(args, "board_size", None) is not None and not quick_size))
+
+
 def run(args: argparse.Namespace, rules: Rules) -> int:
     """``jiu train``: run or resume the pipeline under ``rules`` (the command line's, parsed by the CLI);
     prints a JSON report."""
@@ -502,10 +607,14 @@ def run(args: argparse.Namespace, rules: Rules) -> int:
         report = run_pipeline(args.out, s, args.stage, workers=args.workers, extra_data=args.data,
                               placement_data=args.placement_data, threads=args.threads,
                               device=args.device, max_steps_now=args.max_steps_now, backend=args.backend,
-                              address=args.address)
+                              address=args.address, rules_given=rules_flags_given(args))
     except (ValueError, TypeError, OSError, ImportError) as e:  # OSError: a file not found, not writable, ...
         print(f"jiu train: error: {e}", file=sys.stderr)
         return 2
+    except ChunkFailed as e:  # a game failed, not the command line: 1, as jiu eval's failed game
+        print(f"jiu train: error: {e} (the chunks finished are stored: run the same command again to resume)",
+              file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"jiu train: stopped; run the same command again to resume from {args.out}", file=sys.stderr)
         return 130

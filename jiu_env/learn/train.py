@@ -9,7 +9,8 @@ by a random symmetry that commutes with the rules of each position's phase.
 
 Resumable: every ``save_every`` steps the run directory gets ``state.pt``
 (weights, optimiser, step, the settings, the CPU and wall seconds so far),
-written to a temporary file and renamed; a run started again on the same
+written to a temporary file and renamed, after ``net.pt`` (so a run stopped
+between the two trains those steps again); a run started again on the same
 directory continues from it, with the same batches it would have drawn
 (batch ``k`` is drawn from a generator seeded by ``(seed, k)``).  The curve
 (``curve.csv``: losses, validation accuracy, CPU seconds) is appended as it
@@ -192,6 +193,65 @@ def evaluate_net(net: Any, data: Positions, cfg: TrainConfig, device: Any = "cpu
             "val_battle_accuracy": float(hit[~place].mean()) if (~place).any() else float("nan")}
 
 
+def differences(a: Mapping[str, Any], b: Mapping[str, Any], labels: tuple[str, str] = ("stored", "now")) -> str:
+    """The keys whose values differ between ``a`` and ``b``, as ``key: LABEL_A X, LABEL_B Y`` (sorted): an error
+    names the setting that differs rather than printing two whole tables to compare by eye."""
+    keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    return "; ".join(f"{k}: {labels[0]} {a.get(k)!r}, {labels[1]} {b.get(k)!r}" for k in keys)
+
+
+def init_network(init: str | os.PathLike[str], cfg: TrainConfig, rules: Rules) -> Any:
+    """The network of checkpoint ``init`` that starts a run of ``cfg`` under ``rules`` (deepened to
+    ``cfg.blocks``); ValueError if it cannot (another width or feature set, more blocks, other rules).
+
+    ``jiu train`` calls it before its data stage too, so that a wrong ``--init`` is found before the games
+    are played, not after."""
+    from ..bots.network import deepen, load_network
+
+    start, data_init, init_rules = load_network(init)
+    shape = data_init["config"]
+    if (shape.get("channels") != cfg.channels or not 0 <= int(shape.get("blocks", -1)) <= cfg.blocks
+            or shape.get("features", "planes") != cfg.features):
+        raise ValueError(f"{init} is a {data_init['config']} network, not channels={cfg.channels}, "
+                         f"blocks <= {cfg.blocks}, features={cfg.features!r}: it cannot start this run")
+    if init_rules is not None and init_rules != rules:
+        raise ValueError(f"{init} was trained under other rules than this data "
+                         f"({differences(init_rules.to_dict(), rules.to_dict(), ('the network', 'the data'))})")
+    if int(shape["blocks"]) < cfg.blocks:  # a deeper network that starts computing what init computes
+        start = deepen(start, cfg.blocks)
+    return start
+
+
+def read_state(out_dir: str | os.PathLike[str], device: Any = "cpu") -> dict[str, Any] | None:
+    """The training state saved in ``out_dir`` (:data:`STATE`), or None for a run not started yet."""
+    import torch
+
+    path = pathlib.Path(out_dir) / STATE
+    return torch.load(path, map_location=device, weights_only=False) if path.exists() else None
+
+
+def check_resume(state_path: pathlib.Path, st: dict[str, Any], cfg: TrainConfig, rules: Rules,
+                 data_key: str | None = None, init: str | os.PathLike[str] | None = None) -> None:
+    """Refuse to resume the run saved as ``st`` with other settings, rules, data (``data_key``) or ``init``
+    weights (by SHA-256): the result would be neither run.  ValueError naming what differs."""
+    # a run saved before feature sets had names read the observation planes (and learnt soft targets, in float32)
+    was = {"features": "planes", "policy_target": "soft", "precision": "fp32", "sharpen": 1.0, "decision_weight": {},
+           **st["config"]}
+    if was != asdict(cfg):
+        raise ValueError(f"{state_path} belongs to a run with other settings ({differences(was, asdict(cfg))}); "
+                         "use another directory")
+    if st["rules"] != rules.to_dict():
+        raise ValueError(f"{state_path} belongs to a run under other rules "
+                         f"({differences(st['rules'], rules.to_dict())}); use another directory")
+    if data_key is not None and st.get("data_key") not in (None, data_key):
+        raise ValueError(f"{state_path} belongs to a run on other data (its chunks differ from the ones "
+                         "given now); use another directory")
+    if "init_sha256" in st and init is not None and st["init_sha256"] != file_sha256(pathlib.Path(init)):
+        # (a state saved before init_sha256 was kept: unknown)
+        raise ValueError(f"{state_path} belongs to a run started from "
+                         f"{st['init'] or 'random weights'}, not from --init {init}; use another directory")
+
+
 def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: TrainConfig, device: str = "cpu",
           threads: int = 1, progress: bool = True, meta: dict[str, Any] | None = None,
           stop_after: int | None = None, snapshot_every: int | None = 1000,
@@ -201,8 +261,8 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     ``stop_after``: stop after that many steps in this call (the run resumes
     later from ``state.pt``), e.g. to fit a session or a test.
     ``snapshot_every``: also keep the network of every that many steps as
-    ``snapshots/net-STEP.pt`` (what a strength-over-training curve rates);
-    ``None`` keeps none.
+    ``snapshots/net-STEP.pt`` (what a strength-over-training curve rates;
+    those steps are saved whatever ``save_every``); ``None`` keeps none.
     ``init``: a checkpoint whose weights start a new run (the next generation
     starts from the last one).  A resumed run continues from its state; it
     refuses an ``init`` other than the one it started from (by SHA-256), and
@@ -213,7 +273,7 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     import torch
     import torch.nn.functional as F
 
-    from ..bots.network import atomic_torch_save, build_net, deepen, save_checkpoint
+    from ..bots.network import atomic_torch_save, build_net, save_checkpoint
 
     if threads:
         torch.set_num_threads(int(threads))
@@ -241,39 +301,17 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
     if soft and cfg.sharpen != 1.0:
         pi_probs = sharpen_targets(pi_probs, cfg.sharpen)
     if init is not None and not (out / STATE).exists():
-        from ..bots.network import load_network
-
-        start, data_init, init_rules = load_network(init)
-        shape = data_init["config"]
-        if (shape.get("channels") != cfg.channels or not 0 <= int(shape.get("blocks", -1)) <= cfg.blocks
-                or shape.get("features", "planes") != cfg.features):
-            raise ValueError(f"{init} is a {data_init['config']} network, not channels={cfg.channels}, "
-                             f"blocks <= {cfg.blocks}, features={cfg.features!r}: it cannot start this run")
-        if init_rules is not None and init_rules != rules:
-            raise ValueError(f"{init} was trained under other rules ({init_rules.to_dict()}) than this data")
-        if int(shape["blocks"]) < cfg.blocks:  # a deeper network that starts computing what init computes
-            start = deepen(start, cfg.blocks)
-        net.load_state_dict(start.state_dict())
+        net.load_state_dict(init_network(init, cfg, rules).state_dict())
         net.to(memory_format=torch.channels_last)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     step, cpu0, wall0 = 0, 0.0, 0.0
     state_path = out / STATE
     started = {"init": None if init is None else str(init),
                "init_sha256": None if init is None else file_sha256(pathlib.Path(init))}
-    if state_path.exists():
-        st = torch.load(state_path, map_location=device, weights_only=False)
-        # a run saved before feature sets had names read the observation planes (and learnt soft targets, in float32)
-        if {"features": "planes", "policy_target": "soft", "precision": "fp32", "sharpen": 1.0, "decision_weight": {},
-                **st["config"]} != asdict(cfg) or st["rules"] != rules.to_dict():
-            raise ValueError(f"{state_path} belongs to a run with other settings: {st['config']} under rules "
-                             f"{st['rules']}; use another directory")
-        if data_key is not None and st.get("data_key") not in (None, data_key):
-            raise ValueError(f"{state_path} belongs to a run on other data (its chunks differ from the ones "
-                             "given now); use another directory")
+    st = read_state(out, device)
+    if st is not None:
+        check_resume(state_path, st, cfg, rules, data_key=data_key, init=init)
         if "init_sha256" in st:  # (a state saved before it was kept: unknown)
-            if init is not None and st["init_sha256"] != started["init_sha256"]:
-                raise ValueError(f"{state_path} belongs to a run started from "
-                                 f"{st['init'] or 'random weights'}, not from --init {init}; use another directory")
             started = {"init": st["init"], "init_sha256": st["init_sha256"]}
         net.load_state_dict(st["net"])
         opt.load_state_dict(st["opt"])
@@ -300,16 +338,18 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
         return wall0 + time.perf_counter() - w_start
 
     def save() -> None:
-        atomic_torch_save({"net": net.state_dict(), "opt": opt.state_dict(), "step": step, "config": asdict(cfg),
-                      "rules": rules.to_dict(), "cpu_seconds": cpu(), "wall_seconds": wall(), "data_key": data_key,
-                      **started},
-                          state_path)
+        # the state last: a run stopped before it is written trains these steps again and writes net.pt (and
+        # the snapshot) again, while one stopped after it would never write them (its loop is done)
         save_checkpoint(out / NET, net.to(memory_format=torch.contiguous_format), rules,
                         {**run_meta, "steps": step, "cpu_seconds": round(cpu(), 1)})
         if snapshot_every and step % snapshot_every == 0:
             (out / "snapshots").mkdir(exist_ok=True)
             atomic_write_bytes(out / "snapshots" / f"net-{step:07d}.pt", (out / NET).read_bytes())
         net.to(memory_format=torch.channels_last)
+        atomic_torch_save({"net": net.state_dict(), "opt": opt.state_dict(), "step": step, "config": asdict(cfg),
+                           "rules": rules.to_dict(), "cpu_seconds": cpu(), "wall_seconds": wall(),
+                           "data_key": data_key, **started},
+                          state_path)
 
     while step < end:
         net.train()
@@ -359,9 +399,11 @@ def train(data: Positions, rules: Rules, out_dir: str | os.PathLike[str], cfg: T
             if progress:
                 print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}),
                       file=sys.stderr, flush=True)
-        if step % cfg.save_every == 0 or step == end:
+        # a snapshot step is saved too, whatever save_every: its network is kept only when it is saved
+        if step % cfg.save_every == 0 or step == end or (snapshot_every and step % snapshot_every == 0):
             save()
     return row
 
 
-__all__ = ["TrainConfig", "check_decision_weight", "train", "evaluate_net", "STATE", "CURVE", "NET"]
+__all__ = ["TrainConfig", "check_decision_weight", "check_resume", "differences", "init_network", "read_state", "train",
+           "evaluate_net", "STATE", "CURVE", "NET"]
