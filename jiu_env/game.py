@@ -221,7 +221,8 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
     Every argument is checked before the players are touched (restarted):
     TypeError / ValueError naming it.  ``seed`` and ``opening_seed`` are ints
     >= 0 or None (numpy integers too; not bools); ``random_opening`` and
-    ``max_decisions`` ints >= 0 (``max_decisions`` also None).
+    ``max_decisions`` ints >= 0 (``max_decisions`` also None); ``record``
+    True or False; ``players`` and ``meta`` dicts or None.
     """
     if not isinstance(on_illegal, str) or on_illegal not in ("raise", "forfeit"):
         raise ValueError(f"on_illegal must be 'raise' or 'forfeit', not {on_illegal!r}")
@@ -231,6 +232,11 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
     for name, value in (("seed", seed), ("opening_seed", opening_seed)):
         if value is not None:
             check_int(name, value, 0)  # checked only: the value itself seeds, as before
+    if not isinstance(record, (bool, np.bool_)):  # "no" would be taken as True
+        raise TypeError(f"record must be True or False, not {type(record).__name__} {record!r}")
+    for name, table in (("players", players), ("meta", meta)):  # used only after the game: checked before it
+        if table is not None and not isinstance(table, dict):
+            raise TypeError(f"{name} must be a dict or None, not {type(table).__name__} {table!r}")
     r = rules if isinstance(rules, Rules) else Rules.make(rules)
     start_state = None
     if isinstance(start, np.ndarray):
@@ -259,7 +265,9 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
     from_placement = True
     if start_state is not None:
         s = start_state
-        from_placement = bool(s[V.H_DECISIONS] == 0)
+        # a new game only: a position (position_state) also counts 0 decisions, but its stones were never played
+        from_placement = bool(s[V.H_PHASE] == V.PH_PLACEMENT and s[V.H_DECISIONS] == 0
+                              and s[V.H_COUNT + V.WHITE] == 0 and s[V.H_COUNT + V.BLACK] == 0)
     elif start == "placement":
         s = r.new_state()
     else:  # "battle"

@@ -284,8 +284,10 @@ def _import_module(name: str) -> Any:
         sys.modules[mod_name] = mod
         try:
             spec.loader.exec_module(mod)
-        except BaseException:  # a module that fails to import is not kept half-run for the next call
+        except BaseException as e:  # a module that fails to import is not kept half-run for the next call
             sys.modules.pop(mod_name, None)
+            if isinstance(e, Exception):  # its own error (a SyntaxError, one raised at its top level), named
+                raise ImportError(f"player module file {name!r} cannot be loaded: {_import_error(e)}") from e
             raise
         return mod
     try:
@@ -293,6 +295,17 @@ def _import_module(name: str) -> Any:
     except ModuleNotFoundError as e:
         raise ValueError(f"player module {name!r} cannot be imported ({e}); "
                          "is it on PYTHONPATH, or give a path ending in .py") from None
+    except ImportError:
+        raise
+    except Exception as e:  # the module was found and failed while it ran
+        raise ImportError(f"player module {name!r} cannot be loaded: {_import_error(e)}") from e
+
+
+def _import_error(e: Exception) -> str:
+    """An exception raised while a player module ran, on one line: its type, message and (a SyntaxError) line."""
+    if isinstance(e, SyntaxError):
+        return f"{type(e).__name__}: {e.msg} (line {e.lineno})"
+    return f"{type(e).__name__}: {e}"
 
 
 def _user_class(spec: PlayerSpec, seed: int | None) -> Any:
@@ -314,15 +327,27 @@ WARM_TIME = 0.01
 
 
 def warm_spec(spec: str) -> str:
-    """``spec`` as it warms up: a built-in bot's ``time=`` budget cut to :data:`WARM_TIME`, other specs as given.
+    """``spec`` as it warms up: a built-in bot's ``time=`` budget cut to :data:`WARM_TIME` (inside ``mix:`` and
+    ``phases:`` too), other specs as given.
 
     A warm-up game only has to call each numba function once; with the
     tournament's own budget (``alphabeta:time=1``) it would take a second a
     decision, minutes a game on a large board, in every worker process.
     """
-    if player_spec(spec).form != "bot":
+    return _warm_spec(player_spec(spec))
+
+
+def _warm_spec(parsed: PlayerSpec, depth: int = 0) -> str:
+    check_spec_depth(depth, parsed.text)
+    parts = parsed.parts
+    if parsed.form == "mix" and parts:
+        return f"mix:{parsed.probability}:{_warm_spec(parts[0], depth + 1)}"
+    if parsed.form == "phases" and parts:
+        return f"phases:{_warm_spec(parts[0], depth + 1)}+{_warm_spec(parts[1], depth + 1)}"
+    spec = parsed.text
+    if parsed.form != "bot":
         return spec
-    name, _, rest = spec.strip().partition(":")
+    name, _, rest = spec.partition(":")
     items = split_params(rest)
     if not any(p.key.strip() == "time" and p.value is not None for p in items):
         return spec
@@ -379,7 +404,7 @@ def sb3_spec_rules(specs: list[str], rules: Any = None) -> Any:
     found = None
     for spec in specs:
         parsed = player_spec(spec)
-        kind, arg = parsed.name, parsed.arg
+        kind, arg = parsed.name, parsed.argument  # stripped, as the factories take it ("sb3: m.zip")
         if kind == "rllib" and parsed.has_arg and rules is not None:
             _check_rllib_board(parsed, rules)
             continue
@@ -412,7 +437,7 @@ def _check_rllib_board(parsed: PlayerSpec, rules: Any) -> None:
     from .rules import Rules
 
     spec = parsed.text
-    path, _, params = parsed.arg.partition(":")
+    path, _, params = parsed.argument.partition(":")
     module = next((p.value for p in split_params(params) if p.key.strip() == "module" and p.value is not None), None)
     if not os.path.exists(path):
         return

@@ -12,7 +12,8 @@ spec means.  The grammar (the forms of :data:`FORMS`)::
     mix:P:SPEC                  SPEC handicapped with probability P  (form "mix", .parts = (SPEC,))
     phases:PLACE+BATTLE         one player per phase                 (form "phases", .parts = (PLACE, BATTLE))
     KIND:ARG                    a registered player kind             (form "kind", .argument = ARG)
-    module:Class[:key=value,..] a user class (module or file.py)     (form "module")
+    module:Class[:key=value,..] a user class (module or file.py)     (form "module"; a file's path
+                                                                      may hold ':', it ends at ".py:")
 
 ``phases:`` splits at its first ``+`` and ``mix:`` at the ``:`` after P, so a
 ``phases:`` spec nests in the battle half only.  The parser is syntax alone: it
@@ -184,6 +185,10 @@ def parse_player_spec(spec: str, bots: Collection[str], kinds: Collection[str]) 
         form = name
     elif name in kinds:
         form = "kind"
+    elif ".py:" in text and text.index(".py:") + 4 < len(text):
+        # a player file whose path holds a ':' (C:\bots\me.py:Bot, a folder d:x): the file ends at its ".py:"
+        end = text.index(".py:") + 3
+        name, arg, form = text[:end], text[end + 1:], "module"
     elif sep and arg and "=" not in arg.split(":")[0]:
         form = "module"
     else:

@@ -196,6 +196,9 @@ class CountingPlayer:
     (dict(max_decisions=2.5), TypeError, "max_decisions"),
     (dict(start="battle", random_opening=2), ValueError, "random_opening"),
     (dict(on_illegal="ignore"), ValueError, "on_illegal"),
+    (dict(record="no"), TypeError, "^record must be True or False, not str 'no'$"),
+    (dict(players=["a", "b"]), TypeError, r"^players must be a dict or None, not list \['a', 'b'\]$"),
+    (dict(meta=5), TypeError, "^meta must be a dict or None, not int 5$"),
 ])
 def test_play_game_checks_everything_before_restarting_the_players(kwargs, error, words):
     white, black = CountingPlayer(), CountingPlayer()
@@ -210,6 +213,18 @@ def test_play_game_valid_seeds_restart_the_players_as_before():
     assert white.restarts == 1 and black.restarts == 1 and g.decisions == 10
     h = play_game(R6, "random", "random", seed=3, opening_seed=5, random_opening=4, max_decisions=10)
     assert g.actions[:4] == h.actions[:4]  # the same seeds draw the same opening
+
+
+def test_a_game_from_a_position_is_not_recorded_as_one_from_placement():
+    # position_state counts 0 decisions too: a record of its moves alone would not replay from an empty board
+    board = np.zeros((6, 6), np.int64)
+    board[0, :], board[5, :] = V.WHITE, V.BLACK
+    battle = ST.position_state(R6, board, to_move="white")
+    g = play_game(R6, "greedy", "greedy", seed=1, start=battle, max_decisions=6)
+    with pytest.raises(ValueError, match="placement"):
+        g.record
+    g = play_game(R6, "greedy", "greedy", seed=1, start=R6.new_state(), max_decisions=6)
+    assert g.record.actions == g.actions  # a new game given as a state is one from placement
 
 
 # ------------------------------------------------------------------ 8. Rules.make's profile

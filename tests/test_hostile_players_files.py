@@ -662,6 +662,22 @@ def test_atomic_writes_take_a_long_name_and_name_the_file_on_a_write_error(tmp_p
     assert e.value.filename == str(tmp_path / "b.json") and os.listdir(tmp_path) == [long.name]
 
 
+@pytest.mark.parametrize("source, words", [
+    ("def (\n", r"SyntaxError: invalid syntax \(line 1\)"),
+    ("raise RuntimeError('at the top')\n", "RuntimeError: at the top"),
+])
+def test_a_player_file_that_fails_to_load_is_named_not_a_traceback(tmp_path, source, words, capsys):
+    from jiu_env.cli import main
+    from jiu_env.players import make_player
+
+    bad = tmp_path / "badbot.py"
+    bad.write_text(source)
+    with pytest.raises(ImportError, match=f"player module file '{bad}' cannot be loaded: {words}"):
+        make_player(f"{bad}:Bot")
+    assert main(["eval", "random", f"b={bad}:Bot", "--board-size", "6", "--games", "2", "--workers", "1"]) == 2
+    assert "cannot be loaded" in capsys.readouterr().err
+
+
 def test_player_seed_kind_prefix_and_class_parameters_are_checked():
     from jiu_env.players import make_player, register_player_kind
 

@@ -99,6 +99,11 @@ def test_sb3_spec_rules(files):
     assert sb3_spec_rules(["random", f"sb3:{files / 'bare.zip'}"]) is None
     with pytest.raises(ValueError, match=r"board_size=6 \(here: 8\)"):
         sb3_spec_rules([m6], Rules.make(board_size=8).to_dict())
+    # the argument as the factory takes it, stripped: a space after the ':' does not skip the check
+    spaced = f"sb3: {files / 'm6.zip'}"
+    assert sb3_spec_rules(["random", spaced]) == Rules.make(**RULES6)
+    with pytest.raises(ValueError, match=r"board_size=6 \(here: 8\)"):
+        sb3_spec_rules([spaced], Rules.make(board_size=8).to_dict())
 
 
 def read_results(out):

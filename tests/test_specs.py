@@ -32,6 +32,8 @@ TABLE = {
     "rllib:ckpt/dir:module=learner": ("kind", [], ["ckpt/dir"]),
     "mypkg.players:Bot:depth=2": ("module", [], []),
     "my/file.py:Bot": ("module", [], ["my/file.py"]),
+    "C:/bots/file.py:Bot:depth=2": ("module", [], ["C:/bots/file.py"]),  # a ':' in a file's path
+    "mix:0.5:d:x/file.py:Bot": ("mix", [], ["d:x/file.py"]),
     "randm": ("unknown", [], []),
 }
 
@@ -149,3 +151,14 @@ def test_the_deprecated_az_spelling_warns_where_users_see_it_and_is_not_offered(
     with pytest.raises(ValueError, match="unknown player") as e:
         make_player("nosuch")
     assert "alphazero" in str(e.value) and "az:ARG" not in str(e.value)
+
+
+def test_a_player_file_in_a_folder_with_a_colon_is_built(tmp_path):
+    folder = tmp_path / "d:x"
+    folder.mkdir()
+    (folder / "mybot.py").write_text("import numpy as np\nfrom jiu_env.bots.base import Bot, legal_actions\n\n"
+                                     "class MyBot(Bot):\n    def _choose(self, state):\n"
+                                     "        return np.sort(legal_actions(state))[0]\n")
+    parsed = player_spec(f"{folder}/mybot.py:MyBot")
+    assert (parsed.form, parsed.name, parsed.cls) == ("module", f"{folder}/mybot.py", "MyBot")
+    assert type(make_player(f"{folder}/mybot.py:MyBot", seed=1)).__name__ == "MyBot"

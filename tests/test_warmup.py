@@ -170,8 +170,13 @@ def test_warm_spec_cuts_a_built_in_bots_time_budget_and_keeps_everything_else():
     assert warm_spec("alphabeta:time=1") == f"alphabeta:time={WARM_TIME}"
     assert warm_spec("alphabeta:depth=3, time=2.5") == f"alphabeta:depth=3,time={WARM_TIME}"
     assert warm_spec("alphazero:checkpoint=net.pt,time=1") == f"alphazero:checkpoint=net.pt,time={WARM_TIME}"
-    for same in ("alphabeta", "mcts:sims=100", "alphazero:net.pt", "mix:0.5:alphabeta:time=1", "greedy"):
+    for same in ("alphabeta", "mcts:sims=100", "alphazero:net.pt", "mix:0.5:greedy", "phases:random+greedy",
+                 "greedy"):
         assert warm_spec(same) == same
+    # inside mix: and phases: too (jiu warm and jiu eval warm the spec as given)
+    assert warm_spec("mix:0.5:alphabeta:time=1") == f"mix:0.5:alphabeta:time={WARM_TIME}"
+    assert (warm_spec("phases:mcts:time=2+mix:0.1:alphabeta:depth=2,time=3")
+            == f"phases:mcts:time={WARM_TIME}+mix:0.1:alphabeta:depth=2,time={WARM_TIME}")
 
 
 def test_timed_bots_warm_up_on_the_cut_budget_in_workers_and_in_warm_up(monkeypatch):

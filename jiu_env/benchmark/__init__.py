@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ..fileio import atomic_write_text
+from ..validate import check_int
 from .batched import bench_batched
 from .compile import bench_compile
 from .envs import bench_aec, bench_vector, floor_env
@@ -81,10 +82,22 @@ BENCHES = {"kernel": bench_kernel, "batched": bench_batched, "aec": bench_aec, "
 
 def run_benchmarks(sections: Iterable[str] = SECTIONS, quick: bool = False, games: int = DEFAULT_GAMES,
                    echo: bool = True, note: str = "") -> dict[str, Any]:
-    """Run the chosen sections; return the result dict (rows, machine, settings)."""
+    """Run the chosen sections; return the result dict (rows, machine, settings).
+
+    Every argument is checked before the first section runs (a bad ``games``
+    would otherwise fail in the batched section, after minutes of others).
+    """
+    if isinstance(sections, (str, bytes)):  # "kernel" would be read as the sections k, e, r, n, e, l
+        raise TypeError(f"sections must be a list of section names ({', '.join(SECTIONS)}), not the str "
+                        f"{sections!r}: write [{sections!r}]")
+    sections = list(sections)
+    games = check_int("games", games, 1)
+    for name, flag in (("quick", quick), ("echo", echo)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be True or False, not {type(flag).__name__} {flag!r}")
     cfg = {"quick": quick, "time": 0.3 if quick else 3.0, "repeats": 1 if quick else 3, "games": games,
            "ab_depth": 2 if quick else 3, "mcts_sims": 200 if quick else 2000}
-    unknown = sorted(set(sections) - set(SECTIONS))
+    unknown = sorted(map(str, set(sections) - set(SECTIONS)))
     if unknown:
         raise ValueError(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
     t = Table(echo=echo)
