@@ -12,7 +12,8 @@ import pytest
 
 from jiu_env.cli import COMMANDS, main
 from jiu_env.evaluation.tournament import read_games
-from jiu_env.records import GameRecord, load_record, to_competition
+from jiu_env.records import GameRecord, load_record
+from jiu_env.records.writers import competition_file
 from jiu_env.rules import Rules
 from processes import kill_and_check_workers
 
@@ -249,7 +250,7 @@ def test_play_as_black_battle_start_to_the_end(tmp_path, capsys, monkeypatch):
     assert "game over" in out and f"saved to {path}" in out
     rec = load_record(path, rules=Rules.make("competitive", board_size=6, max_battle_turns=100))
     assert rec.result["over"]
-    assert to_competition(rec) == path.read_text().strip()
+    assert competition_file(rec) == path.read_text().strip()  # with the headers, the rules among them
 
 
 def test_play_eof_quits_and_undo_with_nothing(capsys, monkeypatch):
@@ -563,3 +564,52 @@ def test_a_rules_error_names_the_flags_that_were_given(flags, label, capsys):
     with pytest.raises(SystemExit) as e:  # as argparse does for a bad flag
         main(["eval", "a=random", "b=random", "--games", "2", *flags])
     assert e.value.code == 2 and f"jiu eval: error: {label}" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ rules headers, --lenient, a closed pipe
+def test_replay_names_the_rules_a_text_record_was_played_under(tmp_path, capsys):
+    _, _, path = _saved_game(tmp_path)  # 6x6, max_battle_turns=60
+    assert main(["export", str(path), "--format", "competition", "--out", str(tmp_path / "out")]) == 0
+    (txt,) = (tmp_path / "out").iterdir()
+    capsys.readouterr()
+    rc, _, err = run(["replay", str(txt), "--all"], capsys)
+    assert rc == 2 and err.count("\n") == 1 and "not a game record" not in err
+    assert err.startswith(f"jiu replay: error: {txt} was played under competitive board_size=6 max_battle_turns=60;"
+                          " read it with --board-size 6 --rule max_battle_turns=60 (")
+    assert run(["replay", str(txt), "--all", "--board-size", "6", "--rule", "max_battle_turns=60"], capsys)[0] == 0
+
+
+def test_lenient_is_refused_where_it_means_nothing(tmp_path, capsys):
+    rules, rec, path = _saved_game(tmp_path)
+    rc, out, err = run(["replay", str(path), "--lenient", "--all"], capsys)
+    assert rc == 2 and out == ""
+    assert err == (f"jiu replay: error: --lenient reads the text notations (competition, jiuchess); {path} is a "
+                   "JSON record, which is read exactly: drop --lenient\n")
+    jl = tmp_path / "games.jsonl"
+    jl.write_text(rec.to_json() + "\n")
+    rc, _, err = run(["export", str(path), str(jl), "--lenient", "--format", "json", "--out", str(tmp_path / "x")],
+                     capsys)
+    assert rc == 2 and "is a JSON record, which is read exactly: drop --lenient" in err
+    assert not (tmp_path / "x").exists()
+    txt = tmp_path / "g.txt"
+    rec.save(txt)
+    flags = ["--board-size", "6", "--rule", "max_battle_turns=60"]
+    assert run(["replay", str(txt), "--lenient", "--all", *flags], capsys)[0] == 0
+    rc, _, err = run(["export", str(path), str(txt), "--lenient", "--format", "json", "--out", str(tmp_path / "y"),
+                      *flags], capsys)  # a text input among them: the JSON one is noted, not refused
+    assert rc == 0 and f"jiu export: note: --lenient does not apply to {path} (a JSON record, read exactly)" in err
+
+
+def test_a_reader_that_closes_the_pipe_early_gets_no_traceback(tmp_path):
+    from jiu_env import play_game
+
+    rules = Rules.make("competitive", max_battle_turns=60)  # 14x14: far more text than a pipe holds
+    path = tmp_path / "g.json"
+    play_game(rules, "random", "random", seed=1).record.save(path)
+    p = subprocess.Popen([sys.executable, "-m", "jiu_env.cli", "replay", str(path), "--all"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout.readline()  # like `| head -1`
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 141  # 128 + SIGPIPE, as a shell reports a Unix tool stopped by a closed pipe
+    assert err == ""

@@ -182,7 +182,7 @@ def test_play_saves_date_and_event_and_export_keeps_them(tmp_path, capsys, monke
     capsys.readouterr()
     head = saved.read_text(encoding="utf-8").splitlines()[0]
     day = time.strftime("%Y-%m-%d", time.gmtime())
-    assert head.endswith(f"[{day}][jiu play]")
+    assert head.endswith(f"[{day}][jiu play][][competitive board_size=6]")  # end reason (none yet), rules
     os.utime(saved, (1_700_000_000, 1_700_000_000))
     report = export_games([saved], "json", tmp_path / "e", rules=RULES)
     meta = json.loads(open(report.written[0], encoding="utf-8").read())["meta"]

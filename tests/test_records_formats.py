@@ -216,7 +216,8 @@ def test_jiuchess_file_detection_and_games(tmp_path):
         load_record(path, rules=rules)
     one = tmp_path / "one.csv"
     recs[0].save(one)
-    assert one.read_text().startswith("Stage[1]:")
+    head, line = one.read_text().splitlines()  # saved with the headers jiu export writes, the rules among them
+    assert head == "event,date,white,black,result,end_reason,rules,moves" and '"Stage[1]:' in line
     assert load_record(one, rules=rules).result == from_jiuchess(to_jiuchess(recs[0]), rules=rules).result
 
 
@@ -507,6 +508,40 @@ def test_an_exported_competition_record_names_the_rules_it_needs(tmp_path):
     assert load_record(path, rules=r6).actions == g.actions
     text = open(path).read().replace("[competitive board_size=6]", "[made by another program]")
     assert from_competition(text, rules=r6).actions == g.actions  # a field that is not rules is left alone
+
+
+def test_a_game_saved_as_text_keeps_its_headers_and_is_read_under_the_rules_it_names(tmp_path):
+    """``save`` writes the text notations with the headers of ``jiu export``: read without the rules of a 6x6
+    game, the record is refused naming them (a RulesMismatch, not "not a game record" nor an illegal
+    placement), and read under them it gives back the game, its players, event and date."""
+    from jiu_env import play_game
+    from jiu_env.records import NotARecord, RulesMismatch
+
+    r6 = Rules.make("competitive", board_size=6)
+    for seed in range(50):
+        rec = play_game(r6, "random", "random", seed=seed).record
+        try:
+            to_jiuchess(rec)  # no fly to a neighbouring point: the jiuchess notation writes it
+            break
+        except ValueError:
+            continue
+    rec.players = {"white": "human", "black": "random"}
+    rec.meta = {"source": "jiu play", "event": "jiu play", "date": "2025-01-02"}
+    for name in ("g.txt", "g.csv"):
+        path = tmp_path / name
+        rec.save(path)
+        assert "competitive board_size=6" in path.read_text()
+        back = load_record(path, rules=r6)
+        assert back.actions == rec.actions and back.players == rec.players and back.result == rec.result
+        assert back.meta["event"] == "jiu play" and back.meta["date"] == "2025-01-02"
+        with pytest.raises(RulesMismatch, match=r"played under \[competitive board_size=6\]: board_size=6 "
+                                                 r"\(read under 14\)") as e:
+            load_record(path)
+        assert not isinstance(e.value, NotARecord) and e.value.declared == "competitive board_size=6"
+    head = (tmp_path / "g.txt").read_text().splitlines()[0]
+    word = {"white": "white wins", "black": "black wins", "draw": "draw"}[rec.result["winner"]]
+    assert head == (f"[JIU][human][random][{word}][2025-01-02][jiu play]"
+                    f"[{rec.result['end_reason']}][competitive board_size=6]")
 
 
 # ------------------------------------------------------------------ short headers and non-text input

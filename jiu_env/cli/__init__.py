@@ -15,6 +15,7 @@ module only builds the parser and dispatches; ``python -m jiu_env.cli`` runs
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any, Callable, Sequence
 
@@ -81,8 +82,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The exit status when the reader of the output has gone: 128 + SIGPIPE, what a shell reports for a Unix tool
+#: (``seq``, ``cat``) stopped by a pipe closed early, so that ``set -o pipefail`` sees a run cut short.
+EXIT_OUTPUT_CLOSED: int = 141
+
+
+def _output_closed() -> int:
+    """The reader of stdout has gone (``jiu replay g.json --all | head -1``): stop quietly, without a traceback.
+
+    Python's docs (signal, "Note on SIGPIPE") recommend pointing stdout at
+    devnull: the interpreter flushes stdout once more on exit, and that flush
+    would fail again, printing "Exception ignored ... BrokenPipeError".
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # a stdout with no file descriptor (io.StringIO): nothing to flush there
+        pass
+    return EXIT_OUTPUT_CLOSED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``jiu`` command; returns the exit status."""
+    """Entry point of the ``jiu`` command; returns the exit status (:data:`EXIT_OUTPUT_CLOSED` when the reader
+    of the output went away before the command was done)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -90,7 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     args._argv = argv
-    return COMMANDS[args.command][3](args)
+    try:
+        return COMMANDS[args.command][3](args)
+    except BrokenPipeError:
+        return _output_closed()
 
 
 __all__ = ["main", "build_parser", "COMMANDS"]

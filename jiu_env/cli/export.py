@@ -8,6 +8,7 @@ import sys
 
 from ..records import formats
 from .common import _add_rules_args, _err, _rules_from_args, rules_flags_given, writable_dir
+from .replay import exact_format, lenient_formats
 
 
 def _export_args(p):
@@ -26,7 +27,8 @@ def _export_args(p):
     p.add_argument("--force", action="store_true", help="overwrite files that exist already (default: refuse, "
                                                         "writing nothing)")
     p.add_argument("--lenient", action="store_true",
-                   help="competition / jiuchess inputs: go on past irregularities instead of stopping at the first")
+                   help="competition / jiuchess inputs: go on past irregularities instead of stopping at the first "
+                        "(JSON inputs are read exactly: refused when no input is a text notation)")
     _add_rules_args(p)
 
 
@@ -37,6 +39,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     if why:
         return _err(f"export: {why}")
     rules = _rules_from_args(args)
+    exact = [(path, what) for path in args.inputs if (what := exact_format(path))] if args.lenient else []
+    if exact and len(exact) == len(args.inputs):  # --lenient would change nothing: not passed over in silence
+        path, what = exact[0]
+        return _err(f"export: --lenient reads the text notations ({lenient_formats()}); {path} is {what}, which is "
+                    "read exactly: drop --lenient")
+    for path, what in exact:  # among text inputs: the flag is for those, and these are read exactly
+        print(f"jiu export: note: --lenient does not apply to {path} ({what}, read exactly)", file=sys.stderr)
     try:
         report = export_games(args.inputs, args.format, args.out, game=args.game, force=args.force, rules=rules,
                               strict=not args.lenient, check_rules=rules_flags_given(args))

@@ -15,6 +15,7 @@ from ..vocab import COLOUR_NAMES, SUBPHASE_NAMES, opponent
 from ..notation import action_to_str, str_to_action
 from ..render import render_ansi
 from ..state import explain_illegal
+from ..validate import check_action_value
 from .common import _add_rules_args, _err, _rules_from_args, int_at_least, writable_file
 
 
@@ -25,9 +26,10 @@ PLAY_HELP = """commands:
   moves         list the legal moves with their numbers
   undo          take back your last decision (and the bot's replies)
   hint          ask the hint bot for a move
-  save FILE     save the game (.json record, or competition notation for .txt/.jiu)
+  save FILE     save the game: a JSON record; competition notation for .txt
+                or .jiu, a jiuchess CSV file for .csv, one JSON line for .jsonl
   board         show the board again
-  quit          leave (also Ctrl-D)"""
+  quit          leave (also Ctrl-D, Ctrl-C)"""
 
 
 def _play_args(p):
@@ -41,7 +43,9 @@ def _play_args(p):
     p.add_argument("--seed", type=int_at_least(0), default=0, help="seed of the bot and of --start battle")
     p.add_argument("--start", default="placement", choices=["placement", "battle"],
                    help="'battle' fills the board with random (seeded) placements first")
-    p.add_argument("--save", metavar="FILE", help="save the game to FILE when it ends or you quit")
+    p.add_argument("--save", metavar="FILE",
+                   help="save the game to FILE (in the format of 'save FILE') when it ends, when you leave if it "
+                        "changed since, and when the bot fails")
     p.add_argument("--gui", action="store_true", help="also show the board in a pygame window")
 
 
@@ -95,14 +99,48 @@ def _moves_listing(legal, n):
                      for i in range(0, len(items), per_line))
 
 
-def _save_game(game, path, players, seed):
+def _save_game(game, path, players, seed, forfeit=None):
     from ..records import GameRecord
 
     from ..records.export import today
 
-    rec = GameRecord.from_actions(game.rules, game.actions(), players=players, seed=seed,
-                                  meta={"source": "jiu play", "event": "jiu play", "date": today()})
+    meta = {"source": "jiu play", "event": "jiu play", "date": today()}
+    if forfeit is not None:  # as play_game records a forfeit: the record's outcome then names the winner
+        meta["forfeit"] = forfeit
+    rec = GameRecord.from_actions(game.rules, game.actions(), players=players, seed=seed, meta=meta)
     rec.save(path)
+
+
+class _BotFailed(Exception):
+    """A bot that raised, or chose what is not a legal action (``forfeit``: ``{"colour", "action"}``, as
+    :func:`jiu_env.play_game` records an illegal choice)."""
+
+    def __init__(self, why, forfeit=None):
+        super().__init__(why)
+        self.forfeit = forfeit
+
+
+def _bot_action(bot, state, rules):
+    """The bot's action in ``state``, checked as :func:`jiu_env.play_game` checks it: an integer (not
+    14.9, which int() would make 14, nor None) that is legal here; :class:`_BotFailed` otherwise, and
+    when the bot raises (any bot, a user's class too: its failure must not lose the person's game)."""
+    try:
+        choice = bot.step(state.copy())
+    except Exception as e:
+        raise _BotFailed(" ".join(f"{type(e).__name__}: {e}".split())) from None  # on one line
+    colour = COLOUR_NAMES[int(state[V.H_TO_MOVE])]
+    try:
+        a = check_action_value(choice)
+    except (TypeError, ValueError, OverflowError):
+        raise _BotFailed(f"it chose what is not an integer action: {choice!r:.80}",
+                         {"colour": colour, "action": -1}) from None
+    if not 0 <= a < rules.num_actions:
+        raise _BotFailed(f"it chose the action {a}, out of range 0..{rules.num_actions - 1}",
+                         {"colour": colour, "action": a})
+    if not K.is_legal(state, a):
+        raise _BotFailed(f"it chose the illegal action {action_to_str(a, rules.board_size)} ({a}): "
+                         f"{explain_illegal(state, a)}", {"colour": colour, "action": a})
+    return a
 
 
 def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int:
@@ -151,25 +189,60 @@ def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int
             except Exception as e:
                 print(f"(window closed: {e})")
 
+    def save_flag(forfeit=None):
+        """Write the game to --save unless that file holds it as it is already; why not, or None."""
+        nonlocal saved
+        here = (os.path.realpath(args.save), list(game.actions()))
+        if saved == here and forfeit is None:
+            return None
+        try:
+            _save_game(game, args.save, players, args.seed, forfeit)
+        except (OSError, ValueError) as e:  # ValueError: text that cannot be encoded, a record not expressible
+            return f"could not save (the file that was there is unchanged): {e}"
+        saved = here
+        print(f"saved to {args.save}")
+        return None
+
+    def close():
+        if window is not None:
+            window.close()
+
     print(f"You play {args.colour} against {spec}. Type 'help' for the commands.")
     show()
-    saved = None  # (path, actions) of the last `save FILE`: --save skips only that exact save
+    saved = None  # (path, actions) last written by `save FILE` or --save: --save skips only that exact save
+    ended = None  # the actions of the finished game last saved to --save (saved once when the game ends)
+    interrupted = False
     while True:
         s = game.state
         over = s[V.H_PHASE] == V.PH_OVER
         if not over and s[V.H_TO_MOVE] != me:
             made = []
             while s[V.H_PHASE] != V.PH_OVER and s[V.H_TO_MOVE] != me:
-                a = int(bot.step(s.copy()))
-                if not K.is_legal(s, a):
-                    print(f"the bot chose an illegal action {a}; it forfeits")
-                    return 1
+                try:
+                    a = _bot_action(bot, s, rules)
+                except _BotFailed as e:  # the game so far is kept (--save), and the error is one line
+                    why = save_flag(e.forfeit) if args.save else None
+                    kept = "" if not args.save else (f"; {why}" if why else f"; the game is saved to {args.save}")
+                    close()
+                    return _err(f"play: the bot ({spec}) failed: {e}{kept}", 1)
+                except KeyboardInterrupt:  # Ctrl-C while the bot thinks: leave as 'quit' does, saving
+                    interrupted = True
+                    break
                 game.apply(a, "bot")
                 s = game.state
                 made.append(action_to_str(a, n))
-            print(f"\n{COLOUR_NAMES[opponent(me)]} ({spec}) plays: {', '.join(made)}")
-            show()
+            if made:
+                print(f"\n{COLOUR_NAMES[opponent(me)]} ({spec}) plays: {', '.join(made)}")
+                show()
+            if interrupted:
+                print("\n(interrupted)")
+                break
             continue
+        if over and args.save and ended != game.actions():  # saved when it ends, not only when you leave
+            ended = list(game.actions())
+            why = save_flag()
+            if why:
+                print(why)
         legal = game.legal()
         if over:
             prompt = "game over - undo, save FILE or quit> "
@@ -182,6 +255,9 @@ def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int
         try:
             line = inp(prompt)
         except EOFError:
+            line = "quit"
+        except KeyboardInterrupt:  # Ctrl-C at the prompt: leave as 'quit' does (--save keeps the game)
+            print()
             line = "quit"
         text = line.strip()
         if not text:
@@ -223,7 +299,11 @@ def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int
             if over:
                 print("the game is over")
                 continue
-            a = int(hint_bot.step(s.copy()))
+            try:
+                a = _bot_action(hint_bot, s, rules)
+            except _BotFailed as e:  # only advice: the game goes on
+                print(f"hint bot failed: {e}")
+                continue
             print(f"hint: {action_to_str(a, n)}")
             continue
         if over:
@@ -247,13 +327,9 @@ def cmd_play(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int
         game.apply(a, "you")
         if game.state[V.H_PHASE] == V.PH_OVER or game.state[V.H_TO_MOVE] == me:
             show()
-    if args.save and saved != (os.path.realpath(args.save), list(game.actions())):
-        try:
-            _save_game(game, args.save, players, args.seed)
-            print(f"saved to {args.save}")
-        except (OSError, ValueError) as e:
-            return _err(f"play: could not save (the file that was there is unchanged): {e}", 1)
-    if window is not None:
-        window.close()
+    why = save_flag() if args.save else None
+    close()
+    if why:
+        return _err(f"play: {why}", 1)
     print("bye")
     return 0

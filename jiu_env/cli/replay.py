@@ -19,15 +19,58 @@ def _replay_args(p):
                                                 " in a jiuchess CSV file: the game's line number (from 0)")
     p.add_argument("--all", action="store_true", help="print every position and exit (no prompts)")
     p.add_argument("--lenient", action="store_true",
-                   help="competition / jiuchess notation: go on past irregularities instead of stopping at the first error")
+                   help="competition / jiuchess notation: go on past irregularities instead of stopping at the first "
+                        "error (refused for a JSON record, which is read exactly)")
     _add_rules_args(p)
 
 
-def cmd_replay(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int:
-    from ..records import ChooseGame, RecordError, load_record, result_text
+def exact_format(path: str) -> str | None:
+    """What ``path`` is when ``--lenient`` means nothing to it (a JSON record or JSON lines, read exactly:
+    the flag would be silently passed over), else None: a text notation, or a file that cannot be read,
+    whose reader then says why."""
+    from .. import fileio
+    from ..records import formats
 
+    if path.lower().endswith(".jsonl"):  # JSON lines by its name, as the readers take it (it may be large)
+        fmt = formats.FORMATS["jsonl"]
+    else:
+        try:
+            text = fileio.read_text_limited(path, fileio.MAX_RECORD_BYTES, "record file")
+        except (OSError, ValueError):  # UnicodeDecodeError and FileTooLarge are ValueErrors
+            return None
+        fmt = formats.detect(text, path)
+    if fmt.lenient:
+        return None
+    return {"json": "a JSON record", "jsonl": "a JSON-lines file"}.get(fmt.name, f"in the {fmt.name} format")
+
+
+def lenient_formats() -> str:
+    """The formats ``--lenient`` applies to, for messages: ``competition, jiuchess``."""
+    from ..records import formats
+
+    return ", ".join(name for name, fmt in formats.FORMATS.items() if fmt.lenient)
+
+
+def rules_flags_for(declared: str) -> str:
+    """The ``jiu`` flags that read a record under the rules its header names: ``competitive board_size=6``
+    (the profile, then the options that differ from it) is ``--board-size 6``."""
+    profile, *options = declared.split()
+    flags = [] if profile == "competitive" else [f"--rules {profile}"]
+    for option in options:
+        key, _, value = option.partition("=")
+        flags.append(f"--board-size {value}" if key == "board_size" else f"--rule {option}")
+    return " ".join(flags) if flags else "no --rules/--rule/--board-size (the default rules)"
+
+
+def cmd_replay(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int:
+    from ..records import ChooseGame, RecordError, RulesMismatch, load_record, result_text
+
+    rules = _rules_from_args(args)
+    exact = exact_format(args.file) if args.lenient else None
+    if exact:
+        return _err(f"replay: --lenient reads the text notations ({lenient_formats()}); {args.file} is {exact}, "
+                    "which is read exactly: drop --lenient")
     try:
-        rules = _rules_from_args(args)
         rec = load_record(args.file, game=args.game, strict=not args.lenient, rules=rules)
         states = rec.positions()  # header and board only: small even with a huge turn limit
     except UnicodeDecodeError:
@@ -35,6 +78,9 @@ def cmd_replay(args: argparse.Namespace, inp: Callable[[str], str] = input) -> i
     except ChooseGame as e:
         return _err(f"replay: {args.file} holds {e.count} games; choose one with --game ID (a game id or a "
                     "0-based line number)")
+    except RulesMismatch as e:  # a record all the same: say under which rules to read it
+        return _err(f"replay: {args.file} was played under {e.declared}; read it with {rules_flags_for(e.declared)}"
+                    f" (the rules read under differ: {'; '.join(e.differ)})")
     except (RecordError, OSError, ValueError) as e:
         return _err(f"replay: {e}")
     differ = rules_differences(rec.rules, rules, "asked") if rules_flags_given(args) else []

@@ -20,7 +20,7 @@ All formats replay through one loop (:mod:`.replay`).
 """
 
 from .competition import RESULT_WORDS, from_competition, to_competition
-from .errors import ChooseGame, Irregularity, NotARecord, RecordError
+from .errors import ChooseGame, Irregularity, NotARecord, RecordError, RulesMismatch
 from .game_record import (
     COLOUR_NAMES, END_REASONS, FORMAT, VERSION, WINNER_NAMES, GameRecord, result_of, result_text,
 )
@@ -29,7 +29,7 @@ from .loading import detect_format, load_record
 from .replay import turn_entries
 
 __all__ = [
-    "ChooseGame", "NotARecord",
+    "ChooseGame", "NotARecord", "RulesMismatch",
     "FORMAT", "VERSION", "GameRecord", "RecordError", "Irregularity", "result_of", "result_text",
     "load_record", "detect_format", "to_competition", "from_competition", "to_jiuchess", "from_jiuchess",
     "turn_entries",

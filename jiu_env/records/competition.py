@@ -30,12 +30,13 @@ from ..state import position_state
 from ..notation import COLS, ROWS
 from ..rules import Rules
 from . import formats
-from .errors import NotARecord, Reader, RecordError, check_strict, record_text
+from .errors import NotARecord, Reader, RecordError, RulesMismatch, check_strict, record_text
 from .fields import result_of, result_text
 from .game_record import GameRecord
-from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
+from .textimport import Move, check_header_rules, parse_placements, play_battle, play_placements, rebuild_position
 from .writers import FLY_MARK as FLY_MARK, _header_field as _header_field, _pt_text, near_fly as near_fly
 from .writers import to_competition as to_competition  # the writer sits below GameRecord (the readers build one)
+from .writers import competition_file
 
 RESULT_WORDS = {
     "white wins": "white", "black wins": "black", "draw": "draw", "undecided": None, "*": None,
@@ -86,33 +87,6 @@ def _split_entries(text):
     return header, entries
 
 
-def _check_header_rules(text: str, rules: Rules) -> None:
-    """The rules field ``jiu export`` writes (``competitive board_size=6``, the profile and the options that
-    differ from it): a record exported under other rules than the reader's is refused, naming what differs
-    (read under the wrong board size, its first placement would be reported as the error).  A field that
-    does not read as rules (another program's header) is left alone."""
-    from ..specs import parse_value
-
-    words = text.split()
-    if not words:
-        return
-    try:
-        opts = {}
-        for w in words[1:]:
-            key, eq, val = w.partition("=")
-            if not eq:
-                return
-            opts[key] = parse_value(val)
-        named = Rules.make(words[0], **opts)
-    except (TypeError, ValueError):
-        return
-    differ = [f"{k}={v!r} (read under {getattr(rules, k)!r})" for k, v in named.to_dict().items()
-              if k != "profile" and getattr(rules, k) != v]
-    if differ:
-        raise RecordError(f"the header says the game was played under [{text}]: {'; '.join(differ)}; read it "
-                          "under those rules (rules=..., or jiu replay --rules/--rule)", entry=0)
-
-
 def from_competition(text: str, rules: str | Rules | dict[str, Any] = "competitive", strict: bool = True) -> GameRecord:
     """A :class:`GameRecord` from competition notation.
 
@@ -155,7 +129,7 @@ def from_competition(text: str, rules: str | Rules | dict[str, Any] = "competiti
             meta["date"] = vals[3]
         if vals[4]:
             meta["event"] = vals[4]
-        _check_header_rules(vals[6], rules)
+        check_header_rules(vals[6], rules)
     if not entries:
         raise RecordError("no entries: a record needs at least the placement entry '0,...;'")
 
@@ -318,10 +292,13 @@ def _rebuild(rd, plist, battle, removal_entries):
 
 def _read(text: str, game: int | str | None, rules: Any, strict: bool, path: str) -> GameRecord:
     """The ``competition`` row's reader: the notation is the fallback of detection, so a text whose
-    first entry is not a placement list is not a record at all (:class:`NotARecord`)."""
+    first entry is not a placement list is not a record at all (:class:`NotARecord`).  A header naming
+    other rules (:class:`RulesMismatch`) is a record all the same, and says so."""
     formats.one_game(game, path)
     try:
         return from_competition(text, rules=rules, strict=strict)
+    except RulesMismatch:
+        raise
     except RecordError as e:
         if e.entry == 0 and e.item is None:  # the very first entry is not a placement list
             raise NotARecord(f"{path or 'the text'} is not a game record (format not recognised: none of "
@@ -331,4 +308,4 @@ def _read(text: str, game: int | str | None, rules: Any, strict: bool, path: str
 
 formats.register(formats.RecordFormat(
     "competition", priority=90, detect=lambda text, path: True, games=lambda text: 1, read=_read,
-    write=to_competition, extension=".txt", save_suffixes=(".txt", ".jiu")))
+    write=competition_file, extension=".txt", save_suffixes=(".txt", ".jiu"), lenient=True))

@@ -40,6 +40,22 @@ class NotARecord(RecordError):
     """A file that is in none of the record formats (JSON, JSON lines, jiuchess CSV, competition notation)."""
 
 
+class RulesMismatch(RecordError):
+    """A text record whose header names the rules it was played under, read under other rules.
+
+    Its own type, so that format detection does not take it for a text that is
+    no record at all (:class:`NotARecord`): the record is fine, the rules
+    are not.  ``declared`` is the header's rules field as written
+    (``competitive board_size=6``); ``differ`` names each option that differs,
+    ``board_size=6 (read under 14)``.
+    """
+
+    def __init__(self, message: str, declared: str, differ: list[str], entry: int | None = None) -> None:
+        self.declared = declared
+        self.differ = list(differ)
+        super().__init__(message, entry=entry)
+
+
 class ChooseGame(RecordError):
     """A file that holds several games, read without saying which one (``count``: how many)."""
 

@@ -30,9 +30,7 @@ anything is written, unless ``force``.  Every file is written atomically
 
 from __future__ import annotations
 
-import csv
 import datetime
-import io
 import json
 import os
 import re
@@ -44,14 +42,13 @@ from .. import fileio
 from ..rules import Rules, rules_differences
 from . import formats
 from .errors import ChooseGame, NotARecord, RecordError, check_strict, game_number
-from .game_record import GameRecord, result_text
-from .jiuchess import game_lines
-from .writers import _header_field, to_competition, to_jiuchess
+from .game_record import GameRecord
+from .jiuchess import game_lines, header_cells
+from .writers import JIUCHESS_COLUMNS as JIUCHESS_COLUMNS, competition_file, jiuchess_file, outcome_headers
+from .writers import rules_text as rules_text  # moved to the writers, which GameRecord.save uses too
 
 #: The largest ``games.jsonl`` read (a single record file: :data:`jiu_env.fileio.MAX_RECORD_BYTES`).
 MAX_GAMES_BYTES: int = 1 << 30
-#: The columns of the first line of a jiuchess export (the game line's cells, the moves last).
-JIUCHESS_COLUMNS: tuple[str, ...] = ("event", "date", "white", "black", "result", "end_reason", "rules", "moves")
 
 
 class ExportError(ValueError):
@@ -101,19 +98,6 @@ def today() -> str:
     return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
 
 
-def rules_text(rules: Rules) -> str:
-    """The profile and the options that differ from it: ``competitive board_size=6``."""
-    base = Rules.make(rules.profile, board_size=rules.board_size)
-    parts = [rules.profile]
-    if rules.board_size != 14:
-        parts.append(f"board_size={rules.board_size}")
-    mine, theirs = rules.to_dict(), base.to_dict()
-    for key, value in mine.items():
-        if key not in ("profile", "board_size") and theirs.get(key) != value:
-            parts.append(f"{key}={value}")
-    return " ".join(parts)
-
-
 def player_text(name: Any, spec: Any) -> str:
     """``NAME=SPEC`` (the ``jiu eval`` syntax), or the one of them given when they are the same."""
     name = "" if name is None else str(name)
@@ -136,16 +120,13 @@ def split_player(text: str) -> tuple[str, str]:
 
 def _headers(record: GameRecord, event: str, date: str, date_source: str, names: dict[str, Any]) -> dict[str, Any]:
     players = record.players or {}
-    res = record.result or {}
     out = {"event": event, "date": date, "date_source": date_source}
     for side in ("white", "black"):
         spec = players.get(side)
         out[side] = player_text(names.get(side, spec), spec)
         out[f"{side}_name"] = "" if names.get(side, spec) is None else str(names.get(side, spec))
         out[f"{side}_spec"] = "" if spec is None else str(spec)
-    out["result"] = result_text(res).split(" (")[0]
-    out["end_reason"] = (res.get("end_reason") or "") if res.get("over") else ""
-    out["rules"] = rules_text(record.rules)
+    out.update(outcome_headers(record))  # result, end reason, rules: as GameRecord.save writes them
     return out
 
 
@@ -275,15 +256,11 @@ def _plain_headers(text: str, k: int, record: GameRecord, file_date: str) -> dic
 
 
 def _jiuchess_headers(text: str, k: int, record: GameRecord, file_date: str) -> dict[str, Any]:
-    """The headers of game line ``k`` of a jiuchess file; a file this module wrote (its first line the
-    column names of :data:`JIUCHESS_COLUMNS`) gives back its event, date and players."""
-    first = next((ln for ln in text.splitlines() if ln.strip()), "")
-    if first.strip() != ",".join(JIUCHESS_COLUMNS):
+    """The headers of game line ``k`` of a jiuchess file; a file with headers (its first line the column
+    names of :data:`JIUCHESS_COLUMNS`) gives back its event, date and players."""
+    row = header_cells(text, game_lines(text)[k])
+    if row is None:
         return _game_headers(record, "", file_date)
-    cells = next(csv.reader([game_lines(text)[k]]), [])
-    if len(cells) != len(JIUCHESS_COLUMNS):
-        return _game_headers(record, "", file_date)
-    row = dict(zip(JIUCHESS_COLUMNS, cells))
     meta = dict(record.meta or {})
     for key in ("event", "date"):
         if row[key] and not meta.get(key):
@@ -308,17 +285,6 @@ def _number(game, count, path):
 
 
 # ------------------------------------------------------------------ writing
-#: ``Stage[`` with spaces anywhere in it: the jiuchess reader drops every space before it looks for ``Stage[1]:``.
-_STAGE = re.compile(r"S\s*t\s*a\s*g\s*e\s*\[")
-
-
-def _clean_cell(value: Any) -> str:
-    """A header cell on one line, with every ``Stage[`` (spaces in it too) made ``Stage(``: the reader
-    finds the game by ``Stage[1]:`` after dropping every space, and a cell must not look like it."""
-    text = " ".join(str(value if value is not None else "").split())  # one line
-    return _STAGE.sub(lambda m: m.group(0)[:-1] + "(", text)
-
-
 def _render_json(rec: GameRecord, h: dict[str, Any]) -> str:
     """The JSON record with the headers in its ``meta`` (``export_players``: each side's name and spec)."""
     meta = dict(rec.meta or {})
@@ -333,23 +299,13 @@ def _render_json(rec: GameRecord, h: dict[str, Any]) -> str:
 
 
 def _render_competition(rec: GameRecord, h: dict[str, Any]) -> str:
-    """The notation's header line with the players, event and date, then two more fields."""
-    named = replace(rec, players={"white": h["white"] or None, "black": h["black"] or None})
-    text = to_competition(named, event=h["event"], date=h["date"])
-    head, nl, body = text.partition("\n")
-    # two more fields after [event]: the end reason and the rules (readers take the first six)
-    head += f"[{_header_field(h['end_reason'])}][{_header_field(h['rules'])}]"
-    return head + nl + body + "\n"
+    """The notation's header line with the players, event and date, then the end reason and the rules."""
+    return competition_file(rec, h) + "\n"
 
 
 def _render_jiuchess(rec: GameRecord, h: dict[str, Any]) -> str:
     """A CSV file: the column names of :data:`JIUCHESS_COLUMNS`, then the headers and the game line."""
-    line = to_jiuchess(rec)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(JIUCHESS_COLUMNS)
-    w.writerow([_clean_cell(h[c]) for c in JIUCHESS_COLUMNS[:-1]] + [line])
-    return buf.getvalue()
+    return jiuchess_file(rec, h) + "\n"
 
 
 #: How a format's export carries the headers (a format not listed: its plain text, without headers).

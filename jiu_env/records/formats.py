@@ -57,6 +57,9 @@ class RecordFormat:
     save_suffixes: tuple[str, ...] = ()
     #: Does one text hold several games (a bad one is then refused alone, the others still read)?
     multi_game: bool = False
+    #: Does the reader honour ``strict=False`` (a lenient import of an irregular real record)?  The text
+    #: notations do; a JSON record is read exactly, so ``--lenient`` is refused for it, not passed over.
+    lenient: bool = False
 
 
 #: Every registered format by name, in the order they were registered (the order help texts list them).

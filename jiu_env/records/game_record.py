@@ -413,8 +413,14 @@ class GameRecord:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the record in the format its path's ending names (:func:`.formats.for_path`):
-        ``.txt`` / ``.jiu`` get the competition notation, ``.csv`` the jiuchess CSV line, ``.jsonl``
+        ``.txt`` / ``.jiu`` get the competition notation, ``.csv`` a jiuchess CSV file, ``.jsonl``
         the JSON record on one line (a JSON-lines file of one game), anything else JSON.
+
+        The text notations are written with the headers ``jiu export`` writes
+        (:func:`.writers.competition_file`, :func:`.writers.jiuchess_file`: players,
+        event, date, result, end reason and rules), so that a game saved as text
+        keeps its players and is read back under the rules it was played under
+        (the notations do not store the rules otherwise).
 
         The text is made in full and written to a temporary file that then
         replaces ``path`` (:func:`jiu_env.fileio.atomic_write_text`): if

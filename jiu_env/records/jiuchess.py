@@ -31,6 +31,7 @@ counted from 1); entry ``k >= 1`` is the ``k``-th move of ``Stage[2]``.
 
 from __future__ import annotations
 
+import csv
 import functools
 import re
 from typing import Any
@@ -45,8 +46,9 @@ from . import formats
 from .errors import ChooseGame, Reader, RecordError, check_strict, game_number, record_text
 from .fields import result_of
 from .game_record import GameRecord
-from .textimport import Move, parse_placements, play_battle, play_placements, rebuild_position
+from .textimport import Move, check_header_rules, parse_placements, play_battle, play_placements, rebuild_position
 from .writers import COLOUR_LETTER as COLOUR_LETTER, LETTERS as LETTERS, point_text as point_text
+from .writers import JIUCHESS_COLUMNS, jiuchess_file
 from .writers import to_jiuchess as to_jiuchess  # the writer sits below GameRecord (the readers build one)
 
 _PT = r"[WB]\([A-Za-z],[0-9]+\)"
@@ -74,6 +76,19 @@ def game_lines(text: str) -> list[str]:
     """The lines of ``text`` that hold a jiuchess game (contain ``Stage[1]:``, spaces aside, as the reader
     splits them)."""
     return [ln for ln in text.lstrip("\ufeff").splitlines() if "Stage[1]:" in "".join(ln.split())]
+
+
+def header_cells(text: str, line: str) -> dict[str, str] | None:
+    """The header cells of the game line ``line`` (column name -> cell, :data:`JIUCHESS_COLUMNS`) in a
+    file whose first line is those column names (one ``jiu export`` or ``GameRecord.save`` wrote), else
+    None (a file of the data set: its cells before ``Stage[1]:`` mean something else)."""
+    first = next((ln for ln in text.lstrip("\ufeff").splitlines() if ln.strip()), "")
+    if first.strip() != ",".join(JIUCHESS_COLUMNS):
+        return None
+    cells = next(csv.reader([line]), [])
+    if len(cells) != len(JIUCHESS_COLUMNS):
+        return None
+    return dict(zip(JIUCHESS_COLUMNS, cells))
 
 
 def from_jiuchess(text: str, rules: str | Rules | dict[str, Any] = "competitive", strict: bool = True,
@@ -104,12 +119,17 @@ def from_jiuchess(text: str, rules: str | Rules | dict[str, Any] = "competitive"
     number = game_number(game)
     if number is None or number >= len(lines):  # game_number refuses -1: not "the last game"
         raise RecordError(f"no game {game!r}: the text holds {len(lines)} games (0..{len(lines) - 1})")
-    line = lines[number]
-    line = "".join(line.split())
+    row = header_cells(text, lines[number])
+    players: dict[str, Any] = {"white": None, "black": None}
+    meta = {"source_format": "jiuchess"}
+    if row is not None:  # the headers of a file written with them: the rules first (they name the board)
+        check_header_rules(row["rules"], rules)
+        players = {side: row[side] or None for side in ("white", "black")}
+        meta.update({key: row[key] for key in ("event", "date") if row[key]})
+    line = "".join(lines[number].split())
     head, body = line.split("Stage[1]:", 1)
     head = head.strip('",;')
     body = body.strip('"')
-    meta = {"source_format": "jiuchess"}
     if head:
         meta["head"] = head
     if "Stage[2]:" in body:
@@ -137,7 +157,7 @@ def from_jiuchess(text: str, rules: str | Rules | dict[str, Any] = "competitive"
     passes: list[int] = []
     items = [(k, functools.partial(_parse_move, rd, tok, k)) for k, tok in enumerate(moves, start=1)]
     play_battle(rd, state, items, actions, passes, fmt)
-    rec = GameRecord(rules=rules, actions=actions, start=start, meta=meta, passes=passes)
+    rec = GameRecord(rules=rules, actions=actions, start=start, players=players, meta=meta, passes=passes)
     rec.result = result_of(rec.replay())
     rec.issues = rd.issues
     return rec
@@ -189,4 +209,4 @@ formats.register(formats.RecordFormat(
     "jiuchess", priority=20, detect=lambda text, path: bool(game_lines(text)),
     games=lambda text: len(game_lines(text)),
     read=lambda text, game, rules, strict, path: from_jiuchess(text, rules=rules, strict=strict, game=game),
-    write=to_jiuchess, extension=".csv", save_suffixes=(".csv",), multi_game=True))
+    write=jiuchess_file, extension=".csv", save_suffixes=(".csv",), multi_game=True, lenient=True))

@@ -19,7 +19,8 @@ from .. import vocab as V
 from ..vocab import opponent
 from ..state import explain_illegal, position_state
 from ..notation import COLS, ROWS, action_to_str
-from .errors import Irregularity, Reader, RecordError
+from ..rules import Rules
+from .errors import Irregularity, Reader, RecordError, RulesMismatch
 from .fields import COLOUR_NAMES, result_of, result_text
 
 
@@ -29,6 +30,35 @@ PointText = Callable[[int, int], str]  # (point, colour) -> the point as the for
 def over_text(state: np.ndarray) -> str:
     """How a finished game ended, in record words, for the import errors that meet a game already over."""
     return result_text(result_of(state))
+
+
+def check_header_rules(text: str, rules: Rules, entry: int = 0) -> None:
+    """The rules field ``jiu export`` and ``GameRecord.save`` write (``competitive board_size=6``, the
+    profile and the options that differ from it): a record written under other rules than the reader's
+    is refused with :class:`RulesMismatch`, naming what differs (read under the wrong board size, its
+    first placement would be reported as the error).  A field that does not read as rules (another
+    program's header) is left alone."""
+    from ..specs import parse_value
+
+    words = text.split()
+    if not words:
+        return
+    try:
+        opts = {}
+        for w in words[1:]:
+            key, eq, val = w.partition("=")
+            if not eq:
+                return
+            opts[key] = parse_value(val)
+        named = Rules.make(words[0], **opts)
+    except (TypeError, ValueError):
+        return
+    differ = [f"{k}={v!r} (read under {getattr(rules, k)!r})" for k, v in named.to_dict().items()
+              if k != "profile" and getattr(rules, k) != v]
+    if differ:
+        raise RulesMismatch(f"the header says the game was played under [{text}]: {'; '.join(differ)}; read it "
+                            "under those rules (rules=..., or --rules/--rule/--board-size on the command line)",
+                            declared=" ".join(words), differ=differ, entry=entry)
 
 
 # --------------------------------------------------------------- placements

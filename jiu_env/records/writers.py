@@ -1,8 +1,11 @@
-"""Writing the two text notations: :func:`to_competition` and :func:`to_jiuchess`.
+"""Writing the two text notations: :func:`to_competition` and :func:`to_jiuchess`, and the files of them
+with every header (:func:`competition_file`, :func:`jiuchess_file`).
 
 The writers sit below :class:`~jiu_env.records.GameRecord`, whose ``save``
 writes ``.txt`` / ``.jiu`` files in competition notation and ``.csv`` files
-as jiuchess lines; the readers (:mod:`.competition`, :mod:`.jiuchess`, which
+in jiuchess CSV, with the headers ``jiu export`` writes (the rules among them:
+the notations do not store the rules otherwise, and a 6x6 game read under the
+default 14x14 rules would fail at its first placement); the readers (:mod:`.competition`, :mod:`.jiuchess`, which
 describe the notations and re-export their writer) build ``GameRecord``s and
 sit above it.  A writer reads a record through :class:`TextRecord`, the
 fields and methods of a ``GameRecord`` it uses.
@@ -10,6 +13,9 @@ fields and methods of a ``GameRecord`` it uses.
 
 from __future__ import annotations
 
+import csv
+import io
+import re
 from typing import Any, Protocol
 
 import numpy as np
@@ -19,7 +25,8 @@ from .. import kernel as K
 from .. import vocab as V
 from ..vocab import opponent
 from ..notation import COLS, ROWS, action_to_str
-from .fields import COLOUR_NAMES, norm_start, result_of
+from ..rules import Rules
+from .fields import COLOUR_NAMES, norm_start, result_of, result_text
 from .replay import RecordLike, inside_turn, turn_entries, walk
 
 
@@ -39,6 +46,47 @@ class TextRecord(RecordLike, Protocol):
     def meta(self) -> dict[str, Any]: ...
 
     def replay(self) -> np.ndarray: ...
+
+
+# ------------------------------------------------------------------ headers
+#: The columns of the first line of a jiuchess file with headers (the game line's cells, the moves last).
+JIUCHESS_COLUMNS: tuple[str, ...] = ("event", "date", "white", "black", "result", "end_reason", "rules", "moves")
+
+
+def rules_text(rules: Rules) -> str:
+    """The profile and the options that differ from it: ``competitive board_size=6``."""
+    base = Rules.make(rules.profile, board_size=rules.board_size)
+    parts = [rules.profile]
+    if rules.board_size != 14:
+        parts.append(f"board_size={rules.board_size}")
+    mine, theirs = rules.to_dict(), base.to_dict()
+    for key, value in mine.items():
+        if key not in ("profile", "board_size") and theirs.get(key) != value:
+            parts.append(f"{key}={value}")
+    return " ".join(parts)
+
+
+def outcome_headers(record: TextRecord) -> dict[str, str]:
+    """The headers the game itself gives: ``result`` (``white wins``, ``unfinished``...), ``end_reason`` and
+    ``rules`` (:func:`rules_text`)."""
+    res = record.result if record.result is not None else result_of(record.replay())
+    return {"result": result_text(res).split(" (")[0],
+            "end_reason": str(res.get("end_reason") or "") if res.get("over") else "",
+            "rules": rules_text(record.rules)}
+
+
+def record_headers(record: TextRecord) -> dict[str, str]:
+    """Every header of :data:`JIUCHESS_COLUMNS` (the moves aside) from the record alone: its ``meta`` event
+    (else the program that saved it, ``meta["source"]``) and date, its players, and :func:`outcome_headers`.
+    What :meth:`GameRecord.save <jiu_env.records.GameRecord.save>` writes; ``jiu export`` makes its own
+    (a tournament's title, the input file's date, ``NAME=SPEC`` players)."""
+    meta = record.meta or {}
+    players = record.players or {}
+    out = {"event": str(meta.get("event") or meta.get("source") or ""), "date": str(meta.get("date") or "")}
+    for side in ("white", "black"):
+        out[side] = "" if players.get(side) is None else str(players[side])
+    out.update(outcome_headers(record))
+    return out
 
 
 # ------------------------------------------------------------- competition notation
@@ -79,13 +127,32 @@ def _whole_turns_from_placement(record: TextRecord, notation: str) -> np.ndarray
 
 
 def to_competition(record: TextRecord, event: str | None = None, date: str | None = None) -> str:
-    """The record in competition notation (see ``docs/records.md``).
+    """The record in competition notation (see ``docs/records.md``), with the six header fields of the
+    notation (``[JIU][white][black][result][date][event]``; :func:`competition_file` adds the end reason
+    and the rules).
 
     Only games that start with the placement phase can be written, and only
     whole battle turns: a record that ends inside a turn (a fly not landed, a
     jump chain that may go on, square captures still to choose) is refused
     with a ValueError.
     """
+    meta = record.meta or {}
+    return _competition(record, record.players or {}, date if date is not None else meta.get("date", ""),
+                        event if event is not None else meta.get("event", ""), ())
+
+
+def competition_file(record: TextRecord, headers: dict[str, Any] | None = None) -> str:
+    """The record in competition notation with the eight header fields ``jiu export`` writes,
+    ``[JIU][white][black][result][date][event][end reason][rules]``, from ``headers`` (the keys of
+    :func:`record_headers`, which gives them when None).  The rules field lets a reader refuse the
+    record under other rules, naming them, instead of failing at a placement."""
+    h = record_headers(record) if headers is None else headers
+    return _competition(record, {"white": h["white"] or None, "black": h["black"] or None}, h["date"], h["event"],
+                        (h["end_reason"], h["rules"]))
+
+
+def _competition(record: TextRecord, players: dict[str, Any], date: Any, event: Any, more: tuple[Any, ...]) -> str:
+    """The notation with the header ``[JIU][white][black][result][date][event]`` and the fields ``more``."""
     final = _whole_turns_from_placement(record, "competition")
     n = record.rules.board_size
     placements, turns = turn_entries(record)
@@ -94,13 +161,8 @@ def to_competition(record: TextRecord, event: str | None = None, date: str | Non
         word = {"white": "white wins", "black": "black wins", "draw": "draw"}.get(res.get("winner") or "", "undecided")
     else:
         word = "*"
-    meta = record.meta or {}
-    players = record.players or {}
-    head = "".join(f"[{_header_field(x)}]" for x in (
-        "JIU", players.get("white"), players.get("black"), word,
-        date if date is not None else meta.get("date", ""),
-        event if event is not None else meta.get("event", ""),
-    ))
+    head = "".join(f"[{_header_field(x)}]" for x in ("JIU", players.get("white"), players.get("black"), word,
+                                                       date, event, *more))
     lines = [head]
     lines.append("0," + ",".join(_pt_text(p, n, c) for p, c in placements) + ";")
     if len(placements) == n * n:
@@ -192,3 +254,27 @@ def to_jiuchess(record: TextRecord) -> str:
             moves.append(text)
         out += ";Stage[2]:" + ";".join(moves)
     return out
+
+
+#: ``Stage[`` with spaces anywhere in it: the jiuchess reader drops every space before it looks for ``Stage[1]:``.
+_STAGE = re.compile(r"S\s*t\s*a\s*g\s*e\s*\[")
+
+
+def clean_cell(value: Any) -> str:
+    """A header cell on one line, with every ``Stage[`` (spaces in it too) made ``Stage(``: the reader
+    finds the game by ``Stage[1]:`` after dropping every space, and a cell must not look like it."""
+    text = " ".join(str(value if value is not None else "").split())  # one line
+    return _STAGE.sub(lambda m: m.group(0)[:-1] + "(", text)
+
+
+def jiuchess_file(record: TextRecord, headers: dict[str, Any] | None = None) -> str:
+    """A jiuchess CSV file of the record: the column names of :data:`JIUCHESS_COLUMNS`, then the header
+    cells (``headers``, the keys of :func:`record_headers`, which gives them when None) and the game line
+    (:func:`to_jiuchess`, which says what it refuses).  Without the final newline."""
+    h = record_headers(record) if headers is None else headers
+    line = to_jiuchess(record)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(JIUCHESS_COLUMNS)
+    w.writerow([clean_cell(h[c]) for c in JIUCHESS_COLUMNS[:-1]] + [line])
+    return buf.getvalue().rstrip("\n")
