@@ -184,11 +184,18 @@ def execute_local(todo: Sequence[GameTask], workers: int | None = None) -> Itera
     finally:
         # on an error, an interrupt or a caller that stops reading early (a decided SPRT),
         # do not wait for the games still running: end their workers
-        running = [] if clean else list((getattr(ex, "_processes", None) or {}).values())
-        ex.shutdown(wait=clean, cancel_futures=True)
-        for proc in running:
-            if proc.is_alive():
-                proc.terminate()
+        end_pool(ex, clean)
+
+
+def end_pool(pool: ProcessPoolExecutor, clean: bool) -> None:
+    """Shut ``pool`` down: after a ``clean`` run, waiting for it; otherwise (an error, an interrupt, a caller
+    that stopped reading) at once, the work not started cancelled and the workers still busy terminated, so
+    that nothing plays on for a result nobody will read."""
+    running = [] if clean else list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=clean, cancel_futures=True)
+    for proc in running:
+        if proc.is_alive():
+            proc.terminate()
 
 
 # ------------------------------------------------------------------ files named by specs
@@ -804,6 +811,6 @@ def _execute_ray(ray: ModuleType, todo: Sequence[GameTask], workers: int | None,
                     ray.kill(w.handle)
 
 
-__all__ = ["BACKENDS", "check_backend", "execute", "execute_local", "execute_ray", "init_ray", "ray_session", "worker_pool", "rewrite_spec", "spec_files",
+__all__ = ["BACKENDS", "check_backend", "execute", "execute_local", "end_pool", "execute_ray", "init_ray", "ray_session", "worker_pool", "rewrite_spec", "spec_files",
            "FileCache", "GameWorker", "DIRECTORY_KINDS", "pack_dir", "unpack_dir", "ship_files", "check_reachable",
            "connect_hint", "CONNECT_TIMEOUT_S", "GAME_ATTEMPTS", "WorkersLost", "alive_cpus"]

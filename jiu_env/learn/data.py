@@ -507,7 +507,7 @@ def _local_chunks(cfg: dict[str, Any], todo: list[int], workers: int) -> _Chunks
     """
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    from ..evaluation.backends import worker_pool
+    from ..evaluation.backends import end_pool, worker_pool
 
     pool = worker_pool(workers)
     clean = False
@@ -527,11 +527,7 @@ def _local_chunks(cfg: dict[str, Any], todo: list[int], workers: int) -> _Chunks
                 raise _chunk_failed(pending[failed[0]], exc) from exc
         clean = True
     finally:
-        running = [] if clean else list((getattr(pool, "_processes", None) or {}).values())
-        pool.shutdown(wait=clean, cancel_futures=True)
-        for proc in running:
-            if proc.is_alive():
-                proc.terminate()
+        end_pool(pool, clean)
 
 
 def _ray_chunks(cfg: dict[str, Any], todo: list[int], workers: int | None, address: str | None
