@@ -762,6 +762,25 @@ def check_real(name: str, value: Any, unit: str = "") -> float:
     return float(value)
 
 
+def check_flag(name: str, value: Any) -> bool:
+    """A yes/no parameter as a bool: a bool, 0 / 1, or "true" / "false" / "1" / "0" in any case (a spec's text).
+
+    One check for the flags of the model players and their helpers (``sb3:``, ``rllib:``, and the
+    same objects built in code): ``bool("false")`` is True, so ``deterministic="false"`` must not
+    play greedily, and ``"no"`` or ``"flase"`` must not pass as either.  ValueError naming ``name``
+    for another int or text, TypeError for another kind (None, a float, a list).
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
+        return value.strip().lower() in ("true", "1")
+    if isinstance(value, (int, np.integer, str)):
+        raise ValueError(f"{name} must be true or false, not {value!r}")
+    raise TypeError(f"{name} must be true or false, not {type(value).__name__} {value!r}")
+
+
 # ------------------------------------------------------------------ read-only
 def thaw(value: Any) -> Any:
     """``value`` with every read-only numpy array in it (through tuples, lists, dicts) replaced by a writable copy.
@@ -787,4 +806,4 @@ def thaw_dict(d: dict[str, Any]) -> dict[str, Any]:
 
 
 __all__ = ["state_problem", "check_position", "first_problem", "raise_problem", "check_layout", "InvalidStateError", "check_action_value",
-           "check_buffer", "check_real", "thaw", "thaw_dict", "MAX_BATTLE_TURNS"]
+           "check_buffer", "check_real", "check_flag", "thaw", "thaw_dict", "MAX_BATTLE_TURNS"]

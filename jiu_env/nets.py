@@ -62,8 +62,7 @@ class SpatialActionHead(nn.Module):
         self.stop = nn.Linear(channels, 1)
 
     def forward(self, latent):
-        n = self.board_size
-        x = latent.view(-1, self.channels, n, n)
+        x = _board_view(self, latent)
         return torch.cat([self.conv(x).flatten(1), self.stop(x.mean((2, 3)))], 1)
 
 
@@ -71,15 +70,28 @@ class ValueHead(nn.Module):
     """State value from mean- and max-pooled features of a ``(B, C*N*N)`` feature map."""
 
     def __init__(self, channels, board_size, hidden=64):
+        check_int("hidden size of the value head", hidden, 1)  # Linear(2C, 0) builds, and values nothing
         super().__init__()
         self.channels = channels
         self.board_size = board_size
         self.mlp = nn.Sequential(nn.Linear(2 * channels, hidden), nn.ReLU(), nn.Linear(hidden, 1))
 
     def forward(self, latent):
-        n = self.board_size
-        x = latent.view(-1, self.channels, n, n)
+        x = _board_view(self, latent)
         return self.mlp(torch.cat([x.mean((2, 3)), x.amax((2, 3))], 1))
+
+
+def _board_view(head, latent):
+    """``latent`` ``(B, C*N*N)`` as ``(B, C, N, N)`` for ``head``'s channels and board; ValueError for another size.
+
+    ``view(-1, C, N, N)`` alone would fold the features of a larger board into
+    several rows (a 6x6 network given a 12x12 observation returned 4 values)."""
+    c, n = head.channels, head.board_size
+    if latent.dim() != 2 or latent.shape[1] != c * n * n:
+        raise ValueError(f"{type(head).__name__} of a {n}x{n} board expects (B, {c * n * n}) features ({c} channels "
+                         f"over (B, {n}, {n}, planes) observations), got {tuple(latent.shape)}: is the observation "
+                         f"of another board size?")
+    return latent.view(-1, c, n, n)
 
 
 def orthogonal_init(module, gain):

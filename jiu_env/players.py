@@ -21,7 +21,7 @@ spec or object                     player
 ``mix:P:SPEC``                     SPEC with probability P of a random action per decision
 ``phases:PLACE+BATTLE``            PLACE plays the placement phase, BATTLE the battle
 a :class:`~jiu_env.bots.Bot`       itself (anything with ``step`` and ``restart``)
-an SB3 model                       its masked policy, sampled (:class:`jiu_env.sb3.ModelPlayer`)
+an SB3 model or policy             its masked policy, sampled (:class:`jiu_env.sb3.ModelPlayer`)
 a callable ``f(state) -> action``  wrapped as a player
 =================================  ===================================================
 
@@ -218,8 +218,21 @@ class CallablePlayer:
         return f"CallablePlayer({self.name})"
 
 
-def _from_object(obj: Any, seed: int | None) -> Any:
+def _is_sb3(obj: Any) -> bool:
+    """Whether ``obj`` is an SB3 model (``predict`` and ``policy``) or a bare SB3 policy (an
+    ``observation_space`` and ``get_distribution``, what :func:`jiu_env.sb3.policy_probs` uses).
+
+    Duck typing, so that this registry imports neither SB3 nor torch.  A bare
+    policy is a callable torch module too: taken for a ``f(state) -> action``
+    it was handed kernel states and failed deep inside SB3.
+    """
     if hasattr(obj, "predict") and hasattr(obj, "policy"):
+        return True
+    return hasattr(obj, "observation_space") and callable(getattr(obj, "get_distribution", None))
+
+
+def _from_object(obj: Any, seed: int | None) -> Any:
+    if _is_sb3(obj):
         sb3 = plugin_module("sb3")
         player = sb3.ModelPlayer(obj, deterministic=False, seed=seed)
         if not _phases_given() and sb3.model_phase(obj) == "battle":  # as for an sb3:PATH spec
@@ -229,7 +242,7 @@ def _from_object(obj: Any, seed: int | None) -> Any:
         return obj
     if callable(obj):
         return CallablePlayer(obj)
-    raise TypeError(f"a player is a spec string, a Bot, an SB3 model or a callable state -> action, "
+    raise TypeError(f"a player is a spec string, a Bot, an SB3 model or policy or a callable state -> action, "
                     f"not {type(obj).__name__}")
 
 

@@ -50,7 +50,7 @@ from .game import play_game
 from .nets import SpatialActionHead, ValueHead, conv_trunk, set_torch_threads
 from .observation import write_observation
 from .players import check_model_phase, file_hash, make_player, rules_mismatch, sb3_file_phase, sb3_file_rules
-from .validate import check_int
+from .validate import check_flag, check_int
 
 if TYPE_CHECKING:
     from .rules import Rules
@@ -72,6 +72,10 @@ class JiuCNN(BaseFeaturesExtractor):
         shape = observation_space.shape
         if len(shape) != 3 or shape[0] != shape[1]:
             raise ValueError(f"JiuCNN expects (N, N, C) board planes, got shape {shape}")
+        # checked before they size anything: int() took 8.9 as 8 and True as 1, and 0 met SB3's bare assert
+        check_int("channels", channels, 1)
+        check_int("layers", layers, 1)
+        check_int("features_dim", features_dim, 1, or_none=True, note="(None: the flat feature map)")
         n, _, c_in = shape
         spatial = features_dim is None
         out_dim = channels * n * n if features_dim is None else int(features_dim)
@@ -109,7 +113,9 @@ class JiuPolicy(MaskableActorCriticPolicy):
         for key in ("features_extractor_class", "features_extractor_kwargs", "net_arch", "share_features_extractor"):
             if key in kwargs:
                 raise TypeError(f"JiuPolicy sets {key} itself; use channels / layers / value_hidden")
-        self.value_hidden = value_hidden
+        for name, value in (("channels", channels), ("layers", layers), ("value_hidden", value_hidden)):
+            check_int(name, value, 1)  # before SB3 builds anything: value_hidden=0 built a Linear(64, 0)
+        self.value_hidden = int(value_hidden)
         super().__init__(
             observation_space, action_space, lr_schedule, net_arch=[],
             features_extractor_class=JiuCNN,
@@ -246,13 +252,15 @@ class ModelPlayer(Bot):
     name = "model"
     PARAMS = {}
 
-    def __init__(self, model: Any, deterministic: bool = True, seed: int | None = None,
+    def __init__(self, model: Any, deterministic: bool | str = True, seed: int | None = None,
                  rules: str | Rules | dict[str, Any] | None = None) -> None:
         from .rules import Rules
 
+        # "false" is a true value to Python: it must not play greedily (the same check as rllib: players)
+        self.deterministic = check_flag("deterministic", deterministic)
+        check_int("seed", seed, 0, or_none=True)  # numpy would say "expected non-negative integer" at restart
         self.sb3_policy = _policy_of(model)  # not self.policy: that is Bot.policy(), the loop callable
         check_jiu_spaces(self.sb3_policy, "the model")
-        self.deterministic = deterministic
         self.path: str | None = None
         self._mask: np.ndarray | None = None
         self.rules = Rules.make(rules) if rules is not None else model_rules(model)
@@ -264,8 +272,11 @@ class ModelPlayer(Bot):
                                  f"board_size={self.rules.board_size} do not fit it")
         super().__init__(seed=seed)
 
+    def restart(self, seed: int | None = None) -> None:
+        super().restart(seed=check_int("seed", seed, 0, or_none=True))
+
     @classmethod
-    def load(cls, path: str | os.PathLike[str], deterministic: bool = True, seed: int | None = None,
+    def load(cls, path: str | os.PathLike[str], deterministic: bool | str = True, seed: int | None = None,
              threads: int | None = 1) -> ModelPlayer:
         """The model saved at ``path`` (a MaskablePPO ``.zip``; loaded once per process) as a player.
 
@@ -328,7 +339,8 @@ class ModelPlayer(Bot):
         return f"ModelPlayer({what!s}, deterministic={self.deterministic})"
 
 
-_SB3_CACHE: dict[str, Any] = {}
+# model file -> (its hash when loaded, the model)
+_SB3_CACHE: dict[str, tuple[str, Any]] = {}
 
 
 def check_jiu_spaces(policy: Any, what: str) -> None:
@@ -349,23 +361,31 @@ def check_jiu_spaces(policy: Any, what: str) -> None:
 def load_sb3_model(path: str | os.PathLike[str]) -> Any:
     """Load (and cache per process) a MaskablePPO model; clear errors for a missing file or package.
 
-    A file that is not a MaskablePPO model of Jiu (damaged, another program's,
-    a model of other observations) raises ValueError naming the file.
+    The cache is keyed on the file's hash too (what :meth:`ModelPlayer.version_key`
+    reports), so a model saved again to the same path is loaded again: a
+    player never plays old weights under the new file's version.  A file
+    that is not a MaskablePPO model of Jiu (damaged, another program's, a
+    model of other observations) raises ValueError naming the file.
     """
     path = os.fspath(path)
     candidates = [path] if path.endswith(".zip") else [path, path + ".zip"]
     found = next((p for p in candidates if os.path.isfile(p)), None)
     if found is None:
         raise FileNotFoundError(f"sb3 model file {path!r} not found")
-    if found not in _SB3_CACHE:
+    try:
+        key = file_hash(found)
+    except OSError as e:  # no read permission, ...: named as a load error would be
+        raise ValueError(f"{found} is not a readable MaskablePPO model file ({type(e).__name__}: {e})") from None
+    cached = _SB3_CACHE.get(found)
+    if cached is None or cached[0] != key:
         try:
             model = MaskablePPO.load(found, device="cpu")
         except Exception as e:  # zipfile, pickle, torch and SB3's own errors for a damaged or foreign file
             first = (str(e).strip().splitlines() or [""])[0][:200]
             raise ValueError(f"{found} is not a readable MaskablePPO model file ({type(e).__name__}: {first})") from None
         check_jiu_spaces(getattr(model, "policy", None), found)
-        _SB3_CACHE[found] = model
-    return _SB3_CACHE[found]
+        _SB3_CACHE[found] = cached = (key, model)  # the model of the file's old content, if any, is let go
+    return cached[1]
 
 
 def transfer_weights(source: Any, model: Any) -> dict[str, int]:
@@ -411,7 +431,10 @@ class PolicySnapshot(ModelPlayer):
 
     name = "snapshot"
 
-    def __init__(self, model: Any, deterministic: bool = False, seed: int | None = None, tag: str | None = None) -> None:
+    def __init__(self, model: Any, deterministic: bool | str = False, seed: int | None = None,
+                 tag: str | None = None) -> None:
+        deterministic = check_flag("deterministic", deterministic)  # checked again below, but before the copy
+        check_int("seed", seed, 0, or_none=True)
         policy = _policy_of(model)
         opt = getattr(policy, "optimizer", None)
         policy.optimizer = None
@@ -442,10 +465,10 @@ class SelfPlayCallback(BaseCallback):
     ``at_start=True`` also adds one before the first rollout.
     """
 
-    def __init__(self, every: int = 20_000, at_start: bool = False, verbose: int = 0) -> None:
-        super().__init__(verbose)
+    def __init__(self, every: int = 20_000, at_start: bool | str = False, verbose: int = 0) -> None:
         self.every = check_int("every", every, 1, note="(timesteps between snapshots)")
-        self.at_start = at_start
+        self.at_start = check_flag("at_start", at_start)  # "false" would add a snapshot before the first rollout
+        super().__init__(check_int("verbose", verbose, 0))
         self.last = 0
         self.added = 0
 
@@ -469,13 +492,17 @@ class SelfPlayCallback(BaseCallback):
 
 
 # --------------------------------------------------------------- evaluation
-def evaluate(model: Any, opponent: Any, n_games: int = 20, seed: int = 0, deterministic: bool = True,
+def evaluate(model: Any, opponent: Any, n_games: int = 20, seed: int = 0, deterministic: bool | str | None = None,
              rules: str | Rules | dict[str, Any] = "competitive", start: str = "battle",
              **rule_options: Any) -> dict[str, Any]:
     """Play ``n_games`` of ``model`` against ``opponent`` with the one game loop (:func:`jiu_env.play_game`).
 
-    ``opponent`` is anything :func:`~jiu_env.players.make_player` accepts.  The model plays White in even-numbered games and Black in odd
-    ones; game ``i`` uses seed ``seed + i``.  ``start="battle"`` draws the
+    ``model`` is an SB3 model, its policy or a :class:`ModelPlayer`; ``opponent`` is anything
+    :func:`~jiu_env.players.make_player` accepts (an SB3 model or policy too).  ``deterministic``:
+    the model plays its most probable legal action (True) or samples its policy (False); by
+    default greedily, and a :class:`ModelPlayer` as it was built.  Given with a player, it holds
+    for these games only (the player is put back as it was).  The model plays White in even-numbered
+    games and Black in odd ones; game ``i`` uses seed ``seed + i`` (an int >= 0).  ``start="battle"`` draws the
     whole placement at random (``random_opening = N*N``), as
     ``JiuVsBotEnv(start="battle")`` does; ``"placement"`` plays full games.
     Returns a dict with ``wins``, ``draws``, ``losses``, ``undecided``
@@ -485,17 +512,35 @@ def evaluate(model: Any, opponent: Any, n_games: int = 20, seed: int = 0, determ
     and ``outcomes``: each game's :class:`~jiu_env.outcome.Outcome` (the
     model played White in game ``i`` when ``i`` is even), the counts' source.
     """
-    from .outcome import FORFEIT
     from .rules import Rules
-    from .vocab import COLOUR_NAMES
 
     check_int("n_games", n_games, 1)
+    check_int("seed", seed, 0)  # game i plays seed + i: None has no i-th game
+    greedy = None if deterministic is None else check_flag("deterministic", deterministic)
     if start not in ("battle", "placement"):
         raise ValueError(f"start must be 'battle' or 'placement', not {start!r}")
     rules = Rules.make(rules, **rule_options)
     opening = rules.num_points if start == "battle" else 0
-    player = model if isinstance(model, ModelPlayer) else ModelPlayer(model, deterministic=deterministic)
+    if isinstance(model, ModelPlayer):
+        player = model
+    else:
+        player = ModelPlayer(model, deterministic=True if greedy is None else greedy)
     opp = make_player(opponent)
+    own = player.deterministic
+    if greedy is not None:  # asked for these games: a player given as it was built would ignore it silently
+        player.deterministic = greedy
+    try:
+        return _play_evaluation(player, opp, n_games, seed, rules, opening)
+    finally:
+        player.deterministic = own
+
+
+def _play_evaluation(player: ModelPlayer, opp: Any, n_games: int, seed: int, rules: Rules,
+                     opening: int) -> dict[str, Any]:
+    """:func:`evaluate`'s games and counts, its arguments checked."""
+    from .outcome import FORFEIT
+    from .vocab import COLOUR_NAMES
+
     counts: dict[str, Any] = {"wins": 0, "draws": 0, "losses": 0, "undecided": 0, "forfeits": 0}
     turns = 0
     material = 0

@@ -27,6 +27,7 @@ from .checks import (
     InvalidStateError as InvalidStateError,
     check_action_value as check_action_value,
     check_buffer as check_buffer,
+    check_flag as check_flag,
     check_int as check_int,
     check_real as check_real,
     check_layout as check_layout,
@@ -39,5 +40,5 @@ from .checks import (
 )
 from .kernel import validate_state as validate_state
 
-__all__ = ["validate_state", "state_problem", "check_layout", "check_position", "InvalidStateError", "check_action_value", "check_buffer", "check_int", "check_real",
+__all__ = ["validate_state", "state_problem", "check_layout", "check_position", "InvalidStateError", "check_action_value", "check_buffer", "check_flag", "check_int", "check_real",
            "thaw", "thaw_dict", "MAX_BATTLE_TURNS"]

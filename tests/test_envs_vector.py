@@ -386,6 +386,20 @@ def test_vector_env_illegal_action_raises():
         env.step(acts)
 
 
+def test_vector_env_non_integer_actions_are_a_type_error_as_in_every_env():
+    env = make_venv()
+    env.reset(seed=0)
+    acts = np.array([np.flatnonzero(m)[0] for m in env.action_masks()])
+    before = env.runner.states.copy()
+    for bad in (acts.astype(float), list(acts.astype(float)), acts > 0):
+        with pytest.raises(TypeError, match="actions must be 3 integers, not an array of (float64|bool)"):
+            env.step(bad)
+    assert np.array_equal(env.runner.states, before)
+    with pytest.raises(ValueError, match="3 integers"):  # the wrong number of actions stays a ValueError
+        env.step(acts[:2])
+    env.step(list(acts))  # a list of ints is taken
+
+
 def test_vector_env_with_gymnasium_episode_statistics():
     env = RecordEpisodeStatistics(make_venv(), buffer_length=1000)
     env.reset(seed=5)

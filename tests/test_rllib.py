@@ -174,7 +174,7 @@ def test_league_settings_and_network_sizes_are_checked_up_front():
                       (dict(channels=0), "channels must be an int >= 1"),
                       (dict(layers=-1), "layers must be an int >= 1"),
                       (dict(board_size=-3), "board_size"),
-                      (dict(env_options={"opponent": "nosuchbot"}), "nosuchbot")):
+                      (dict(env_options={"illegal": "maybe"}), "illegal must be")):
         with pytest.raises(ValueError, match=words):
             ppo_self_play_config(**kw)
     with pytest.raises(ValueError, match="max_snapshots"):
@@ -190,8 +190,9 @@ def test_module_player_deterministic_flag_is_checked():
     from jiu_env.integrations.rllib import _flag
 
     assert [_flag("deterministic", v) for v in (True, "false", "FALSE", "1", 0)] == [True, False, False, True, False]
-    for bad in ("flase", "no", None, 2):
-        with pytest.raises(ValueError, match="deterministic must be true or false"):
+    for bad, error in (("flase", ValueError), ("no", ValueError), (2, ValueError), (None, TypeError),
+                       (0.5, TypeError)):
+        with pytest.raises(error, match="deterministic must be true or false"):
             _flag("deterministic", bad)
 
 
@@ -497,3 +498,138 @@ def test_a_reset_position_the_bot_decides_puts_back_the_game_and_the_generator()
             assert np.array_equal(env.state, before[0]) and (env.to_move, env._learner, env._bot) == before[1:4]
             assert env._rng is before[4] and env._rng.bit_generator.state == before[5] and not env._over
     assert refused > 0
+
+
+def test_ppo_self_play_config_refuses_a_bot_opponent():
+    """With one the env drew the learner's colour by a coin and the league mapping by the episode id: half the
+    games went to the random module."""
+    from jiu_env.integrations.rllib import ppo_self_play_config
+
+    for kw in (dict(env_options={"opponent": "greedy"}), dict(env_options={"opponent": ["random", "greedy"],
+                                                                           "opponent_weights": [1, 1]}),
+               dict(env_options={"self_play": 0.5}), dict(opponent="greedy")):
+        with pytest.raises(ValueError, match="plays the learner against itself and its league.*examples/rllib_ppo"):
+            ppo_self_play_config(board_size=6, **kw)
+
+
+def test_module_player_checks_its_seed():
+    from jiu_env.integrations.rllib import ModulePlayer
+
+    env = JiuMultiAgentEnv({"board_size": 6})
+    module = JiuMaskedModule(observation_space=env.observation_spaces["white"], action_space=env.action_spaces["white"],
+                             model_config={"channels": 4, "layers": 1})
+    player = ModulePlayer(module, seed=np.int64(3))
+    assert player.seed == 3
+    for bad, error in ((-1, ValueError), (1.5, TypeError), (True, TypeError)):
+        with pytest.raises(error, match=r"^seed must be an int >= 0 or None, not "):
+            ModulePlayer(module, seed=bad)
+        with pytest.raises(error, match=r"^seed must be an int >= 0 or None, not "):
+            player.restart(seed=bad)
+
+
+class _StandInAlgorithm:
+    """What SelfPlayLeagueCallback uses of an Algorithm, recording the modules it holds."""
+
+    def __init__(self, learner):
+        self.iteration = 0
+        self.modules = {"learner": learner, "random": None}
+        self.mapping = None
+        self.learner_group = None
+        self.env_runner_group = type("Runners", (), {"sync_weights": lambda self, **kw: None})()
+
+    def get_module(self, module_id):
+        return self.modules[module_id]
+
+    def add_module(self, module_id, module_spec, *, new_agent_to_module_mapping_fn, new_should_module_be_updated):
+        assert module_id not in self.modules and new_should_module_be_updated == ["learner"]
+        self.modules[module_id] = module_spec
+        self.mapping = new_agent_to_module_mapping_fn
+
+    def remove_module(self, module_id, **kwargs):
+        del self.modules[module_id]
+
+    def set_state(self, state):
+        (module_id,) = state["learner_group"]["learner"]["rl_module"]
+        assert module_id in self.modules
+
+
+def test_league_snapshots_beyond_max_snapshots_leave_the_algorithm():
+    from jiu_env.integrations.rllib import SelfPlayLeagueCallback
+
+    env = JiuMultiAgentEnv({"board_size": 6})
+    learner = JiuMaskedModule(observation_space=env.observation_spaces["white"],
+                              action_space=env.action_spaces["white"], model_config={"channels": 4, "layers": 1})
+    algo = _StandInAlgorithm(learner)
+    callback = SelfPlayLeagueCallback(snapshot_every=2, max_snapshots=2)
+    for iteration in range(1, 11):
+        algo.iteration = iteration
+        result = {}
+        callback.on_train_result(algorithm=algo, result=result)
+    assert sorted(algo.modules) == ["league_10", "league_8", "learner", "random"]  # kept them all: league_2 ...
+    assert algo.mapping.league == ["random", "league_8", "league_10"] and callback.snapshots == ["league_8", "league_10"]
+    assert result["league_size"] == 3
+
+
+def test_env_config_errors_are_clear():
+    for config, error, words in (
+            ([("board_size", 6)], TypeError, "config must be a dict of options"),
+            ({"opponent": ["random", "greedy"], "opponent_weights": "ab"}, TypeError, "opponent_weights must be a list"),
+            ({"opponent": "random", "opponent_weights": 1.0}, TypeError, "opponent_weights must be a list"),
+            ({"opponent": ["random", "greedy"], "opponent_weights": [True, False]}, TypeError,
+             r"opponent_weights\[0\] must be a number, not bool"),
+            ({"opponent": "random", "opponent_weights": [float("nan")]}, ValueError, r"opponent_weights\[0\] must be"),
+            ({"self_play": 0.5}, ValueError, "self_play=0.5 is the share of games without the opponent")):
+        with pytest.raises(error, match=words):
+            JiuMultiAgentEnv(config)
+    env = JiuMultiAgentEnv({"board_size": 6, "opponent": ["random", "greedy"], "opponent_weights": (np.int64(1), 2.5)})
+    assert list(env.opponent_probs) == pytest.approx([1 / 3.5, 2.5 / 3.5])
+
+
+def test_module_config_typos_and_observations_of_another_board_are_refused():
+    env = JiuMultiAgentEnv({"board_size": 6})
+    sp, ap = env.observation_spaces["white"], env.action_spaces["white"]
+    for key, close in (("chanels", "channels"), ("num_layers", "layers"), ("value_hiden", "value_hidden")):
+        with pytest.raises(ValueError, match=f"model_config key '{key}' is not one of JiuMaskedModule's "
+                                             f"\\(did you mean '{close}'\\?\\)"):
+            JiuMaskedModule(observation_space=sp, action_space=ap, model_config={key: 8})
+    # RLlib's own model defaults are merged in, and pass
+    module = JiuMaskedModule(observation_space=sp, action_space=ap,
+                             model_config={"channels": 4, "layers": 1, "fcnet_hiddens": [8], "head_fcnet_hiddens": []})
+    big = JiuMultiAgentEnv({"board_size": 12}).reset(seed=0)[0]
+    obs = next(iter(big.values()))
+    batch = {"obs": {"observations": torch.from_numpy(obs["observations"])[None],
+                     "action_mask": torch.ones(1, ap.n)}}
+    with pytest.raises(ValueError, match=r"6x6 board expects \(B, 144\) features"):  # gave 4 rows of 361
+        module.forward_inference(batch)
+
+
+def test_league_snapshots_leave_a_real_algorithm_and_its_checkpoint(tmp_path):
+    """RLlib's own add_module / remove_module: a dropped snapshot leaves the config, the learner, the env runner
+    and the checkpoint, and training goes on (a Ray instance in a subprocess, as the examples run)."""
+    code = (
+        "import os, sys, ray\n"
+        "ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)\n"
+        "from jiu_env.integrations.rllib import SelfPlayLeagueCallback, ppo_self_play_config\n"
+        "cfg = (ppo_self_play_config(board_size=6, channels=4, layers=1, value_hidden=4, max_battle_turns=20)\n"
+        "       .env_runners(num_env_runners=0).learners(num_learners=0)\n"
+        "       .training(train_batch_size_per_learner=64, minibatch_size=32, num_epochs=1))\n"
+        "algo = cfg.build_algo()\n"
+        "callback = SelfPlayLeagueCallback(snapshot_every=1, max_snapshots=1)\n"
+        "for it in (1, 2, 3):\n"
+        "    algo._iteration = it\n"
+        "    callback.add_snapshot(algo)\n"
+        "algo.train()\n"
+        "algo.save(sys.argv[1])\n"
+        "print('config', *sorted(algo.config.policies))\n"
+        "print('runner', *sorted(algo.env_runner.module.keys()))\n"
+        "print('saved', *sorted(os.listdir(os.path.join(sys.argv[1], 'learner_group', 'learner', 'rl_module'))))\n"
+        "ray.shutdown()\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "ckpt")], capture_output=True, text=True,
+                       timeout=600, env=env)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    lines = {words[0]: words[1:] for words in map(str.split, r.stdout.splitlines())
+             if words and words[0] in ("config", "runner", "saved")}
+    modules = ["league_3", "learner", "random"]  # league_1 and league_2 stayed everywhere
+    assert lines["config"] == lines["runner"] == modules
+    assert set(lines["saved"]) >= set(modules) and not {"league_1", "league_2"} & set(lines["saved"])

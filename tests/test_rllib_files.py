@@ -224,3 +224,23 @@ def test_shipped_directory_is_unpacked_once_under_its_hash(checkpoints, tmp_path
     assert not os.path.exists(path)
     unpack_dir(data, str(tmp_path / "again"))
     assert (tmp_path / "again" / ALGO_MODULES / "learner" / "module_state.pkl").is_file()
+
+
+def test_a_checkpoint_saved_again_to_the_same_directory_is_loaded_again(tmp_path):
+    """The module cache is keyed on the weight files' hashes: a training run that overwrites its checkpoint is
+    played with the new weights, under the new version key."""
+    import torch
+
+    path = tmp_path / "ckpt"
+    torch.manual_seed(1)
+    _save_module(path)
+    first = make_player(f"rllib:{path}", seed=0)
+    assert make_player(f"rllib:{path}", seed=0).module is first.module  # cached while the files are the same
+    old_key = first.version_key()
+    shutil.rmtree(path)
+    torch.manual_seed(2)
+    _save_module(path)
+    second = make_player(f"rllib:{path}", seed=0)
+    assert second.version_key() != old_key and second.module is not first.module
+    new, old = second.module.state_dict(), first.module.state_dict()
+    assert any(not torch.equal(new[k], old[k]) for k in new)

@@ -3,6 +3,7 @@
 import json
 import zipfile
 
+import numpy as np
 import pytest
 
 pytest.importorskip("torch")
@@ -303,3 +304,120 @@ def test_model_player_checks_its_inputs_and_snapshots_keep_its_rules():
             SelfPlayCallback(every=bad)
     with pytest.raises(ValueError, match="n_games must be an int >= 1"):
         evaluate(p, "random", n_games=0, board_size=6)
+
+
+def _bare_policy(seed=0, **sizes):
+    import torch
+    from gymnasium import spaces
+
+    from jiu_env import vocab as V
+    from jiu_env.envs.common import planes_space
+
+    torch.manual_seed(seed)
+    return JiuPolicy(planes_space(6), spaces.Discrete(V.num_actions(6)), lambda _: 3e-4,
+                     **{"channels": 4, "layers": 1, **sizes})
+
+
+def test_a_bare_policy_is_an_opponent_as_it_is_a_model():
+    from jiu_env.sb3 import evaluate
+
+    pol = _bare_policy()
+    player = make_player(pol, seed=3)  # was a CallablePlayer that handed SB3 a kernel state
+    assert isinstance(player, ModelPlayer) and player.sb3_policy is pol and not player.deterministic
+    r = evaluate(tiny_model(), pol, n_games=2, board_size=6, max_battle_turns=20)
+    assert r["forfeits"] == 0 and len(r["outcomes"]) == 2
+    env = JiuVsBotEnv(board_size=6, start="battle", max_battle_turns=20, opponent=pol)
+    env.reset(seed=0)
+
+
+def test_a_bare_policy_is_an_opponent_of_the_rllib_env():
+    pytest.importorskip("ray.rllib")
+    from jiu_env.integrations.rllib import JiuMultiAgentEnv
+
+    env = JiuMultiAgentEnv({"board_size": 6, "max_battle_turns": 20})
+    env.set_opponent(_bare_policy())
+    obs, _ = env.reset(seed=0)
+    assert len(obs) == 1 and isinstance(env._bot, ModelPlayer)
+
+
+def test_model_players_check_flags_and_seeds():
+    from jiu_env.sb3 import PolicySnapshot, SelfPlayCallback, evaluate
+
+    pol = _bare_policy()
+    for text, flag in (("false", False), ("TRUE", True), ("0", False), (1, True)):
+        assert ModelPlayer(pol, deterministic=text).deterministic is flag  # "false" played greedily
+        assert PolicySnapshot(pol, deterministic=text).deterministic is flag
+        assert SelfPlayCallback(at_start=text).at_start is flag
+    for make in (lambda v: ModelPlayer(pol, deterministic=v), lambda v: PolicySnapshot(pol, deterministic=v),
+                 lambda v: SelfPlayCallback(at_start=v),
+                 lambda v: evaluate(pol, "random", n_games=1, deterministic=v, board_size=6)):
+        for bad, error in (("no", ValueError), ("flase", ValueError), (2, ValueError), (0.5, TypeError),
+                           ([], TypeError)):
+            with pytest.raises(error, match=r"^(deterministic|at_start) must be true or false, not "):
+                make(bad)
+    player = ModelPlayer(pol)
+    for bad, error in ((-1, ValueError), (1.5, TypeError), (True, TypeError), ("3", TypeError)):
+        with pytest.raises(error, match=r"^seed must be an int >= 0 or None, not "):
+            ModelPlayer(pol, seed=bad)
+        with pytest.raises(error, match=r"^seed must be an int >= 0 or None, not "):
+            PolicySnapshot(pol, seed=bad)
+        with pytest.raises(error, match=r"^seed must be an int >= 0 or None, not "):
+            player.restart(seed=bad)
+        with pytest.raises(error, match=r"^seed must be an int >= 0, not "):
+            evaluate(pol, "random", n_games=1, seed=bad, board_size=6)
+    assert ModelPlayer(pol, seed=np.int64(4)).seed == 4
+
+
+def test_evaluate_plays_the_deterministic_it_is_given_even_with_a_player():
+    from jiu_env.sb3 import evaluate
+
+    pol = _bare_policy(seed=1)
+    kw = dict(n_games=4, seed=7, board_size=6, max_battle_turns=30)
+    greedy = evaluate(pol, "random", deterministic=True, **kw)["outcomes"]
+    sampling = ModelPlayer(pol, deterministic=False)
+    assert evaluate(sampling, "random", deterministic=True, **kw)["outcomes"] == greedy  # was ignored: it sampled
+    assert sampling.deterministic is False  # put back as it was built
+    assert evaluate(sampling, "random", **kw)["outcomes"] == evaluate(pol, "random", deterministic=False, **kw)["outcomes"]
+    assert evaluate(pol, "random", **kw)["outcomes"] == greedy  # a model plays greedily by default
+
+
+def test_network_sizes_are_checked_before_anything_is_built():
+    from jiu_env.envs.common import planes_space
+    from jiu_env.sb3 import JiuCNN
+
+    for sizes, error in ((dict(value_hidden=0), ValueError), (dict(value_hidden=True), TypeError),
+                         (dict(value_hidden=2.5), TypeError), (dict(channels=8.9), TypeError),
+                         (dict(layers=0), ValueError)):
+        name = next(iter(sizes))
+        with pytest.raises(error, match=f"^{name} must be an int >= 1, not "):
+            _bare_policy(**sizes)
+    for bad, error in ((8.9, TypeError), (True, TypeError), (0, ValueError), ("8", TypeError)):
+        with pytest.raises(error, match=r"^features_dim must be an int >= 1 or None"):
+            JiuCNN(planes_space(6), features_dim=bad)
+    assert JiuCNN(planes_space(6), features_dim=np.int64(8)).features_dim == 8
+
+
+def test_the_heads_refuse_the_features_of_another_board_size():
+    import torch
+
+    pol = _bare_policy()
+    for head in (pol.action_net, pol.value_net):
+        with pytest.raises(ValueError, match=r"of a 6x6 board expects \(B, 144\) features.*got \(1, 576\)"):
+            head(torch.zeros(1, 4 * 12 * 12))  # view(-1, C, 6, 6) made 4 rows of it
+    assert pol.action_net(torch.zeros(2, 144)).shape == (2, 361)
+
+
+def test_a_model_saved_again_to_the_same_path_is_loaded_again(tmp_path):
+    import torch
+
+    path = tmp_path / "m.zip"
+    first, second = tiny_model(seed=1), tiny_model(seed=2)
+    first.save(path)
+    a = ModelPlayer.load(path)
+    assert ModelPlayer.load(path).sb3_policy is a.sb3_policy  # still cached while the file is the same
+    old_key = a.version_key()
+    second.save(path)
+    b = ModelPlayer.load(path)
+    assert b.version_key() != old_key and b.sb3_policy is not a.sb3_policy
+    for name, value in second.policy.state_dict().items():  # the new file's weights, not the cached old ones
+        assert torch.equal(b.sb3_policy.state_dict()[name], value)

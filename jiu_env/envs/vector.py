@@ -90,7 +90,11 @@ class JiuVectorEnv(Thawing, VectorEnv):
         """One learner decision per game; the opponent replies inside the same call."""
         if self._masks is None:
             raise RuntimeError("call reset() before step()")
-        obs, masks, rewards, terms, truncs = self.runner.step(actions)
+        acts = np.asarray(actions)
+        if acts.size and not np.issubdtype(acts.dtype, np.integer):  # floats, bools: a TypeError as in every env
+            raise TypeError(f"actions must be {self.num_envs} integers, not an array of {acts.dtype} "
+                            f"({type(actions).__name__})")
+        obs, masks, rewards, terms, truncs = self.runner.step(acts)  # it checks the shape and the legality
         self._masks = masks
         info = {}
         done = terms | truncs

@@ -27,11 +27,12 @@ This module imports RLlib; nothing else in ``jiu_env`` does (Ray itself is impor
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 import random
 import zlib
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from typing import Any, Iterable, cast
 
 import gymnasium as gym
@@ -62,7 +63,7 @@ from ..outcome import FORFEIT, Outcome, outcome_of
 from ..players import file_hash as _file_hash, make_player
 from ..rules import Rules
 from ..state import COLOUR, explain_illegal, game_info
-from ..validate import check_int
+from ..validate import check_flag, check_int, check_real
 from ..vocab import COLOUR_NAMES
 
 LEARNER = "learner"
@@ -129,6 +130,9 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
 
     def __init__(self, config: dict[str, Any] | None = None) -> None:
         super().__init__()
+        if config is not None and not isinstance(config, Mapping):  # RLlib hands over an EnvContext, a dict
+            raise TypeError(f"JiuMultiAgentEnv's config must be a dict of options (env_config), "
+                            f"not {type(config).__name__} {config!r}")
         config = dict(config or {})
         illegal = config.pop("illegal", "raise")
         if illegal not in ("raise", "lose"):
@@ -136,6 +140,10 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
         self.illegal = illegal
         opponent, weights = config.pop("opponent", None), config.pop("opponent_weights", None)
         self.self_play = _check_share("self_play", config.pop("self_play", 0.0))
+        if self.self_play and opponent is None:  # it would be ignored: without an opponent every game is self-play
+            raise ValueError(f"self_play={self.self_play!r} is the share of games without the opponent, and no "
+                             "opponent is given (without one, every game is self-play): give an opponent, or "
+                             "leave self_play out")
         self.capture_reward = _check_capture_reward(config.pop("capture_reward", 0.0))
         self.adjudicate = _check_adjudicate(config.pop("adjudicate", "none"))
         turn_limit = config.pop("turn_limit", 0)
@@ -176,10 +184,15 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
         if weights is None:
             w = np.ones(len(items))
         else:
-            w = np.asarray(list(weights), dtype=float)
-            if len(w) != len(items) or not np.all(np.isfinite(w)) or np.any(w < 0) or (items and w.sum() <= 0):
+            # a list of numbers: a lone number or a string is not one ("ab" would read as two weights), nor a bool
+            if isinstance(weights, (str, bytes, Mapping)) or not isinstance(weights, Iterable):
+                raise TypeError(f"opponent_weights must be a list of numbers (one per opponent), "
+                                f"not {type(weights).__name__} {weights!r}")
+            weights = list(weights)
+            w = np.array([check_real(f"opponent_weights[{i}]", x) for i, x in enumerate(weights)], dtype=float)
+            if len(w) != len(items) or np.any(w < 0) or (items and w.sum() <= 0):
                 raise ValueError(f"opponent_weights must be {len(items)} finite numbers >= 0, not all zero "
-                                 f"(one per opponent), not {list(weights)!r}")
+                                 f"(one per opponent), not {weights!r}")
         self.opponents = [(o if isinstance(o, str) else getattr(o, "name", type(o).__name__), make_player(o, seed=0))
                           for o in items]
         self.opponent_probs = w / w.sum() if items else w
@@ -420,6 +433,14 @@ class JiuMaskedModule(TorchRLModule, ValueFunctionAPI):
         n, _, c_in = shape
         sizes = {"channels": cfg.get("channels", 32), "layers": cfg.get("layers", 4),
                  "value_hidden": cfg.get("value_hidden", 64)}
+        # Unknown keys in general pass (RLlib merges its own model defaults in), but one close to a size of
+        # this network is a typo that would otherwise build the default size silently.  The cutoff is above
+        # that of every key of RLlib's defaults ("fcnet_hiddens" is 0.67 from "value_hidden").
+        for key in cfg:
+            close = difflib.get_close_matches(str(key), list(sizes), n=1, cutoff=0.7) if key not in sizes else []
+            if close:
+                raise ValueError(f"model_config key {key!r} is not one of JiuMaskedModule's (did you mean "
+                                 f"{close[0]!r}?); its keys: {', '.join(sizes)}")
         for name, value in sizes.items():  # int() would take 8.9 as 8
             check_int(f"model_config {name}", value, 1)
         channels = int(sizes["channels"])
@@ -496,7 +517,9 @@ class SelfPlayLeagueCallback(RLlibCallback):
     A snapshot is a new module ``"league_K"`` (same spec, the learner's
     current weights, never trained); the agent-to-module mapping is replaced by
     a :class:`LeagueMapping` over the ``max_snapshots`` newest snapshots plus
-    ``"random"``.  It also logs the learner's win rate (``learner_win_rate``
+    ``"random"``, and the snapshot that falls out of it is removed from the
+    algorithm (no episode maps to it any more: kept, it would cost memory in
+    the learners and every env runner, and space in every checkpoint).  It also logs the learner's win rate (``learner_win_rate``
     in the env runners' results) and the league size (``league_size``).
     """
 
@@ -525,17 +548,21 @@ class SelfPlayLeagueCallback(RLlibCallback):
         result["league_size"] = len(self.snapshots) + 1
 
     def add_snapshot(self, algorithm: Any) -> str:
-        """Freeze the learner's current weights as a new league module; returns its id."""
+        """Freeze the learner's current weights as a new league module, drop the snapshots beyond
+        ``max_snapshots`` from the algorithm; returns the new module's id."""
         module_id = f"league_{algorithm.iteration}"
         learner_module = algorithm.get_module(LEARNER)
         self.snapshots.append(module_id)
-        league = [RANDOM] + self.snapshots[-self.max_snapshots:]
+        dropped, self.snapshots = self.snapshots[:-self.max_snapshots], self.snapshots[-self.max_snapshots:]
+        league = [RANDOM] + self.snapshots
         algorithm.add_module(module_id=module_id, module_spec=RLModuleSpec.from_module(learner_module),
                              new_agent_to_module_mapping_fn=LeagueMapping(league, self.latest_prob, self.self_prob),
                              new_should_module_be_updated=[LEARNER])
         algorithm.set_state({"learner_group": {"learner": {"rl_module": {module_id: learner_module.get_state()}}}})
         algorithm.env_runner_group.sync_weights(policies=[module_id], from_worker_or_learner_group=algorithm.learner_group,
                                                 inference_only=True)
+        for old in dropped:  # after the new mapping is in place, so that no new episode maps to them
+            algorithm.remove_module(old)
         return module_id
 
 
@@ -554,8 +581,24 @@ def ppo_self_play_config(board_size: int = 8, rules: str | Rules | dict[str, Any
     RLlib's env checker is off (it would step unmasked random actions).
     Tune the rest as usual: ``config.training(lr=..., train_batch_size_per_learner=...)``,
     ``config.env_runners(num_env_runners=...)``.
+
+    The env's ``opponent`` (and ``opponent_weights``, ``self_play``) is
+    refused: with it the env plays one colour itself and draws the learner's
+    colour with a coin, while :class:`LeagueMapping` picks the learner's
+    colour from the episode id, so half the games would go to a league
+    module.  Mapping every agent to the learner would fix that but leave the
+    league and its snapshots without a game; training against a bot is a
+    plain ``PPOConfig`` whose mapping sends every agent to one module
+    (``examples/rllib_ppo.py``).
     """
     env_config = dict(rules=rules, board_size=board_size, **rule_options, **(env_options or {}))
+    bot_keys = [k for k in ("opponent", "opponent_weights", "self_play") if k in env_config]
+    if bot_keys:
+        raise ValueError(f"ppo_self_play_config plays the learner against itself and its league; "
+                         f"{', '.join(f'{k}={env_config[k]!r}' for k in bot_keys)} would have the env play one colour "
+                         "itself, against the league mapping.  To train against a bot, build a PPOConfig with "
+                         "env_config={'opponent': ...} and a policy_mapping_fn that maps every agent to one module "
+                         "(examples/rllib_ppo.py)")
     model_config = dict(channels=channels, layers=layers, value_hidden=value_hidden)
     # checked here, not inside the env runners and learners: the env, the network sizes, the league settings
     JiuMultiAgentEnv(dict(env_config))
@@ -678,20 +721,33 @@ def module_board_size(module: Any, path: str = "") -> int:
     return int(shape[0])
 
 
-_MODULE_CACHE: dict[str, Any] = {}
+# module directory -> (the hashes of its weight files when loaded, the module)
+_MODULE_CACHE: dict[str, tuple[str, Any]] = {}
+
+
+def _weights_key(mpath: str) -> str:
+    """The hashes of the weight files (``module_state.*``) of the RLModule directory ``mpath``: what
+    :meth:`RLlibPlayer.version_key` reports, and what the module cache is keyed on."""
+    files = sorted(f for f in _listdir(mpath) if f.startswith("module_state"))
+    return "+".join(_file_hash(os.path.join(mpath, f)) for f in files)
 
 
 def load_module(path: str | os.PathLike[str], module_id: str = LEARNER) -> RLModule:
     """The RLModule saved in ``path`` (an Algorithm or RLModule checkpoint), cached per process.
 
-    A missing ``path`` raises FileNotFoundError; anything else that keeps it
-    from loading as a Jiu module (a file, an empty or foreign directory, a
-    damaged checkpoint, a module of another environment) a ValueError naming
-    ``path`` and what is wrong.
+    The cache is keyed on the weight files' hashes too, so a checkpoint saved
+    again to the same directory (a training run that overwrites its
+    checkpoint) is loaded again, and the player plays the weights that its
+    ``version_key`` names.  A missing ``path`` raises FileNotFoundError;
+    anything else that keeps it from loading as a Jiu module (a file, an
+    empty or foreign directory, a damaged checkpoint, a module of another
+    environment) a ValueError naming ``path`` and what is wrong.
     """
     path = os.fspath(path)
     mpath = os.path.abspath(module_path(path, module_id))
-    if mpath not in _MODULE_CACHE:
+    key = _weights_key(mpath)
+    cached = _MODULE_CACHE.get(mpath)
+    if cached is None or cached[0] != key:
         _check_module_files(path, mpath)
         try:
             # A torch module (the only framework here); RLModule itself declares no eval().
@@ -701,8 +757,8 @@ def load_module(path: str | os.PathLike[str], module_id: str = LEARNER) -> RLMod
             raise ValueError(f"RLlib checkpoint {path!r} is damaged: the RLModule in {mpath} cannot be loaded "
                              f"({type(e).__name__}: {e})") from None
         module_board_size(module, path)
-        _MODULE_CACHE[mpath] = module
-    return _MODULE_CACHE[mpath]
+        _MODULE_CACHE[mpath] = cached = (key, module)  # the module of the old weights, if any, is let go
+    return cached[1]
 
 
 def checkpoint_board_size(path: str | os.PathLike[str], module_id: str = LEARNER) -> int:
@@ -726,11 +782,15 @@ class ModulePlayer(Bot):
 
     def __init__(self, module: Any, seed: int | None = None, deterministic: bool | str = True,
                  source: str = "") -> None:
+        self.deterministic = _flag("deterministic", deterministic)
+        check_int("seed", seed, 0, or_none=True)  # numpy would say "expected non-negative integer" at the first game
+        self.board_size = module_board_size(module, source)
         self.module = module
         self.source = source
-        self.deterministic = _flag("deterministic", deterministic)
-        self.board_size = module_board_size(module, source)
         super().__init__(seed=seed)
+
+    def restart(self, seed: int | None = None) -> None:
+        super().restart(seed=check_int("seed", seed, 0, or_none=True))
 
     def _choose(self, state):
         n = int(state[V.H_N])
@@ -770,21 +830,11 @@ class RLlibPlayer(ModulePlayer):
 
     def version_key(self) -> str:
         """The hashes of the module's weight files."""
-        mdir = module_path(self.path, self.module_id)
-        files = sorted(f for f in _listdir(mdir) if f.startswith("module_state"))
-        return "+".join(_file_hash(os.path.join(mdir, f)) for f in files)
+        return _weights_key(module_path(self.path, self.module_id))
 
 
-def _flag(name: str, value: Any) -> bool:
-    """A yes/no parameter: a bool, 0 / 1, or "true" / "false" / "1" / "0" in any case (a spec's text); else
-    ValueError (``deterministic=flase`` must not play greedily)."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
-        return value.strip().lower() in ("true", "1")
-    raise ValueError(f"{name} must be true or false, not {value!r}")
+# The yes/no check of the rllib: parameters, now shared with jiu_env.sb3 (which must import without Ray).
+_flag = check_flag
 
 
 def rllib_player(arg: str, seed: int | None) -> RLlibPlayer:
