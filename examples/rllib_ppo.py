@@ -41,7 +41,8 @@ What it does
   games, rung, training win rate), ``state.json`` (counters, rung) and
   ``command.txt`` (the exact command line; a resumed run appends its own).
   A new run refuses an ``--out`` that holds a previous run's files
-  (``--resume`` continues it); ``state.json``, ``curve.csv`` and
+  (``--resume`` continues it, with the same network, board and curriculum
+  ``--opponents``); ``state.json``, ``curve.csv`` and
   ``curve.png`` are replaced whole (written beside, then renamed).
 
 Runs::
@@ -95,7 +96,7 @@ class Args:
     opponents: str = "random,mix:0.5:greedy,mix:0.35:greedy,mix:0.2:greedy,greedy"  # rungs, comma-separated specs
     promote_at: float = 0.6  # move to the next rung when the learner wins this share ...
     promote_window: int = 100  # ... of its last this-many training games against the current rung
-    keep_prev: float = 0.2  # share of games against an earlier rung (once past the first)
+    keep_prev: float = 0.2  # share of games against an earlier rung (once past the first); < 1
     # throughput
     env_runners: int = 0  # sampling processes; 0 samples in the driver (PPO samples, then learns: no overlap to gain)
     envs_per_runner: int = 8  # envs each runner steps together (one batched forward pass for all)
@@ -112,7 +113,7 @@ class Args:
     entropy: float = 0.003  # entropy bonus coefficient
     vf_coeff: float = 0.5  # value loss coefficient
     train_batch: int = 4000  # env steps (learner decisions) per iteration
-    minibatch: int = 500  # SGD minibatch (env steps)
+    minibatch: int = 500  # SGD minibatch (env steps); at most train_batch
     epochs: int = 4  # passes over each iteration's batch
     # evaluation
     eval_every: int = 5  # iterations between evaluations (and checkpoints)
@@ -265,7 +266,7 @@ def train(a: Args) -> list[dict]:
     from jiu_env.integrations.rllib import pop_results_everywhere, set_opponent_everywhere
 
     torch.set_num_threads(a.torch_threads)
-    stages = [s.strip() for s in a.opponents.split(",") if s.strip()]
+    stages = curriculum(a)
     if not stages:
         raise ValueError("--opponents names no opponent (comma-separated player specs, e.g. random,greedy)")
     state_path, ckpt = os.path.join(a.out, "state.json"), os.path.abspath(os.path.join(a.out, "checkpoint"))
@@ -428,7 +429,13 @@ def check_args(p: argparse.ArgumentParser, a: Args) -> None:
     for name in POSITIVE:
         if not 0 < getattr(a, name) < math.inf:
             p.error(f"{flag(name)} {getattr(a, name)!r}: must be a number > 0")
-    stages = [x.strip() for x in a.opponents.split(",") if x.strip()]
+    if a.keep_prev >= 1:  # no game against the current rung: it would never promote
+        p.error(f"--keep-prev {a.keep_prev!r}: must be < 1 (the rest of the games are the current rung's, which "
+                "moves on by its results)")
+    if a.minibatch > a.train_batch:  # RLlib's PPOConfig refuses it, after Ray has started
+        p.error(f"--minibatch {a.minibatch}: must be at most --train-batch {a.train_batch} (each iteration's batch "
+                "is split into minibatches)")
+    stages = curriculum(a)
     if not stages:
         p.error(f"--opponents {a.opponents!r}: names no opponent (comma-separated player specs, e.g. random,greedy)")
     bots = [x.strip() for x in a.eval_bots.split(",") if x.strip()]
@@ -442,6 +449,12 @@ def check_args(p: argparse.ArgumentParser, a: Args) -> None:
         jiu_env.Rules.make("competitive", board_size=a.board_size)
     except (TypeError, ValueError) as e:
         p.error(f"--board-size: {e}")
+
+
+def curriculum(a) -> list[str]:
+    """The rungs of ``--opponents`` (``a``: Args, or the args dict a run saved in its state.json)."""
+    text = a["opponents"] if isinstance(a, dict) else a.opponents
+    return [s.strip() for s in str(text).split(",") if s.strip()]
 
 
 def out_problem(a: Args) -> str | None:
@@ -460,13 +473,19 @@ def out_problem(a: Args) -> str | None:
         return f"--resume: no {state_path} and {ckpt}/ to resume from"
     try:
         with open(state_path) as f:
-            trained = json.load(f)["args"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
+            state = json.load(f)
+        trained, rung = state["args"], int(state.get("rung", 0))
+        stages = curriculum(trained)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         return f"--resume: {state_path} is not a state file of this script ({type(e).__name__}: {e})"
     diff = ", ".join(f"{flag(k)} {trained.get(k)!r} (given: {getattr(a, k)!r})" for k in RESUME_SAME
                      if trained.get(k) != getattr(a, k))
     if diff:
         return f"--resume: the run in {a.out} was trained with other settings: {diff}"
+    if stages != curriculum(a) or not 0 <= rung < len(stages):  # its rung is an index into its curriculum
+        return (f"--resume: the run in {a.out} trains on the curriculum --opponents {','.join(stages)!r} (now at rung "
+                f"{rung}), not {a.opponents!r}: a resumed run keeps its curriculum (give the same --opponents, or "
+                f"start a new run in another --out)")
     return None
 
 

@@ -8,11 +8,15 @@
 The learner plays both colours: against itself, frozen snapshots of itself
 (one added every SNAPSHOT_EVERY iterations) and the random module.  The
 checkpoint is an ordinary RLlib Algorithm checkpoint; the ``rllib:`` player
-kind loads its ``learner`` module.
+kind loads its ``learner`` module.  A ``--checkpoint`` folder that holds a
+previous run's checkpoint is refused unless ``--overwrite`` is given; the new
+checkpoint is written beside it and replaces it whole once saved.
 """
 
 import argparse
 import os
+import shutil
+import tempfile
 import time
 
 from jiu_env import Rules
@@ -92,6 +96,8 @@ def make_parser(defaults=True):
                    help=f"games against the random bot after training, colours alternating (default {EVAL_GAMES})")
     p.add_argument("--checkpoint", default=d(CHECKPOINT),
                    help=f"where the RLlib checkpoint is saved (default {CHECKPOINT})")
+    p.add_argument("--overwrite", action="store_true", default=d(False),
+                   help="replace a previous run's checkpoint in --checkpoint (otherwise such a folder is refused)")
     p.add_argument("--seed", type=int, default=d(0), help="random seed (default 0)")
     p.add_argument("--num-cpus", type=int, default=d(2), help="CPUs of the local Ray instance (default 2)")
     return p
@@ -113,11 +119,63 @@ def parse_args(argv=None):
     for name in ("env_runners", "seed"):
         if getattr(a, name) < 0:
             p.error(f"--{name.replace('_', '-')} {getattr(a, name)}: must be >= 0")
+    if a.minibatch > a.train_batch:  # RLlib's PPOConfig refuses it, after Ray has started
+        p.error(f"--minibatch {a.minibatch}: must be at most --train-batch {a.train_batch} (each iteration's batch "
+                "is split into minibatches)")
     try:
         Rules.make("competitive", board_size=a.board_size, max_battle_turns=a.max_battle_turns)
     except (TypeError, ValueError) as e:
         p.error(f"--board-size/--max-battle-turns: {e}")
+    problem = checkpoint_problem(a)
+    if problem:
+        p.error(problem)
     return a
+
+
+def is_checkpoint(path):
+    """Whether ``path`` is an RLlib Algorithm checkpoint folder (what --overwrite may replace)."""
+    return os.path.isfile(os.path.join(path, "rllib_checkpoint.json"))
+
+
+def checkpoint_problem(a):
+    """Why ``--checkpoint`` cannot take this run's checkpoint (a file, a previous run's checkpoint without
+    --overwrite, a folder of other files), else None.  A missing or empty folder is fine."""
+    path = a.checkpoint
+    if os.path.exists(path) and not os.path.isdir(path):
+        return f"--checkpoint {path}: not a folder"
+    if not os.path.isdir(path) or not os.listdir(path):
+        return None
+    if not is_checkpoint(path):
+        return (f"--checkpoint {path} holds files that are not an RLlib checkpoint: choose another --checkpoint "
+                "(--overwrite replaces only a previous run's checkpoint)")
+    if not a.overwrite:
+        return (f"--checkpoint {path} holds a previous run's checkpoint: choose another --checkpoint, or give "
+                "--overwrite to replace it")
+    return None
+
+
+def save(algo, checkpoint):
+    """``algo.save`` into ``checkpoint``, replacing a previous one whole only once the new one is saved (a run
+    stopped mid-save keeps the previous checkpoint); returns the checkpoint's absolute path."""
+    final = os.path.abspath(checkpoint)  # Ray needs an absolute path or URI
+    parent = os.path.dirname(final)
+    os.makedirs(parent, exist_ok=True)
+    new = tempfile.mkdtemp(prefix=os.path.basename(final) + ".new-", dir=parent)
+    try:
+        algo.save(new)
+    except BaseException:
+        shutil.rmtree(new, ignore_errors=True)
+        raise
+    old = None
+    if os.path.isdir(final):
+        if os.listdir(final) and not is_checkpoint(final):  # appeared since parse_args: leave it alone
+            raise FileExistsError(f"{final} holds files that are not an RLlib checkpoint; the new one is in {new}")
+        old = tempfile.mkdtemp(prefix=os.path.basename(final) + ".old-", dir=parent)
+        os.replace(final, os.path.join(old, "checkpoint"))
+    os.replace(new, final)
+    if old:
+        shutil.rmtree(old, ignore_errors=True)
+    return final
 
 
 def main(argv=None):
@@ -137,7 +195,7 @@ def main(argv=None):
                   f"{runners.get('num_env_steps_sampled', 0)} env steps, {runners.get('num_episodes', 0)} games, "
                   f"learner win rate {runners.get('learner_win_rate', float('nan')):.2f}, "
                   f"league {result.get('league_size')}", flush=True)
-        path = algo.save(os.path.abspath(a.checkpoint)).checkpoint.path  # Ray needs an absolute path or URI
+        path = save(algo, a.checkpoint)
         algo.stop()
     finally:
         ray.shutdown()

@@ -14,7 +14,11 @@ a command-line flag (``--pool-size 4``, ``--minutes 10``...).
   env each ``snapshot_every`` steps (pickled to the workers under
   ``--vec-env subproc``);
 - ``--init MODEL.zip`` starts from a trained model (for example the result of
-  ``train_maskable_ppo.py``) instead of a fresh network;
+  ``train_maskable_ppo.py``) instead of a fresh network: a model of this
+  board and these rules (``--board-size``, ``--rules``; anything else is
+  refused before the run starts);
+- the run's rules go into ``model.zip`` (``jiu_env.sb3.set_model_rules``), as
+  in ``train_maskable_ppo.py``;
 - evaluation every ``eval_every`` steps against each bot of ``ladder`` with
   the evaluation harness; ``eval.csv``, ``learning_curve.png`` and
   ``model.zip`` go to ``out`` (default ``runs/selfplay14``; an ``out`` holding
@@ -108,7 +112,7 @@ HELP = dict(
     latest_prob="probability that the opponent is the newest snapshot (otherwise any in the pool)",
     n_envs="parallel envs",
     n_steps="PPO rollout steps per env",
-    batch_size="PPO minibatch size",
+    batch_size="PPO minibatch size (at least 2: the advantages are normalised over each minibatch)",
     n_epochs="PPO epochs per rollout",
     learning_rate="PPO learning rate",
     gamma="discount factor",
@@ -117,13 +121,13 @@ HELP = dict(
     ent_coef="entropy bonus coefficient",
     channels="channels of the network's CNN trunk (ignored with --init)",
     layers="conv layers of the network's CNN trunk (ignored with --init)",
-    init="MaskablePPO .zip to start from ('': a fresh network)",
+    init="MaskablePPO .zip to start from, trained on this board and these rules ('': a fresh network)",
     ladder="comma-separated bot specs evaluated against",
     eval_every="env steps between evaluations against the ladder",
     eval_games="games per ladder bot and evaluation (colours alternate)",
     total_steps="stop after this many env steps",
     minutes="stop after this many minutes of wall time",
-    seed="random seed",
+    seed="random seed (0 to 2**31 - 1)",
     threads="torch CPU threads",
     vec_env="vectorised env: 'dummy' (one process) or 'subproc' (one process per env)",
     out="output folder (args.json, eval.csv, learning_curve.png, model.zip)",
@@ -166,6 +170,9 @@ def check_args(p, args):
                  "eval_every", "eval_games", "total_steps", "threads"):
         if getattr(args, name) < 1:
             bad(name, "must be at least 1")
+    check_ppo_batches(p, args)
+    if not 0 <= args.seed <= SEED_MAX:
+        bad("seed", f"must be a whole number in 0..{SEED_MAX}")
     for name in ("learning_rate", "clip_range", "minutes"):
         if not 0 < getattr(args, name) < math.inf:
             bad(name, "must be a number > 0")
@@ -189,6 +196,51 @@ def check_args(p, args):
         p.error(f"--rules/--board-size/--max-battle-turns: {e}")
     if args.init and not pathlib.Path(args.init).is_file():
         p.error(f"--init {args.init}: no such model file")
+    if args.init:
+        check_init(p, args)
+
+
+#: The largest --seed (numpy's and torch's seeds are 32-bit; each env gets seed + its index).
+SEED_MAX = 2**31 - 1
+
+
+def check_ppo_batches(p, args):
+    """PPO normalises the advantages over each minibatch: a minibatch of one sample gives NaN (SB3 then stops
+    mid-run), so the rollout (n_steps x n_envs) is split into minibatches of at least 2."""
+    rollout = args.n_steps * args.n_envs
+    if args.batch_size < 2:
+        p.error(f"--batch-size {args.batch_size}: must be at least 2 (the advantages are normalised over each "
+                "minibatch)")
+    if rollout < 2:
+        p.error(f"--n-steps {args.n_steps} x --n-envs {args.n_envs}: a rollout of {rollout} step; must be at "
+                "least 2 (the advantages are normalised over each minibatch)")
+    if rollout > args.batch_size and rollout % args.batch_size == 1:
+        p.error(f"--batch-size {args.batch_size}: the rollout of --n-steps {args.n_steps} x --n-envs {args.n_envs} = "
+                f"{rollout} steps would leave a last minibatch of one step (the advantages are normalised over each "
+                "minibatch): choose sizes that leave none, or at least 2")
+
+
+def check_init(p, args):
+    """``p.error`` unless ``--init`` is a MaskablePPO model of Jiu on this run's board (--board-size) and, if it
+    records its rules, on this run's rules (--rules; the turn limit aside)."""
+    from jiu_env import Rules
+    from jiu_env.players import rules_mismatch
+    from jiu_env.sb3 import load_sb3_model, model_rules
+
+    try:
+        model = load_sb3_model(args.init)
+        trained = model_rules(args.init)
+    except (ValueError, OSError) as e:
+        p.error(f"--init {args.init}: {e}")
+    n = int(model.policy.observation_space.shape[0])
+    if n != args.board_size:
+        p.error(f"--init {args.init} plays the {n}x{n} board, not this run's --board-size {args.board_size} (to "
+                "go on on another board, train_maskable_ppo.py --init moves a network's weights)")
+    if trained is not None:
+        diff = rules_mismatch(trained, Rules.make(args.rules, board_size=args.board_size,
+                                                  max_battle_turns=args.max_battle_turns))
+        if diff:
+            p.error(f"--init {args.init} was trained on other rules than --rules {args.rules}: {'; '.join(diff)}")
 
 
 def check_out_folder(p, args):
@@ -213,12 +265,11 @@ def main(argv=None):
     args = parse_args(argv, check_out=True)
 
     import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from jiu_env.sb3 import JiuPolicy, PolicySnapshot, SelfPlayCallback, evaluate, set_model_phase
+    from jiu_env.sb3 import PolicySnapshot, SelfPlayCallback, evaluate
     from jiu_env import JiuSelfPlayEnv
 
     torch.set_num_threads(args.threads)
@@ -233,18 +284,9 @@ def main(argv=None):
     vec_cls = {"dummy": DummyVecEnv, "subproc": SubprocVecEnv}[args.vec_env]
     venv = make_vec_env(JiuSelfPlayEnv, n_envs=args.n_envs, seed=args.seed, env_kwargs=env_kwargs,
                         vec_env_cls=vec_cls)
-    ppo_kwargs = dict(learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
-                      n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda,
-                      clip_range=args.clip_range, ent_coef=args.ent_coef, seed=args.seed, device="cpu")
-    if args.init:
-        model = MaskablePPO.load(args.init, env=venv, **ppo_kwargs)
-        # a loaded model is the first pool member, so self-play starts at its level
+    model = build_model(args, venv)
+    if args.init:  # a loaded model is the first pool member, so self-play starts at its level
         venv.env_method("add_snapshot", PolicySnapshot(model, tag="init"))
-    else:
-        model = MaskablePPO(JiuPolicy, venv, policy_kwargs=dict(channels=args.channels, layers=args.layers),
-                            **ppo_kwargs)
-    # what it learns travels in the saved .zip: a battle-only model plays whole games from random placements
-    set_model_phase(model, "battle" if args.start == "battle" else "game")
 
     class LadderEval(BaseCallback):
         """Evaluate against the ladder, log, plot and save; stop at the time budget."""
@@ -294,6 +336,28 @@ def main(argv=None):
     print(f"self-play: {model.num_timesteps} steps, {snapshots.added} snapshots, {minutes:.1f} min; results in {out}")
     venv.close()
     return ladder_eval.rows
+
+
+def build_model(args, venv):
+    """The MaskablePPO model of the run: ``--init`` loaded (parse_args checked its board and rules), or a fresh
+    ``JiuPolicy``; the run's rules and phase recorded on it, so they travel in the saved ``model.zip``."""
+    from sb3_contrib import MaskablePPO
+
+    from jiu_env.sb3 import JiuPolicy, set_model_phase, set_model_rules
+
+    ppo_kwargs = dict(learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
+                      n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda,
+                      clip_range=args.clip_range, ent_coef=args.ent_coef, seed=args.seed, device="cpu")
+    if args.init:
+        model = MaskablePPO.load(args.init, env=venv, **ppo_kwargs)
+    else:
+        model = MaskablePPO(JiuPolicy, venv, policy_kwargs=dict(channels=args.channels, layers=args.layers),
+                            **ppo_kwargs)
+    # jiu eval / jiu play then play the model on these rules and refuse others
+    set_model_rules(model, args.rules, board_size=args.board_size, max_battle_turns=args.max_battle_turns)
+    # a battle-only model plays whole games from random placements
+    set_model_phase(model, "battle" if args.start == "battle" else "game")
+    return model
 
 
 def save_model(model, path):

@@ -37,7 +37,8 @@ What it does
   steps, CPU and wall seconds, from ``eval_games`` quick games each).  Every
   file is replaced whole (written beside it, then renamed); a new run refuses
   an ``--out`` that already holds a ``checkpoint.pt``, and ``--resume``
-  refuses one without (or of another network).
+  refuses one without (or of another network, or another curriculum
+  ``--opponents``).
 
 Rate a model with ``jiu eval``::
 
@@ -106,7 +107,7 @@ class Args:
     opponents: str = "random,mix:0.5:greedy,mix:0.35:greedy,mix:0.2:greedy,greedy"  # stages, comma-separated specs
     promote_at: float = 0.7  # move to the next stage when the learner wins this share ...
     promote_window: int = 60  # ... of its last this-many training games against the stage's opponent
-    keep_prev: float = 0.2  # share of training games played against an earlier stage's opponent
+    keep_prev: float = 0.2  # share of training games played against an earlier stage's opponent; < 1
     # network
     channels: int = 32
     layers: int = 4
@@ -416,11 +417,10 @@ def plot(rows, path):
 # ---------------------------------------------------------------- train
 def train(a: Args):
     logging.getLogger("tianshou.data.stats").setLevel(logging.ERROR)  # "Sequence has shape (k, 2)": one reward per agent
-    os.makedirs(a.out, exist_ok=True)
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     np.random.seed(a.seed)
-    stages = [s.strip() for s in a.opponents.split(",") if s.strip()]
+    stages = curriculum(a)
     config = dict(board_size=a.board_size, channels=a.channels, layers=a.layers, max_battle_turns=a.max_battle_turns)
 
     env = make_env(a)
@@ -448,6 +448,7 @@ def train(a: Args):
         counters.update(data["counters"])
         rows = data["rows"]
         print(f"resumed at {counters['env_steps']} env steps, {counters['cpu_s']:.0f} CPU s")
+    os.makedirs(a.out, exist_ok=True)  # once the run is sure to start
     opponent.policy.stage = counters["stage"]
 
     envs = DummyVectorEnv([lambda: make_env(a) for _ in range(a.n_envs)])
@@ -583,6 +584,9 @@ def check_args(p: argparse.ArgumentParser, a: Args) -> None:
     for name in POSITIVE:
         if not 0 < getattr(a, name) < math.inf:
             p.error(f"--{name.replace('_', '-')} {getattr(a, name)!r}: must be a number > 0")
+    if a.keep_prev >= 1:  # no game against the current stage: it would never promote
+        p.error(f"--keep-prev {a.keep_prev!r}: must be < 1 (the rest of the games are the current stage's, which "
+                "moves on by its results)")
     for name in ("opponents", "eval_bots"):
         specs = [x.strip() for x in getattr(a, name).split(",")]
         if not all(specs):
@@ -599,6 +603,12 @@ def check_args(p: argparse.ArgumentParser, a: Args) -> None:
         p.error(f"--board-size/--max-battle-turns: {e}")
 
 
+def curriculum(a) -> list[str]:
+    """The stages of ``--opponents`` (``a``: Args, or the args dict a run saved in its checkpoint)."""
+    text = a["opponents"] if isinstance(a, dict) else a.opponents
+    return [s.strip() for s in str(text).split(",") if s.strip()]
+
+
 def out_problem(a: Args) -> str | None:
     """Why ``--out`` cannot take this run (``--resume`` without a checkpoint of the same network, a new run into a
     folder holding one, which it would overwrite), else None."""
@@ -613,7 +623,11 @@ def out_problem(a: Args) -> str | None:
     if not os.path.isfile(ckpt):
         return f"--resume: no {ckpt} to resume from"
     try:
-        trained = torch.load(ckpt, map_location="cpu", weights_only=False)["config"]
+        data = torch.load(ckpt, map_location="cpu", weights_only=False)
+        trained = data["config"]
+        stage = int(data.get("counters", {}).get("stage", 0))
+        # the curriculum it trains on (the stage is an index into it); a checkpoint without its args: this one
+        stages = curriculum(data["args"]) if "args" in data else curriculum(a)
     except Exception as e:  # not a checkpoint of this script
         return f"--resume: {ckpt} is not a checkpoint of this script ({type(e).__name__}: {e})"
     config = dict(board_size=a.board_size, channels=a.channels, layers=a.layers, max_battle_turns=a.max_battle_turns)
@@ -621,6 +635,10 @@ def out_problem(a: Args) -> str | None:
         diff = ", ".join(f"--{k.replace('_', '-')} {trained.get(k)!r} (given: {v!r})" for k, v in config.items()
                          if trained.get(k) != v)
         return f"--resume: {ckpt} was trained with other settings: {diff}"
+    if stages != curriculum(a) or not 0 <= stage < len(stages):
+        return (f"--resume: {ckpt} trains on the curriculum --opponents {','.join(stages)!r} (now at stage {stage}), "
+                f"not {a.opponents!r}: a resumed run keeps its curriculum (give the same --opponents, or start a "
+                f"new run in another --out)")
     return None
 
 

@@ -46,7 +46,8 @@ What it does
   ``command.txt`` (the command line; a resumed run appends its own), and a
   log line per update and evaluation on stdout.  Every file is replaced
   whole (written beside it, then renamed), and a new run refuses an ``--out``
-  that already holds a ``checkpoint.pt`` (``--resume`` continues it).
+  that already holds a ``checkpoint.pt`` (``--resume`` continues it, with the
+  same network, board and curriculum ``--opponents``).
 
 Env steps are learner decisions (the bot's are not counted).  CPU seconds are
 those of this process (``time.process_time``), evaluations included.
@@ -113,7 +114,7 @@ class Args:
     opponents: str = "random,mix:0.5:greedy,mix:0.35:greedy,mix:0.2:greedy,greedy"  # rungs, comma-separated specs
     promote_at: float = 0.6  # move to the next rung when the learner wins this share ...
     promote_window: int = 100  # ... of its last this-many training games against the current rung
-    keep_prev: float = 0.2  # share of games against an earlier rung (once past the first)
+    keep_prev: float = 0.2  # share of games against an earlier rung (once past the first); < 1
     # network (trunk shared by actor and critic)
     channels: int = 32  # channels of the conv trunk
     layers: int = 4  # 3x3 conv layers of the trunk
@@ -437,7 +438,7 @@ def plot(rows, path, title):
 # ---------------------------------------------------------------- train
 def train(a: Args) -> list[dict]:
     logging.getLogger("tianshou.data.stats").setLevel(logging.ERROR)  # "Sequence has shape (k, 1)": a reward list
-    stages = [s.strip() for s in a.opponents.split(",") if s.strip()]
+    stages = curriculum(a)
     if not stages:
         raise ValueError("--opponents names no opponent (comma-separated player specs, e.g. random,greedy)")
     for name in ("train_batch", "minibatch", "epochs", "n_envs", "eval_every", "promote_window"):
@@ -458,20 +459,17 @@ def train(a: Args) -> list[dict]:
 
     st = dict(env_steps=0, updates=0, games=0, cpu_s=0.0, wall_s=0.0, rung=0, rung_starts=[0], window=[], rows=[])
     ckpt_path = os.path.join(a.out, "checkpoint.pt")
+    problem = out_problem(a)
+    if problem:  # --resume with nothing (or another run) to resume, or a new run over a previous one
+        raise (FileExistsError if not a.resume else FileNotFoundError if not os.path.exists(ckpt_path)
+               else ValueError)(problem)
     if a.resume:
-        if not os.path.exists(ckpt_path):
-            raise FileNotFoundError(f"--resume: no {ckpt_path} to resume from")
         data = torch.load(ckpt_path, map_location="cpu", weights_only=False)
-        if data["config"] != config:
-            raise ValueError(f"--resume: {ckpt_path} was trained with {data['config']}, not {config}")
         net.load_state_dict(data["model"])
         algo.optim.load_state_dict(data["optim"])
         st.update(data["state"])
         print(f"resuming at {st['env_steps']} env steps, {st['cpu_s']:.0f} CPU s, rung {stages[st['rung']]}",
               flush=True)
-    elif os.path.exists(ckpt_path):  # a new run would overwrite it
-        raise FileExistsError(f"--out {a.out} holds a previous run ({ckpt_path}): give --resume to continue it, "
-                              f"or choose another --out")
     rows = st["rows"]
     os.makedirs(a.out, exist_ok=True)
     write_command(a.out, a.resume)  # once the run is sure to start: a resumed run adds its line
@@ -623,7 +621,10 @@ def check_args(p: argparse.ArgumentParser, a: Args) -> None:
     for name in POSITIVE:
         if not 0 < getattr(a, name) < math.inf:
             p.error(f"{flag(name)} {getattr(a, name)!r}: must be a number > 0")
-    stages = [x.strip() for x in a.opponents.split(",") if x.strip()]
+    if a.keep_prev >= 1:  # no game against the current rung: it would never promote
+        p.error(f"--keep-prev {a.keep_prev!r}: must be < 1 (the rest of the games are the current rung's, which "
+                "moves on by its results)")
+    stages = curriculum(a)
     if not stages:
         p.error(f"--opponents {a.opponents!r}: names no opponent (comma-separated player specs, e.g. random,greedy)")
     bots = [x.strip() for x in a.eval_bots.split(",") if x.strip()]
@@ -637,6 +638,12 @@ def check_args(p: argparse.ArgumentParser, a: Args) -> None:
         jiu_env.Rules.make("competitive", board_size=a.board_size, max_battle_turns=a.max_battle_turns)
     except (TypeError, ValueError) as e:
         p.error(f"--board-size/--max-battle-turns: {e}")
+
+
+def curriculum(a) -> list[str]:
+    """The rungs of ``--opponents`` (``a``: Args, or the args dict a run saved in its checkpoint)."""
+    text = a["opponents"] if isinstance(a, dict) else a.opponents
+    return [s.strip() for s in str(text).split(",") if s.strip()]
 
 
 def out_problem(a: Args) -> str | None:
@@ -653,7 +660,11 @@ def out_problem(a: Args) -> str | None:
     if not os.path.isfile(ckpt):
         return f"--resume: no {ckpt} to resume from"
     try:
-        trained = torch.load(ckpt, map_location="cpu", weights_only=False)["config"]
+        data = torch.load(ckpt, map_location="cpu", weights_only=False)
+        trained = data["config"]
+        rung = int(data.get("state", {}).get("rung", 0))
+        # the curriculum it trains on (the rung is an index into it); a checkpoint without its args: this one
+        stages = curriculum(data["args"]) if "args" in data else curriculum(a)
     except Exception as e:  # not a checkpoint of this script
         return f"--resume: {ckpt} is not a checkpoint of this script ({type(e).__name__}: {e})"
     config = dict(board_size=a.board_size, rules="competitive", max_battle_turns=a.max_battle_turns,
@@ -662,6 +673,10 @@ def out_problem(a: Args) -> str | None:
         diff = ", ".join(f"{flag(k)} {trained.get(k)!r} (given: {v!r})" for k, v in config.items()
                          if trained.get(k) != v)
         return f"--resume: {ckpt} was trained with other settings: {diff}"
+    if stages != curriculum(a) or not 0 <= rung < len(stages):
+        return (f"--resume: {ckpt} trains on the curriculum --opponents {','.join(stages)!r} (now at rung {rung}), "
+                f"not {a.opponents!r}: a resumed run keeps its curriculum (give the same --opponents, or start a "
+                f"new run in another --out)")
     return None
 
 

@@ -20,7 +20,9 @@ a command-line flag (``--n-envs 4``, ``--minutes 10``...).
   fine-tunes with a low learning rate.  ``--bc-games 0`` is pure RL from
   scratch.  The ``minutes`` budget includes the warm start;
 - curriculum: every env plays the current stage's opponent, except a
-  ``keep_old`` share of games against earlier stages; the stage moves on when
+  ``keep_old`` share of games against earlier stages (the env draws each
+  game's opponent uniformly from a list of 8, so the share is in eighths:
+  0, or 1/8 to 7/8, a value rounding to neither is refused); the stage moves on when
   the training policy (sampling its actions) has won a ``promote_at`` share of
   its last ``promote_window`` training games against the stage's opponent;
 - evaluation every ``eval_every`` steps against each of ``eval_opponents``
@@ -107,7 +109,7 @@ class Args:
     curriculum: str = "random,greedy,pattern"
     promote_at: str = "0.7,0.5"
     promote_window: int = 40
-    keep_old: float = 0.25  # share of training games against earlier stages
+    keep_old: float = 0.25  # share of training games against earlier stages, in eighths (an 8-slot opponent list)
     # warm start: behaviour cloning of a teacher bot before PPO (bc_games = 0: pure RL from scratch).
     # The teacher plays the learner's side against bc_opponent in the same env; the network learns its
     # choices (cross-entropy over the legal actions) and the discounted returns (value head).
@@ -149,6 +151,15 @@ QUICK = dict(board_size=8, max_battle_turns=60, n_envs=2, n_steps=64, batch_size
 #: The values a string flag takes (anything else is an argument error).
 CHOICES = dict(start=("battle", "placement"), adjudicate=("none", "material"), vec_env=("dummy", "subproc"))
 
+#: What a flag does, for --help, where its name does not say it all (the default is added to it).
+HELP = dict(
+    keep_old="share of training games against earlier stages, in eighths: each env draws its opponent from a list "
+             "of 8 (the current stage's and earlier ones), so the share is rounded to eighths; 0, or one that rounds "
+             "to 1/8..7/8",
+    init="a model.zip to start from (a JiuPolicy of these --channels and --layers, trained on these --rules on any "
+         "board: a board-size curriculum)",
+)
+
 #: The files a run writes into ``out``: an ``out`` holding any of them is refused unless ``--overwrite``.
 RESULT_FILES = ("args.json", "eval.csv", "curriculum.json", "learning_curve.png", "model.zip", "best.zip", "bc.json")
 
@@ -180,13 +191,14 @@ def parse_args(argv=None, check_out=False):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
+        what = HELP[f.name] + " " if f.name in HELP else ""
         if f.type is bool or isinstance(f.default, bool):
             p.add_argument(flag, action=argparse.BooleanOptionalAction, default=None,
                            help=f"(default {f.default}{'; --quick: ' + str(QUICK[f.name]) if f.name in QUICK else ''})")
         else:
             p.add_argument(flag, type=type(f.default), default=None, metavar=f.name.upper(),
                            choices=CHOICES.get(f.name),
-                           help=f"(default {f.default}{'; --quick: ' + str(QUICK[f.name]) if f.name in QUICK else ''}"
+                           help=f"{what}(default {f.default}{'; --quick: ' + str(QUICK[f.name]) if f.name in QUICK else ''}"
                                 f"{'; one of ' + ', '.join(CHOICES[f.name]) if f.name in CHOICES else ''})")
     ns = vars(p.parse_args(argv))
     args = Args(**{k: v for k, v in ns.items() if v is not None and k != "quick"}, quick=bool(ns["quick"]))
@@ -222,6 +234,9 @@ def check_args(p, args):
                  "bc_batch_size", "bc_workers", "eval_every", "eval_games", "total_steps", "threads"):
         if getattr(args, name) < 1:
             bad(name, "must be at least 1")
+    check_ppo_batches(p, args)
+    if not 0 <= args.seed <= SEED_MAX:
+        bad("seed", f"must be a whole number in 0..{SEED_MAX}")
     if args.bc_games < 0:
         bad("bc_games", "must be at least 0 (0: no warm start)")
     for name, lo, hi, what in (("learning_rate", 0, math.inf, "> 0"), ("bc_learning_rate", 0, math.inf, "> 0"),
@@ -235,6 +250,10 @@ def check_args(p, args):
             bad(name, f"must be a number in {lo}..{hi}")
     if not math.isfinite(args.capture_reward):
         bad("capture_reward", "must be a finite number")
+    if args.keep_old > 0 and not 1 <= round(args.keep_old * 8) <= 7:
+        # at 8 eighths no game is against the current stage (which then never promotes); at 0 it would be 1/8
+        bad("keep_old", "the share of games against earlier stages is in eighths (an 8-slot opponent list): give 0, "
+                        "or a share that rounds to 1/8..7/8 (0.0625 < keep_old < 0.9375)")
     stages = args.curriculum.split(",")
     try:
         promote = [float(x) for x in args.promote_at.split(",")] if args.promote_at else []
@@ -262,6 +281,63 @@ def check_args(p, args):
     if args.init and not pathlib.Path(args.init).is_file():
         p.error(f"--init {args.init}: no such model file (the scratch14 preset starts from the scratch8 "
                 "run's model: run --preset scratch8 first, or pass --init PATH)")
+    if args.init:
+        check_init(p, args)
+
+
+#: The largest --seed (numpy's and torch's seeds are 32-bit; each env gets seed + its index).
+SEED_MAX = 2**31 - 1
+
+
+def check_ppo_batches(p, args):
+    """PPO normalises the advantages over each minibatch: a minibatch of one sample gives NaN (SB3 then stops
+    mid-run), so the rollout (n_steps x n_envs) is split into minibatches of at least 2."""
+    rollout = args.n_steps * args.n_envs
+    if args.batch_size < 2:
+        p.error(f"--batch-size {args.batch_size}: must be at least 2 (the advantages are normalised over each "
+                "minibatch)")
+    if rollout < 2:
+        p.error(f"--n-steps {args.n_steps} x --n-envs {args.n_envs}: a rollout of {rollout} step; must be at "
+                "least 2 (the advantages are normalised over each minibatch)")
+    if rollout > args.batch_size and rollout % args.batch_size == 1:
+        p.error(f"--batch-size {args.batch_size}: the rollout of --n-steps {args.n_steps} x --n-envs {args.n_envs} = "
+                f"{rollout} steps would leave a last minibatch of one step (the advantages are normalised over each "
+                "minibatch): choose sizes that leave none, or at least 2")
+
+
+def check_init(p, args):
+    """``p.error`` unless ``--init`` is a MaskablePPO model of this network (--channels, --layers) whose rules are
+    this run's (--rules), on any board: the board-size curriculum moves the weights onto this run's board."""
+    import inspect
+
+    from jiu_env import Rules
+    from jiu_env.players import rules_mismatch
+    from jiu_env.sb3 import JiuPolicy, load_sb3_model, model_rules
+
+    try:
+        model = load_sb3_model(args.init)
+        trained = model_rules(args.init)
+    except (ValueError, OSError) as e:
+        p.error(f"--init {args.init}: {e}")
+    if not isinstance(model.policy, JiuPolicy):
+        p.error(f"--init {args.init}: a {type(model.policy).__name__} policy, not a JiuPolicy: its weights do not "
+                "transfer")
+    net = model.policy._get_constructor_parameters()
+    value_hidden = inspect.signature(JiuPolicy).parameters["value_hidden"].default  # what this script builds
+    diff = [f"--{k} {net[k]} (here: {getattr(args, k)})" for k in ("channels", "layers")
+            if net[k] != getattr(args, k)]
+    diff += [f"value_hidden {net['value_hidden']} (here: {value_hidden})"] if net["value_hidden"] != value_hidden else []
+    if diff:
+        p.error(f"--init {args.init} is another network: {', '.join(diff)}; give its --channels and --layers")
+    if trained is None:  # a model that records no rules: only its board is known, and any board will do
+        return
+    try:  # this run's rules on the model's board: what the model must have learned
+        here = Rules.make(args.rules, board_size=trained.board_size, max_battle_turns=args.max_battle_turns)
+        diff = rules_mismatch(trained, here)
+    except (TypeError, ValueError) as e:
+        diff = [f"--rules {args.rules} has no {trained.board_size}x{trained.board_size} board ({e})"]
+    if diff:
+        p.error(f"--init {args.init} was trained on other rules than --rules {args.rules}: {'; '.join(diff)}")
 
 
 def check_out_folder(p, args):
@@ -310,7 +386,7 @@ def main(argv=None):
         """Opponent list for stage k: mostly stage k, a keep_old share spread over earlier stages."""
         if k == 0 or args.keep_old <= 0:
             return [stages[k]]
-        n_old = max(1, round(args.keep_old * 8))
+        n_old = round(args.keep_old * 8)  # eighths: check_args refused a share that rounds to 0 or 8
         return [stages[k]] * (8 - n_old) + [stages[i % k] for i in range(n_old)]
 
     env_kwargs = dict(opponent=stage_mix(0), learner="random", start=args.start,
@@ -327,7 +403,7 @@ def main(argv=None):
     # and what it learns: the battle only (from random placements) or whole games; jiu eval and make_bot give a
     # battle-only model random placement in whole games (phases:random+sb3:model.zip) and say so
     set_model_phase(model, "battle" if args.start == "battle" else "game")
-    if args.init:  # parse_args checked that the file is there
+    if args.init:  # parse_args checked that it is a model of this network and these rules
         from jiu_env.sb3 import transfer_weights
         moved = transfer_weights(args.init, model)
         print(f"started from {args.init}: {moved['parameters']} weights (board-size curriculum)")

@@ -83,13 +83,77 @@ def test_sb3_examples_refuse_an_out_holding_a_previous_run(name, files, tmp_path
     assert not any((tmp_path / f).exists() for f in files)  # --overwrite: this run's results only
 
 
+@pytest.fixture(scope="module")
+def sb3_models(tmp_path_factory):
+    """Untrained MaskablePPO models of the --quick network (8 channels, 2 layers): ``m8`` (8x8 competitive rules
+    recorded), ``m6`` (6x6), ``bare8`` (8x8, no rules recorded), ``wide8`` (16 channels); ``bad`` is not a model."""
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from jiu_env import JiuVsBotEnv
+    from jiu_env.sb3 import JiuPolicy, set_model_rules
+
+    folder = tmp_path_factory.mktemp("models")
+    paths = {}
+    for name, n, channels, rules in (("m8", 8, 8, True), ("m6", 6, 8, True), ("bare8", 8, 8, False),
+                                     ("wide8", 8, 16, True)):
+        model = MaskablePPO(JiuPolicy, JiuVsBotEnv(board_size=n), n_steps=8, batch_size=8, device="cpu",
+                            policy_kwargs=dict(channels=channels, layers=2))
+        if rules:
+            set_model_rules(model, "competitive", board_size=n)
+        paths[name] = folder / f"{name}.zip"
+        model.save(paths[name])
+    paths["bad"] = folder / "bad.zip"
+    paths["bad"].write_text("not a model")
+    return paths
+
+
 @pytest.mark.parametrize("name", ["train_maskable_ppo.py", "self_play.py"])
-def test_overwrite_never_deletes_the_model_a_run_starts_from(name, tmp_path, capsys):
+def test_overwrite_never_deletes_the_model_a_run_starts_from(name, sb3_models, tmp_path, capsys):
     mod = load(EXAMPLES / name, "scripts_" + name[:-3])
-    (tmp_path / "model.zip").write_text("the model to start from")
+    (tmp_path / "model.zip").write_bytes(sb3_models["m8"].read_bytes())
     refused(lambda: mod.parse_args(["--quick", "--init", str(tmp_path / "model.zip"), "--out", str(tmp_path),
                                     "--overwrite"], check_out=True), capsys, "--init", "would replace")
-    assert (tmp_path / "model.zip").read_text() == "the model to start from"
+    assert (tmp_path / "model.zip").read_bytes() == sb3_models["m8"].read_bytes()
+
+
+@pytest.mark.parametrize("name", ["train_maskable_ppo.py", "self_play.py"])
+def test_sb3_init_is_loaded_and_checked_before_the_run_starts(name, sb3_models, tmp_path, capsys):
+    """An --init of other rules, not a model, (self_play) of another board, (train_maskable_ppo) of another
+    network: an argument error naming --init, nothing written."""
+    mod = load(EXAMPLES / name, "scripts_" + name[:-3])
+    out = tmp_path / "run"
+    cases = [(["--init", sb3_models["m8"], "--rules", "ludii8"], ("--init", "--rules ludii8", "fly_threshold=8")),
+             (["--init", sb3_models["bad"]], ("--init", "not a readable MaskablePPO model"))]
+    if name == "self_play.py":
+        cases.append((["--init", sb3_models["m6"]], ("--init", "6x6", "--board-size 8")))
+    else:
+        cases.append((["--init", sb3_models["wide8"]], ("--init", "--channels 16 (here: 8)")))
+    for argv, words in cases:
+        refused(lambda: mod.parse_args(["--quick", *map(str, argv), "--out", str(out)], check_out=True), capsys,
+                *words)  # main's first step
+        assert not out.exists()
+    # a model of these rules: of this board, any board with train_maskable_ppo's board-size curriculum
+    assert mod.parse_args(["--quick", "--init", str(sb3_models["m8"])]).init == str(sb3_models["m8"])
+    assert mod.parse_args(["--quick", "--init", str(sb3_models["bare8"])]).init  # records no rules: board only
+    if name == "train_maskable_ppo.py":
+        assert mod.parse_args(["--quick", "--init", str(sb3_models["m6"])]).board_size == 8
+
+
+@pytest.mark.parametrize("init", ["", "m8", "bare8"])
+def test_self_play_records_the_runs_rules_in_its_model(init, sb3_models):
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from jiu_env import JiuSelfPlayEnv, Rules
+    from jiu_env.sb3 import model_phase, model_rules
+
+    mod = load(EXAMPLES / "self_play.py", "scripts_self_play")
+    args = mod.parse_args(["--quick", "--init", str(sb3_models[init]) if init else ""])
+    venv = make_vec_env(JiuSelfPlayEnv, n_envs=1, env_kwargs=dict(board_size=8, max_battle_turns=60))
+    model = mod.build_model(args, venv)
+    assert model_rules(model) == Rules.make("competitive", board_size=8, max_battle_turns=60)  # the run's limit
+    assert model_phase(model) == "battle"
+    venv.close()
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -101,10 +165,24 @@ def test_overwrite_never_deletes_the_model_a_run_starts_from(name, tmp_path, cap
     (["--quick", "--curriculum", "random,gredy", "--promote-at", "0.5"], "--curriculum"),
     (["--board-size", "2"], "--board-size"),
     (["--init", "no/such.zip"], "--init no/such.zip: no such model file"),
+    (["--keep-old", "1.0"], "--keep-old 1.0"),
+    (["--keep-old", "0.95"], "--keep-old 0.95"),  # rounds to 8 eighths: the current stage never played
+    (["--keep-old", "0.01"], "--keep-old 0.01"),  # rounds to 0 eighths (was played as 1/8)
+    (["--quick", "--batch-size", "1"], "--batch-size 1"),
+    (["--quick", "--n-envs", "1", "--n-steps", "1"], "--n-steps 1 x --n-envs 1"),
+    (["--quick", "--n-envs", "1", "--n-steps", "65", "--batch-size", "64"], "a last minibatch of one step"),
+    (["--quick", "--seed", "-1"], "--seed -1"),
 ])
 def test_train_maskable_ppo_bad_flags(argv, words, capsys):
     mod = load(EXAMPLES / "train_maskable_ppo.py", "scripts_train_maskable_ppo")
     refused(lambda: mod.parse_args(argv), capsys, words)
+
+
+def test_train_maskable_ppo_keep_old_in_eighths():
+    mod = load(EXAMPLES / "train_maskable_ppo.py", "scripts_train_maskable_ppo")
+    for share in (0.0, 0.125, 0.3, 0.875):
+        assert mod.parse_args(["--quick", "--keep-old", str(share)]).keep_old == share
+    assert "eighths" in mod.HELP["keep_old"]
 
 
 def test_train_maskable_ppo_quick_promotes_at_once_for_any_curriculum():
@@ -128,6 +206,10 @@ def test_train_maskable_ppo_default_thresholds_fit_any_curriculum():
     (["--vec-env", "foo"], "argument --vec-env"),
     (["--start", "foo"], "argument --start"),
     (["--quick", "--ladder", "random,nosuch"], "--ladder"),
+    (["--quick", "--batch-size", "1"], "--batch-size 1"),
+    (["--quick", "--n-envs", "1", "--n-steps", "1"], "--n-steps 1 x --n-envs 1"),
+    (["--quick", "--n-envs", "1", "--n-steps", "65", "--batch-size", "64"], "a last minibatch of one step"),
+    (["--quick", "--seed", "-1"], "--seed -1"),
 ])
 def test_self_play_bad_flags(argv, words, capsys):
     mod = load(EXAMPLES / "self_play.py", "scripts_self_play")
@@ -155,6 +237,7 @@ def tianshou_dqn():
     (["--opponents", ","], "--opponents"),
     (["--quick", "--eval-bots", "random,gredy"], "--eval-bots"),
     (["--capture-reward=-inf"], "--capture-reward -inf: must be a finite number"),
+    (["--keep-prev", "1"], "--keep-prev 1.0: must be < 1"),
 ])
 def test_tianshou_ppo_bad_flags(tianshou_ppo, argv, words, capsys):
     refused(lambda: tianshou_ppo.parse_args(argv), capsys, words)
@@ -166,6 +249,7 @@ def test_tianshou_ppo_bad_flags(tianshou_ppo, argv, words, capsys):
     (["--start", "foo"], "argument --start"),
     (["--eps-start", "2"], "--eps-start"),
     (["--capture-reward", "inf"], "--capture-reward inf: must be a finite number"),
+    (["--keep-prev", "1"], "--keep-prev 1.0: must be < 1"),
 ])
 def test_tianshou_dqn_bad_flags(tianshou_dqn, argv, words, capsys):
     refused(lambda: tianshou_dqn.parse_args(argv), capsys, words)
@@ -208,6 +292,33 @@ def test_tianshou_new_run_refuses_an_out_with_a_checkpoint(which, request, tmp_p
     refused(lambda: mod.main(["--quick", "--resume", "--out", str(tmp_path)]), capsys, "--channels")
 
 
+@pytest.mark.parametrize("which", ["tianshou_ppo", "tianshou_dqn"])
+def test_tianshou_resume_keeps_the_runs_curriculum(which, request, tmp_path, capsys):
+    """A resume with other --opponents (shorter: the rung would be past its end; as long: silently another
+    curriculum) is refused naming --opponents, by main and by train."""
+    import dataclasses
+
+    import torch
+
+    mod = request.getfixturevalue(which)
+    a = mod.parse_args(["--quick", "--opponents", "random,greedy", "--out", str(tmp_path)])
+    config = dict(board_size=a.board_size, channels=a.channels, layers=a.layers, max_battle_turns=a.max_battle_turns)
+    if which == "tianshou_ppo":
+        config.update(rules="competitive", value_hidden=a.value_hidden)
+        data = dict(config=config, args=dataclasses.asdict(a), state=dict(rung=1))
+    else:
+        data = dict(config=config, args=dataclasses.asdict(a), counters=dict(stage=1))
+    torch.save(data, tmp_path / "checkpoint.pt")
+    for other in ("random", "greedy,random"):
+        argv = ["--quick", "--resume", "--opponents", other, "--out", str(tmp_path)]
+        refused(lambda: mod.main(argv), capsys, "--opponents", "'random,greedy'", "keeps its curriculum")
+        with pytest.raises(ValueError, match="--opponents"):
+            mod.train(mod.parse_args(argv))
+    assert mod.out_problem(mod.parse_args(["--quick", "--resume", "--opponents", "random, greedy",
+                                           "--out", str(tmp_path)])) is None
+    assert not (tmp_path / "command.txt").exists()
+
+
 def test_tianshou_dqn_train_refuses_a_resume_without_a_checkpoint(tianshou_dqn, tmp_path):
     with pytest.raises(FileNotFoundError, match="checkpoint.pt"):
         tianshou_dqn.train(tianshou_dqn.parse_args(["--quick", "--resume", "--out", str(tmp_path / "none")]))
@@ -232,6 +343,9 @@ def rllib_ppo():
     (["--self-play", "2"], "--self-play"),
     (["--board-size", "2"], "--board-size"),
     (["--capture-reward", "inf"], "--capture-reward inf: must be a finite number"),
+    (["--keep-prev", "1"], "--keep-prev 1.0: must be < 1"),
+    (["--train-batch", "100", "--minibatch", "500"], "--minibatch 500: must be at most --train-batch 100"),
+    (["--quick", "--train-batch", "32"], "--minibatch 64: must be at most --train-batch 32"),  # QUICK's minibatch
 ])
 def test_rllib_ppo_bad_flags(argv, words, capsys):
     mod = rllib_ppo()
@@ -251,11 +365,84 @@ def test_rllib_ppo_checks_out_before_ray_starts(tmp_path, capsys):
     assert len((tmp_path / "command.txt").read_text().splitlines()) == 2
 
 
-def test_rllib_self_play_quick_keeps_the_flags_given():
-    mod = load(EXAMPLES / "rllib_self_play.py", "scripts_rllib_self_play")
-    a = mod.parse_args(["--quick", "--board-size", "8", "--eval-games", "20"])
+def test_rllib_ppo_resume_keeps_the_runs_curriculum(tmp_path, capsys):
+    import dataclasses
+
+    mod = rllib_ppo()
+    a = mod.parse_args(["--quick", "--opponents", "random,greedy", "--out", str(tmp_path)])
+    (tmp_path / "checkpoint").mkdir()
+    (tmp_path / "state.json").write_text(json.dumps(dict(rung=1, args=dataclasses.asdict(a))))
+    for other in ("random", "greedy,random"):
+        argv = ["--quick", "--resume", "--opponents", other, "--out", str(tmp_path)]
+        refused(lambda: mod.main(argv), capsys, "--opponents", "'random,greedy'", "keeps its curriculum")
+        if importlib.util.find_spec("ray"):
+            with pytest.raises(ValueError, match="--opponents"):
+                mod.train(mod.parse_args(argv))  # before Ray starts
+    assert mod.out_problem(mod.parse_args(["--quick", "--resume", "--opponents", "random,greedy",
+                                           "--out", str(tmp_path)])) is None
+    assert not (tmp_path / "command.txt").exists()
+
+
+def rllib_self_play():
+    return load(EXAMPLES / "rllib_self_play.py", "scripts_rllib_self_play")
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--train-batch", "100", "--minibatch", "500"], "--minibatch 500: must be at most --train-batch 100"),
+    (["--quick", "--train-batch", "32"], "--minibatch 64: must be at most --train-batch 32"),
+])
+def test_rllib_self_play_bad_flags(argv, words, tmp_path, capsys):
+    mod = rllib_self_play()
+    refused(lambda: mod.parse_args([*argv, "--checkpoint", str(tmp_path / "ckpt")]), capsys, words)  # before Ray
+
+
+def test_rllib_self_play_refuses_a_previous_checkpoint(tmp_path, capsys):
+    """Never overwritten without --overwrite (checked before Ray starts); --overwrite replaces only a checkpoint."""
+    mod = rllib_self_play()
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    assert mod.parse_args(["--quick", "--checkpoint", str(ckpt)]).checkpoint == str(ckpt)  # empty: fine
+    (ckpt / "rllib_checkpoint.json").write_text("{}")
+    refused(lambda: mod.parse_args(["--quick", "--checkpoint", str(ckpt)]), capsys, f"--checkpoint {ckpt}",
+            "--overwrite")
+    assert (ckpt / "rllib_checkpoint.json").read_text() == "{}"
+    assert mod.parse_args(["--quick", "--checkpoint", str(ckpt), "--overwrite"]).overwrite
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    refused(lambda: mod.parse_args(["--quick", "--checkpoint", str(other), "--overwrite"]), capsys,
+            f"--checkpoint {other}", "not an RLlib checkpoint")
+    refused(lambda: mod.parse_args(["--quick", "--checkpoint", str(other / "notes.txt")]), capsys, "not a folder")
+    assert (other / "notes.txt").read_text() == "mine"
+
+
+def test_rllib_self_play_replaces_a_checkpoint_whole(tmp_path):
+    """--overwrite: the new checkpoint is saved beside the old one, then takes its place (no file of the old one
+    left in it, nothing left beside it)."""
+    mod = rllib_self_play()
+
+    class Algo:  # what save() uses of an RLlib Algorithm
+        def __init__(self, tag):
+            self.tag = tag
+
+        def save(self, path):
+            pathlib.Path(path, "rllib_checkpoint.json").write_text(self.tag)
+
+    ckpt = tmp_path / "ckpt"
+    assert mod.save(Algo("first"), str(ckpt)) == str(ckpt)
+    (ckpt / "league_9").mkdir()  # a file of the first run only
+    mod.save(Algo("second"), str(ckpt))
+    assert sorted(p.name for p in ckpt.iterdir()) == ["rllib_checkpoint.json"]
+    assert (ckpt / "rllib_checkpoint.json").read_text() == "second"
+    assert [p.name for p in tmp_path.iterdir()] == ["ckpt"]
+
+
+def test_rllib_self_play_quick_keeps_the_flags_given(tmp_path):
+    mod = rllib_self_play()
+    ckpt = ["--checkpoint", str(tmp_path / "ckpt")]  # not the default, which a run of the example may hold
+    a = mod.parse_args(["--quick", "--board-size", "8", "--eval-games", "20", *ckpt])
     assert (a.board_size, a.eval_games) == (8, 20)
-    assert mod.parse_args(["--quick"]).board_size == 6
+    assert mod.parse_args(["--quick", *ckpt]).board_size == 6
 
 
 # ------------------------------------------------------------------ examples: alphazero, demo, play
