@@ -300,7 +300,7 @@ def _import_module(name: str) -> Any:
         except BaseException as e:  # a module that fails to import is not kept half-run for the next call
             sys.modules.pop(mod_name, None)
             if isinstance(e, Exception):  # its own error (a SyntaxError, one raised at its top level), named
-                raise ImportError(f"player module file {name!r} cannot be loaded: {_import_error(e)}") from e
+                raise _load_error(f"player module file {name!r}", e) from e
             raise
         return mod
     try:
@@ -311,14 +311,18 @@ def _import_module(name: str) -> Any:
     except ImportError:
         raise
     except Exception as e:  # the module was found and failed while it ran
-        raise ImportError(f"player module {name!r} cannot be loaded: {_import_error(e)}") from e
+        raise _load_error(f"player module {name!r}", e) from e
 
 
-def _import_error(e: Exception) -> str:
-    """An exception raised while a player module ran, on one line: its type, message and (a SyntaxError) line."""
-    if isinstance(e, SyntaxError):
-        return f"{type(e).__name__}: {e.msg} (line {e.lineno})"
-    return f"{type(e).__name__}: {e}"
+def _load_error(what: str, e: Exception) -> Exception:
+    """The error of a player module that failed while it ran, on one line (its type, message, a SyntaxError's line).
+
+    An ImportError only when the module itself could not import something (a missing package): that is
+    what an optional player may be left out for.  A mistake in the module (a SyntaxError, an error raised
+    at its top level) is a ValueError, which stops the run instead of quietly dropping the player."""
+    why = f"{type(e).__name__}: {e.msg} (line {e.lineno})" if isinstance(e, SyntaxError) else f"{type(e).__name__}: {e}"
+    cls = ImportError if isinstance(e, ImportError) else ValueError
+    return cls(f"{what} cannot be loaded: {why}")
 
 
 def _user_class(spec: PlayerSpec, seed: int | None) -> Any:

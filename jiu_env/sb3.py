@@ -468,7 +468,7 @@ class SelfPlayCallback(BaseCallback):
     def __init__(self, every: int = 20_000, at_start: bool | str = False, verbose: int = 0) -> None:
         self.every = check_int("every", every, 1, note="(timesteps between snapshots)")
         self.at_start = check_flag("at_start", at_start)  # "false" would add a snapshot before the first rollout
-        super().__init__(check_int("verbose", verbose, 0))
+        super().__init__(verbose)  # SB3's own (it takes a bool too)
         self.last = 0
         self.added = 0
 

@@ -613,3 +613,13 @@ def test_a_reader_that_closes_the_pipe_early_gets_no_traceback(tmp_path):
     err = p.stderr.read().decode()
     assert p.wait(timeout=300) == 141  # 128 + SIGPIPE, as a shell reports a Unix tool stopped by a closed pipe
     assert err == ""
+
+
+def test_a_broken_pipe_that_is_not_stdouts_keeps_its_traceback():
+    # stdout still read: the BrokenPipeError came from another pipe (a worker's), an error of the command
+    code = ("import sys; from jiu_env import cli\n"
+            "def boom(args): raise BrokenPipeError('a worker pipe')\n"
+            "cli.COMMANDS['replay'] = (*cli.COMMANDS['replay'][:3], boom, *cli.COMMANDS['replay'][4:])\n"
+            "sys.exit(cli.main(['replay', 'x.json']))\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1 and "BrokenPipeError: a worker pipe" in p.stderr

@@ -388,8 +388,10 @@ def test_a_player_that_raises_stops_the_tournament_naming_the_game(tmp_path, wor
     mod = tmp_path / "mybots.py"
     mod.write_text(USER_BOT)
     cfg = TournamentConfig(players=["random", f"boom={mod}:Boom"], games=2, seed=1, rules=SMALL)
-    with pytest.raises(RuntimeError, match=r"^game random\|boom\|\d \((random|boom) vs (random|boom)\) failed: "
-                                           r"KeyError: 'kaboom'$"):
+    from jiu_env.evaluation.backends import GameFailed
+
+    with pytest.raises(GameFailed, match=r"^game random\|boom\|\d \((random|boom) vs (random|boom)\) failed: "
+                                         r"KeyError: 'kaboom'$"):
         run_tournament(cfg, workers=workers, log=lambda msg: None)
 
 

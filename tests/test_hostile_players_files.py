@@ -672,9 +672,15 @@ def test_a_player_file_that_fails_to_load_is_named_not_a_traceback(tmp_path, sou
 
     bad = tmp_path / "badbot.py"
     bad.write_text(source)
-    with pytest.raises(ImportError, match=f"player module file '{bad}' cannot be loaded: {words}"):
+    with pytest.raises(ValueError, match=f"player module file '{bad}' cannot be loaded: {words}"):
         make_player(f"{bad}:Bot")
     assert main(["eval", "random", f"b={bad}:Bot", "--board-size", "6", "--games", "2", "--workers", "1"]) == 2
+    assert "cannot be loaded" in capsys.readouterr().err
+    # a broken file is a mistake to fix, not a missing optional package: an optional player stops the run
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(f'games = 2\noptional = ["b"]\n[rules]\nboard_size = 6\n[[players]]\nspec = "random"\n'
+                   f'[[players]]\nname = "b"\nspec = "{bad}:Bot"\n')
+    assert main(["eval", "--config", str(cfg), "--workers", "1", "--no-progress"]) == 2
     assert "cannot be loaded" in capsys.readouterr().err
 
 

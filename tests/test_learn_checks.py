@@ -300,3 +300,19 @@ def test_the_help_says_what_each_stage_makes_of_a_shared_flag():
     assert "gate and rl, exactly K" in helps["random_opening"]
     assert all(f"{stage}:" in helps["games"] for stage in ("data", "selfplay", "gate"))
     assert all(what in helps["workers"] for what in ("gate games", "rl streams", "positions for train"))
+
+
+def test_a_failed_game_of_the_gate_is_one_error_line_not_a_traceback(tmp_path, monkeypatch, capsys):
+    # the gate plays a tournament: a game that raises there is a GameFailed, reported as jiu eval reports it
+    from jiu_env.evaluation.backends import GameFailed
+    from jiu_env.learn import pipeline
+
+    def fail(*args, **kwargs):
+        raise GameFailed("game new|old|0 (new vs old) failed: ValueError: cannot play this position")
+
+    from jiu_env.cli import main
+
+    monkeypatch.setattr(pipeline, "run_pipeline", fail)
+    assert main(["train", str(tmp_path / "run"), "--quick", "--stage", "gate"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("jiu train: error: game new|old|0 (new vs old) failed: ValueError") and "Traceback" not in err

@@ -115,7 +115,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[args.command][3](args)
     except BrokenPipeError:
+        if not _stdout_gone():  # another pipe (a worker's): an error of the command, not its reader leaving
+            raise
         return _output_closed()
+
+
+def _stdout_gone() -> bool:
+    """Whether stdout's reader has gone (a pipe whose read end is closed reports POLLERR); True where that
+    cannot be asked (no poll, no file descriptor): the broken pipe is then taken for stdout's, as before."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return True
 
 
 __all__ = ["main", "build_parser", "COMMANDS"]

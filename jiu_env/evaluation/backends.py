@@ -137,9 +137,15 @@ def _watch_parent(parent_pid):
             os._exit(1)
 
 
-def _failed(t: GameTask, e: BaseException) -> RuntimeError:
+class GameFailed(RuntimeError):
+    """A game of a tournament raised (a player's error, a worker lost): the message names the game, its players
+    and the error.  A RuntimeError, as before it had a class of its own; callers that report it (``jiu eval``,
+    the gate of ``jiu train``) catch this class, so that other RuntimeErrors keep their tracebacks."""
+
+
+def _failed(t: GameTask, e: BaseException) -> GameFailed:
     """The error of a game that raised: the game and its players named, then the exception itself."""
-    return RuntimeError(f"game {t.id} ({t.white} vs {t.black}) failed: {type(e).__name__}: {e}")
+    return GameFailed(f"game {t.id} ({t.white} vs {t.black}) failed: {type(e).__name__}: {e}")
 
 
 def execute_local(todo: Sequence[GameTask], workers: int | None = None) -> Iterator[dict[str, Any]]:
@@ -811,6 +817,6 @@ def _execute_ray(ray: ModuleType, todo: Sequence[GameTask], workers: int | None,
                     ray.kill(w.handle)
 
 
-__all__ = ["BACKENDS", "check_backend", "execute", "execute_local", "end_pool", "execute_ray", "init_ray", "ray_session", "worker_pool", "rewrite_spec", "spec_files",
+__all__ = ["BACKENDS", "GameFailed", "check_backend", "execute", "execute_local", "end_pool", "execute_ray", "init_ray", "ray_session", "worker_pool", "rewrite_spec", "spec_files",
            "FileCache", "GameWorker", "DIRECTORY_KINDS", "pack_dir", "unpack_dir", "ship_files", "check_reachable",
            "connect_hint", "CONNECT_TIMEOUT_S", "GAME_ATTEMPTS", "WorkersLost", "alive_cpus"]

@@ -42,6 +42,7 @@ import time
 from typing import Any
 
 from ..rules import Rules
+from ..evaluation.backends import GameFailed
 from .data import ChunkFailed
 from .train import POLICY_TARGETS, PRECISIONS
 
@@ -614,6 +615,9 @@ def run(args: argparse.Namespace, rules: Rules) -> int:
     except ChunkFailed as e:  # a game failed, not the command line: 1, as jiu eval's failed game
         print(f"jiu train: error: {e} (the chunks finished are stored: run the same command again to resume)",
               file=sys.stderr)
+        return 1
+    except GameFailed as e:  # a game of the gate (or of the rl stage's evaluation): named, not a traceback
+        print(f"jiu train: error: {e} (run the same command again to resume)", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"jiu train: stopped; run the same command again to resume from {args.out}", file=sys.stderr)
