@@ -308,5 +308,16 @@ def _check_table() -> None:
 
 _check_table()
 
+
+def rules_flags(args: Any) -> list[str]:
+    """The rules flags a command line gave, in this order: ``--rules`` (even ``--rules competitive``, the
+    default's name), ``--rule``, ``--board-size``.  ``args`` is an argparse namespace of ``jiu eval``,
+    ``jiu train``, ``jiu play``...; a flag the command does not have counts as not given.  Defined here, below
+    the CLI and the learning pipeline, so that both read the command line's rules one way."""
+    return [flag for flag, here in (("--rules", getattr(args, "rules", None) is not None),
+                                    ("--rule", bool(getattr(args, "rule", None))),
+                                    ("--board-size", getattr(args, "board_size", None) is not None)) if here]
+
+
 __all__ = ["RULE_OPTIONS", "RULE_OPTION", "RuleOption", "PROFILES", "DEFAULT_HISTORY", "Bound", "FromBoard", "POINTS",
-           "KEPT_STONES", "defaults", "header_values", "markdown_table"]
+           "KEPT_STONES", "defaults", "header_values", "markdown_table", "rules_flags"]

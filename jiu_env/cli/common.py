@@ -12,6 +12,7 @@ import sys
 from typing import Callable
 
 from ..bots import parse_value  # rules options use the bot-spec value syntax
+from ..options import rules_flags  # the rules flags given, read one way by the CLI and jiu train
 from ..rules import Rules
 
 #: The sub-commands of ``jiu``, in the order of ``jiu --help`` (the keys of :data:`jiu_env.cli.COMMANDS`): an
@@ -86,14 +87,6 @@ def _rules_from_args(args, base=None):
         return Rules.make((args.rules or "competitive") if base is None else base, **opts)
     except (TypeError, ValueError) as e:
         _exit_error(f"{'/'.join(rules_flags(args)) or '--rules'}: {e}", args)
-
-
-def rules_flags(args) -> list[str]:
-    """The rules flags the command line gave: ``--rules`` (even ``--rules competitive``, the default's name),
-    ``--rule``, ``--board-size``."""
-    return [flag for flag, here in (("--rules", getattr(args, "rules", None) is not None),
-                                    ("--rule", bool(getattr(args, "rule", None))),
-                                    ("--board-size", getattr(args, "board_size", None) is not None)) if here]
 
 
 def rules_flags_given(args) -> bool:

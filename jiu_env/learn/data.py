@@ -505,7 +505,7 @@ def _local_chunks(cfg: dict[str, Any], todo: list[int], workers: int) -> _Chunks
     started are cancelled and the workers still playing are ended, as :func:`jiu_env.evaluation.backends.execute_local`
     does, instead of the pool's exit waiting for every chunk to be played to the end.
     """
-    from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures import as_completed
 
     from ..evaluation.backends import end_pool, worker_pool
 
@@ -513,18 +513,17 @@ def _local_chunks(cfg: dict[str, Any], todo: list[int], workers: int) -> _Chunks
     clean = False
     try:
         pending = {pool.submit(_chunk_job, cfg, i): i for i in todo}
-        while pending:
-            wait(pending, return_when=FIRST_COMPLETED)
-            finished = sorted((f for f in pending if f.done()), key=pending.__getitem__)
-            failed = [f for f in finished if f.exception() is not None]
-            for fut in finished:
-                if fut.exception() is None:
-                    del pending[fut]
-                    yield fut.result()
-            if failed:
-                exc = failed[0].exception()
-                assert exc is not None
-                raise _chunk_failed(pending[failed[0]], exc) from exc
+        yielded = set()
+        for fut in as_completed(pending):  # each future once, as it finishes: no scan of the pending ones
+            exc = fut.exception()
+            if exc is not None:
+                # the chunks that finished beside it are stored before the run stops (one scan, on failure)
+                for other in sorted(pending, key=pending.__getitem__):
+                    if other not in yielded and other.done() and not other.cancelled() and other.exception() is None:
+                        yield other.result()
+                raise _chunk_failed(pending[fut], exc) from exc
+            yielded.add(fut)
+            yield fut.result()
         clean = True
     finally:
         end_pool(pool, clean)

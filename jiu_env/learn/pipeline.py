@@ -41,6 +41,7 @@ import sys
 import time
 from typing import Any
 
+from ..options import rules_flags
 from ..rules import Rules
 from ..evaluation.backends import GameFailed
 from .data import ChunkFailed
@@ -582,12 +583,13 @@ def stage_flag_problems(args: argparse.Namespace) -> list[str]:
 
 
 def rules_flags_given(args: argparse.Namespace) -> bool:
-    """Whether the command line asked for rules (``--rules``, ``--rule``, ``--board-size``; the CLI adds these
-    flags).  The board size ``--quick`` sets when none is given does not count: ``--quick --stage train``
-    trains on the data it is given, whatever its board size."""
-    quick_size = args.quick and getattr(args, "board_size", None) == QUICK["board_size"]
-    return bool(getattr(args, "rules", None) is not None or getattr(args, "rule", None)
-                or (getattr(args, "board_size", None) is not None and not quick_size))
+    """Whether the command line asked for rules (:func:`jiu_env.options.rules_flags`, as every ``jiu``
+    command reads them).  The board size ``--quick`` sets when none is given does not count: ``--quick --stage
+    train`` trains on the data it is given, whatever its board size."""
+    flags = rules_flags(args)
+    if args.quick and getattr(args, "board_size", None) == QUICK["board_size"]:
+        flags.remove("--board-size")
+    return bool(flags)
 
 
 def run(args: argparse.Namespace, rules: Rules) -> int:
