@@ -240,3 +240,18 @@ def test_the_recipe_adds_an_option_to_the_state_checks(tmp_path):
     copy's kernel: minutes)."""
     root = _package_with_recipe(tmp_path)
     assert _run_in(root, _SLOW, timeout=1200).strip() == "ok"
+
+
+def test_rules_flags_names_the_flags_given_in_order():
+    """The one reading of a command line's rules flags (jiu eval, jiu train, jiu play...): a flag given its
+    default's name counts, a flag the command lacks does not."""
+    import argparse
+
+    from jiu_env.options import rules_flags
+
+    assert rules_flags(argparse.Namespace()) == []
+    assert rules_flags(argparse.Namespace(rules=None, rule=None, board_size=None)) == []
+    assert rules_flags(argparse.Namespace(rules="competitive", rule=[], board_size=None)) == ["--rules"]
+    assert rules_flags(argparse.Namespace(rules=None, rule=["fly=0"], board_size=8)) == ["--rule", "--board-size"]
+    assert rules_flags(argparse.Namespace(board_size=6, rules="ludii8", rule=["a=1"])) == [
+        "--rules", "--rule", "--board-size"]
