@@ -444,6 +444,8 @@ def train(a: Args) -> list[dict]:
     for name in ("train_batch", "minibatch", "epochs", "n_envs", "eval_every", "promote_window"):
         if getattr(a, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {getattr(a, name)}")
+    if a.minibatch > a.train_batch:
+        raise ValueError(f"--minibatch {a.minibatch} must be at most --train-batch {a.train_batch}")
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     np.random.seed(a.seed)
@@ -624,6 +626,9 @@ def check_args(p: argparse.ArgumentParser, a: Args) -> None:
     if a.keep_prev >= 1:  # no game against the current rung: it would never promote
         p.error(f"--keep-prev {a.keep_prev!r}: must be < 1 (the rest of the games are the current rung's, which "
                 "moves on by its results)")
+    if a.minibatch > a.train_batch:  # Tianshou would quietly make one minibatch of the whole batch
+        p.error(f"--minibatch {a.minibatch}: must be at most --train-batch {a.train_batch} (each update's batch "
+                "is split into minibatches)")
     stages = curriculum(a)
     if not stages:
         p.error(f"--opponents {a.opponents!r}: names no opponent (comma-separated player specs, e.g. random,greedy)")

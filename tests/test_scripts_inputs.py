@@ -238,6 +238,7 @@ def tianshou_dqn():
     (["--quick", "--eval-bots", "random,gredy"], "--eval-bots"),
     (["--capture-reward=-inf"], "--capture-reward -inf: must be a finite number"),
     (["--keep-prev", "1"], "--keep-prev 1.0: must be < 1"),
+    (["--train-batch", "100", "--minibatch", "101"], "--minibatch 101: must be at most --train-batch 100"),
 ])
 def test_tianshou_ppo_bad_flags(tianshou_ppo, argv, words, capsys):
     refused(lambda: tianshou_ppo.parse_args(argv), capsys, words)
