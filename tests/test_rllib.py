@@ -536,6 +536,7 @@ class _StandInAlgorithm:
         self.mapping = None
         self.learner_group = None
         self.env_runner_group = type("Runners", (), {"sync_weights": lambda self, **kw: None})()
+        self.config = type("Config", (), {"policies": self.modules})()  # RLlib's keeps the module ids
 
     def get_module(self, module_id):
         return self.modules[module_id]
@@ -568,6 +569,16 @@ def test_league_snapshots_beyond_max_snapshots_leave_the_algorithm():
     assert sorted(algo.modules) == ["league_10", "league_8", "learner", "random"]  # kept them all: league_2 ...
     assert algo.mapping.league == ["random", "league_8", "league_10"] and callback.snapshots == ["league_8", "league_10"]
     assert result["league_size"] == 3
+    # an algorithm restored from a checkpoint holds snapshots that a new callback did not add: they are its
+    # league (league_size counts them) and are dropped like its own
+    restored = SelfPlayLeagueCallback(snapshot_every=2, max_snapshots=2)
+    algo.iteration = 11
+    restored.on_train_result(algorithm=algo, result=result)
+    assert result["league_size"] == 3 and restored.snapshots == ["league_8", "league_10"]
+    algo.iteration = 12
+    restored.on_train_result(algorithm=algo, result=result)
+    assert sorted(algo.modules) == ["league_10", "league_12", "learner", "random"]
+    assert algo.mapping.league == ["random", "league_10", "league_12"] and result["league_size"] == 3
 
 
 def test_env_config_errors_are_clear():
@@ -605,12 +616,14 @@ def test_module_config_typos_and_observations_of_another_board_are_refused():
 
 def test_league_snapshots_leave_a_real_algorithm_and_its_checkpoint(tmp_path):
     """RLlib's own add_module / remove_module: a dropped snapshot leaves the config, the learner, the env runner
-    and the checkpoint, and training goes on (a Ray instance in a subprocess, as the examples run)."""
+    and the checkpoint, and training goes on; an algorithm restored from that checkpoint drops the checkpoint's
+    snapshot in its turn (a Ray instance in a subprocess, as the examples run)."""
     code = (
         "import os, sys, ray\n"
         "ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)\n"
         "from jiu_env.integrations.rllib import SelfPlayLeagueCallback, ppo_self_play_config\n"
-        "cfg = (ppo_self_play_config(board_size=6, channels=4, layers=1, value_hidden=4, max_battle_turns=20)\n"
+        "cfg = (ppo_self_play_config(board_size=6, channels=4, layers=1, value_hidden=4, max_battle_turns=20,\n"
+        "                            snapshot_every=1, max_snapshots=1)\n"
         "       .env_runners(num_env_runners=0).learners(num_learners=0)\n"
         "       .training(train_batch_size_per_learner=64, minibatch_size=32, num_epochs=1))\n"
         "algo = cfg.build_algo()\n"
@@ -623,13 +636,25 @@ def test_league_snapshots_leave_a_real_algorithm_and_its_checkpoint(tmp_path):
         "print('config', *sorted(algo.config.policies))\n"
         "print('runner', *sorted(algo.env_runner.module.keys()))\n"
         "print('saved', *sorted(os.listdir(os.path.join(sys.argv[1], 'learner_group', 'learner', 'rl_module'))))\n"
+        "algo.stop()\n"
+        "from ray.rllib.algorithms.algorithm import Algorithm\n"
+        "algo = Algorithm.from_checkpoint(sys.argv[1])\n"
+        "print('restored', *sorted(algo.config.policies))\n"
+        "algo.train()\n"
+        "print('after', *sorted(algo.config.policies))\n"
+        "print('after_runner', *sorted(algo.env_runner.module.keys()))\n"
         "ray.shutdown()\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "ckpt")], capture_output=True, text=True,
                        timeout=600, env=env)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     lines = {words[0]: words[1:] for words in map(str.split, r.stdout.splitlines())
-             if words and words[0] in ("config", "runner", "saved")}
-    modules = ["league_3", "learner", "random"]  # league_1 and league_2 stayed everywhere
+             if words and words[0] in ("config", "runner", "saved", "restored", "after", "after_runner")}
+    # league_1 and league_2 stayed everywhere; the config's own callback snapshots league_4 in train() and drops
+    # league_3, which it did not add
+    modules = ["league_4", "learner", "random"]
     assert lines["config"] == lines["runner"] == modules
-    assert set(lines["saved"]) >= set(modules) and not {"league_1", "league_2"} & set(lines["saved"])
+    assert set(lines["saved"]) >= set(modules) and not {"league_1", "league_2", "league_3"} & set(lines["saved"])
+    # restored from the checkpoint, the algorithm's new callback drops the checkpoint's snapshot in its turn
+    assert lines["restored"] == modules
+    assert lines["after"] == lines["after_runner"] == ["league_5", "learner", "random"]

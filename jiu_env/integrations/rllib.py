@@ -31,6 +31,7 @@ import difflib
 import functools
 import os
 import random
+import re
 import zlib
 from collections.abc import Hashable, Mapping
 from typing import Any, Iterable, cast
@@ -511,6 +512,10 @@ class LeagueMapping:
         return rng.choice(self.league)
 
 
+#: The module ids of the league's snapshots (``league_K``, K the iteration that froze it).
+_SNAPSHOT = re.compile(r"league_\d+")
+
+
 class SelfPlayLeagueCallback(RLlibCallback):
     """Every ``snapshot_every`` iterations, add a frozen copy of the learner to the league.
 
@@ -545,14 +550,24 @@ class SelfPlayLeagueCallback(RLlibCallback):
                         **kwargs: Any) -> None:
         if self.snapshot_every > 0 and algorithm.iteration % self.snapshot_every == 0:
             self.add_snapshot(algorithm)
+        else:
+            self.snapshots = self.league_of(algorithm)
         result["league_size"] = len(self.snapshots) + 1
+
+    def league_of(self, algorithm: Any) -> list[str]:
+        """The snapshots ``algorithm`` holds, oldest first: those this callback added and those of a
+        checkpoint it was restored from (a new callback starts with none of its own; without this, the
+        restored snapshots would stay in the algorithm for good, never dropped)."""
+        policies = getattr(getattr(algorithm, "config", None), "policies", None) or {}
+        found = {m for m in policies if isinstance(m, str) and _SNAPSHOT.fullmatch(m)}
+        return sorted(found | set(self.snapshots), key=lambda m: int(m[len("league_"):]))
 
     def add_snapshot(self, algorithm: Any) -> str:
         """Freeze the learner's current weights as a new league module, drop the snapshots beyond
-        ``max_snapshots`` from the algorithm; returns the new module's id."""
+        ``max_snapshots`` from the algorithm (a restored checkpoint's included); returns the new module's id."""
         module_id = f"league_{algorithm.iteration}"
         learner_module = algorithm.get_module(LEARNER)
-        self.snapshots.append(module_id)
+        self.snapshots = [m for m in self.league_of(algorithm) if m != module_id] + [module_id]
         dropped, self.snapshots = self.snapshots[:-self.max_snapshots], self.snapshots[-self.max_snapshots:]
         league = [RANDOM] + self.snapshots
         algorithm.add_module(module_id=module_id, module_spec=RLModuleSpec.from_module(learner_module),
