@@ -16,7 +16,8 @@ a command-line flag (``--pool-size 4``, ``--minutes 10``...).
 - ``--init MODEL.zip`` starts from a trained model (for example the result of
   ``train_maskable_ppo.py``) instead of a fresh network: a model of this
   board and these rules (``--board-size``, ``--rules``; anything else is
-  refused before the run starts);
+  refused before the run starts); a whole-game ``--init`` stays one under
+  ``--start battle`` (its placement is kept, not replaced by random placing);
 - the run's rules go into ``model.zip`` (``jiu_env.sb3.set_model_rules``), as
   in ``train_maskable_ppo.py``;
 - evaluation every ``eval_every`` steps against each bot of ``ladder`` with
@@ -338,6 +339,18 @@ def main(argv=None):
     return ladder_eval.rows
 
 
+def run_phase(args) -> str:
+    """The phase the run's model declares (``jiu_env.sb3.set_model_phase``): ``"game"`` when the run plays
+    placement (``--start placement``) or its ``--init`` model already did: battles only do not undo the
+    placement a whole-game model learnt, so it keeps playing its own (declared ``"battle"``, jiu eval would
+    place its stones at random)."""
+    from jiu_env.sb3 import model_phase
+
+    if args.start != "battle" or (args.init and model_phase(args.init) == "game"):
+        return "game"
+    return "battle"
+
+
 def build_model(args, venv):
     """The MaskablePPO model of the run: ``--init`` loaded (parse_args checked its board and rules), or a fresh
     ``JiuPolicy``; the run's rules and phase recorded on it, so they travel in the saved ``model.zip``."""
@@ -356,7 +369,7 @@ def build_model(args, venv):
     # jiu eval / jiu play then play the model on these rules and refuse others
     set_model_rules(model, args.rules, board_size=args.board_size, max_battle_turns=args.max_battle_turns)
     # a battle-only model plays whole games from random placements
-    set_model_phase(model, "battle" if args.start == "battle" else "game")
+    set_model_phase(model, run_phase(args))
     return model
 
 

@@ -38,8 +38,10 @@ a command-line flag (``--n-envs 4``, ``--minutes 10``...).
   eval`` plays ``sb3:model.zip`` on them when given no rules, and refuses a
   game of other rules naming both; so does what it learned
   (``jiu_env.sb3.set_model_phase``: ``"battle"`` with ``start="battle"``,
-  else ``"game"``): a battle-only model plays whole games from random
-  placements (``phases:random+sb3:model.zip``), and ``jiu eval`` says so;
+  else ``"game"``, and ``"game"`` for an ``--init`` whole-game model, whose
+  placement more battles do not undo): a battle-only model plays whole games
+  from random placements (``phases:random+sb3:model.zip``), and ``jiu eval``
+  says so;
 - presets (``--preset NAME``, :data:`PRESETS`) set a whole recipe's defaults;
   flags given explicitly win.  ``--preset scratch8``: 8x8 from scratch (no
   warm start), whole games from the empty board (placement included), the
@@ -358,6 +360,18 @@ def check_out_folder(p, args):
         (out / name).unlink()
 
 
+def run_phase(args) -> str:
+    """The phase the run's model declares (``jiu_env.sb3.set_model_phase``): ``"game"`` when the run plays
+    placement (``--start placement``) or its ``--init`` model already did: battles only do not undo the
+    placement a whole-game model learnt, so it keeps playing its own (declared ``"battle"``, jiu eval would
+    place its stones at random)."""
+    from jiu_env.sb3 import model_phase
+
+    if args.start != "battle" or (args.init and model_phase(args.init) == "game"):
+        return "game"
+    return "battle"
+
+
 def main(argv=None):
     args = parse_args(argv, check_out=True)
     t_start = time.time()  # the minutes budget counts from here (a behaviour-cloning warm start included)
@@ -402,7 +416,7 @@ def main(argv=None):
     set_model_rules(model, **rule_options)
     # and what it learns: the battle only (from random placements) or whole games; jiu eval and make_bot give a
     # battle-only model random placement in whole games (phases:random+sb3:model.zip) and say so
-    set_model_phase(model, "battle" if args.start == "battle" else "game")
+    set_model_phase(model, run_phase(args))
     if args.init:  # parse_args checked that it is a model of this network and these rules
         from jiu_env.sb3 import transfer_weights
         moved = transfer_weights(args.init, model)

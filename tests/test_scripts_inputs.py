@@ -86,12 +86,13 @@ def test_sb3_examples_refuse_an_out_holding_a_previous_run(name, files, tmp_path
 @pytest.fixture(scope="module")
 def sb3_models(tmp_path_factory):
     """Untrained MaskablePPO models of the --quick network (8 channels, 2 layers): ``m8`` (8x8 competitive rules
-    recorded), ``m6`` (6x6), ``bare8`` (8x8, no rules recorded), ``wide8`` (16 channels); ``bad`` is not a model."""
+    recorded), ``m6`` (6x6), ``bare8`` (8x8, no rules recorded), ``wide8`` (16 channels), ``game8`` (``m8``
+    declared a whole-game model); ``bad`` is not a model."""
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
     from jiu_env import JiuVsBotEnv
-    from jiu_env.sb3 import JiuPolicy, set_model_rules
+    from jiu_env.sb3 import JiuPolicy, set_model_phase, set_model_rules
 
     folder = tmp_path_factory.mktemp("models")
     paths = {}
@@ -103,6 +104,10 @@ def sb3_models(tmp_path_factory):
             set_model_rules(model, "competitive", board_size=n)
         paths[name] = folder / f"{name}.zip"
         model.save(paths[name])
+    model = MaskablePPO.load(paths["m8"], device="cpu")
+    set_model_phase(model, "game")
+    paths["game8"] = folder / "game8.zip"
+    model.save(paths["game8"])
     paths["bad"] = folder / "bad.zip"
     paths["bad"].write_text("not a model")
     return paths
@@ -154,6 +159,17 @@ def test_self_play_records_the_runs_rules_in_its_model(init, sb3_models):
     assert model_rules(model) == Rules.make("competitive", board_size=8, max_battle_turns=60)  # the run's limit
     assert model_phase(model) == "battle"
     venv.close()
+
+
+@pytest.mark.parametrize("name", ["self_play.py", "train_maskable_ppo.py"])
+def test_more_battles_keep_a_whole_game_models_phase(name, sb3_models):
+    """A whole-game --init trained on battles only stays a whole-game model (declared "battle", jiu eval would
+    place its stones at random and drop the placement it learnt); a battle model's run on whole games is one."""
+    mod = load(EXAMPLES / name, "scripts_" + name[:-3])
+    for init, start, phase in (("game8", "battle", "game"), ("m8", "battle", "battle"), ("", "battle", "battle"),
+                               ("m8", "placement", "game"), ("game8", "placement", "game")):
+        args = mod.parse_args(["--quick", "--start", start] + (["--init", str(sb3_models[init])] if init else []))
+        assert mod.run_phase(args) == phase, (init, start)
 
 
 @pytest.mark.parametrize("argv, words", [
