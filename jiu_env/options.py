@@ -319,5 +319,18 @@ def rules_flags(args: Any) -> list[str]:
                                     ("--board-size", getattr(args, "board_size", None) is not None)) if here]
 
 
+def rules_flags_for(declared: str) -> str:
+    """The ``jiu`` flags that read a record under the rules its header names (a record's rules field, as
+    ``jiu export`` and ``GameRecord.save`` write it): ``competitive board_size=6`` (the profile, then the
+    options that differ from it) is ``--board-size 6``."""
+    profile, *options = declared.split()
+    flags = [] if profile == "competitive" else [f"--rules {profile}"]
+    for option in options:
+        key, _, value = option.partition("=")
+        flags.append(f"--board-size {value}" if key == "board_size" else f"--rule {option}")
+    return " ".join(flags) if flags else "no --rules/--rule/--board-size (the default rules)"
+
+
 __all__ = ["RULE_OPTIONS", "RULE_OPTION", "RuleOption", "PROFILES", "DEFAULT_HISTORY", "Bound", "FromBoard", "POINTS",
-           "KEPT_STONES", "defaults", "header_values", "markdown_table", "rules_flags"]
+           "KEPT_STONES", "defaults", "header_values", "markdown_table", "rules_flags",
+           "rules_flags_for"]

@@ -577,6 +577,11 @@ def test_replay_names_the_rules_a_text_record_was_played_under(tmp_path, capsys)
     assert err.startswith(f"jiu replay: error: {txt} was played under competitive board_size=6 max_battle_turns=60;"
                           " read it with --board-size 6 --rule max_battle_turns=60 (")
     assert run(["replay", str(txt), "--all", "--board-size", "6", "--rule", "max_battle_turns=60"], capsys)[0] == 0
+    # jiu export names the same flags
+    rc, _, err = run(["export", str(txt), "--format", "json", "--out", str(tmp_path / "json")], capsys)
+    assert rc == 2 and err.rstrip().endswith("on the command line: --board-size 6 --rule max_battle_turns=60)")
+    assert run(["export", str(txt), "--format", "json", "--out", str(tmp_path / "json"), "--board-size", "6",
+                "--rule", "max_battle_turns=60"], capsys)[0] == 0
 
 
 def test_lenient_is_refused_where_it_means_nothing(tmp_path, capsys):

@@ -255,3 +255,11 @@ def test_rules_flags_names_the_flags_given_in_order():
     assert rules_flags(argparse.Namespace(rules=None, rule=["fly=0"], board_size=8)) == ["--rule", "--board-size"]
     assert rules_flags(argparse.Namespace(board_size=6, rules="ludii8", rule=["a=1"])) == [
         "--rules", "--rule", "--board-size"]
+
+
+def test_rules_flags_for_reads_a_records_rules_field():
+    from jiu_env.options import rules_flags_for
+
+    assert rules_flags_for("competitive board_size=6 max_battle_turns=60") == "--board-size 6 --rule max_battle_turns=60"
+    assert rules_flags_for("ludii8") == "--rules ludii8"
+    assert rules_flags_for("competitive") == "no --rules/--rule/--board-size (the default rules)"

@@ -6,6 +6,7 @@ import argparse
 from typing import Callable
 
 from ..notation import action_to_str
+from ..options import rules_flags_for
 from ..render import render_ansi
 from ..rules import rules_differences
 from .common import _add_rules_args, _err, _rules_from_args, rules_flags_given
@@ -49,17 +50,6 @@ def lenient_formats() -> str:
     from ..records import formats
 
     return ", ".join(name for name, fmt in formats.FORMATS.items() if fmt.lenient)
-
-
-def rules_flags_for(declared: str) -> str:
-    """The ``jiu`` flags that read a record under the rules its header names: ``competitive board_size=6``
-    (the profile, then the options that differ from it) is ``--board-size 6``."""
-    profile, *options = declared.split()
-    flags = [] if profile == "competitive" else [f"--rules {profile}"]
-    for option in options:
-        key, _, value = option.partition("=")
-        flags.append(f"--board-size {value}" if key == "board_size" else f"--rule {option}")
-    return " ".join(flags) if flags else "no --rules/--rule/--board-size (the default rules)"
 
 
 def cmd_replay(args: argparse.Namespace, inp: Callable[[str], str] = input) -> int:

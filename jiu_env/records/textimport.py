@@ -19,6 +19,7 @@ from .. import vocab as V
 from ..vocab import opponent
 from ..state import explain_illegal, position_state
 from ..notation import COLS, ROWS, action_to_str
+from ..options import rules_flags_for
 from ..rules import Rules
 from .errors import Irregularity, Reader, RecordError, RulesMismatch
 from .fields import COLOUR_NAMES, result_of, result_text
@@ -56,9 +57,10 @@ def check_header_rules(text: str, rules: Rules, entry: int = 0) -> None:
     differ = [f"{k}={v!r} (read under {getattr(rules, k)!r})" for k, v in named.to_dict().items()
               if k != "profile" and getattr(rules, k) != v]
     if differ:
+        declared = " ".join(words)
         raise RulesMismatch(f"the header says the game was played under [{text}]: {'; '.join(differ)}; read it "
-                            "under those rules (rules=..., or --rules/--rule/--board-size on the command line)",
-                            declared=" ".join(words), differ=differ, entry=entry)
+                            f"under those rules (rules=...; on the command line: {rules_flags_for(declared)})",
+                            declared=declared, differ=differ, entry=entry)
 
 
 # --------------------------------------------------------------- placements
