@@ -436,8 +436,14 @@ def test_mix_player():
     rules = Rules.make("competitive", board_size=6, max_battle_turns=60)
     with pytest.raises(ValueError, match="mix:P:SPEC"):
         make_player("mix:0.5")
-    with pytest.raises(ValueError, match="0..1"):
+    with pytest.raises(ValueError, match="mix p must be a number >= 0 and <= 1, not 1.5"):
         make_player("mix:1.5:random")
+    from jiu_env.bots.composite import MixPlayer
+
+    for p in (True, " 1 ", float("nan"), None):  # float() took the first two as 1.0
+        with pytest.raises(ValueError, match="mix p must be a number >= 0 and <= 1"):
+            MixPlayer(p, "random")
+    assert MixPlayer(np.float32(0.25), "random").p == 0.25
     games = [run_game(rules, make_player("mix:0.5:greedy", seed=s), make_player("random", seed=9), seed=s)
              for s in (1, 1, 2)]
     acts = [g["record"].actions for g in games]

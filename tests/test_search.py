@@ -211,9 +211,27 @@ def test_a_batched_search_stops_at_its_deadline_and_its_budget():
 def test_bad_batches_are_named():
     with pytest.raises(ValueError, match="batch must be an int in 1..4096"):
         Search(Material(), rule="puct", batch=0)
-    with pytest.raises(ValueError, match="batch must be an int"):
+    with pytest.raises(TypeError, match="batch must be an int in 1..4096, not bool True"):
         Search(Material(), rule="puct", batch=True)
     with pytest.raises(ValueError, match="evaluates each leaf inside the loop"):
         Search(RolloutEvaluator(), batch=4)
     with pytest.raises(ValueError, match="vloss must be in"):
         Search(Material(), rule="puct", batch=4, vloss=-1.0)
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    (dict(num_trees=2.7), TypeError, "num_trees must be an int >= 1, not float 2.7"),  # int() made it 2
+    (dict(max_nodes=1), ValueError, "max_nodes must be an int >= 2, not 1"),
+    (dict(max_depth="64"), TypeError, "max_depth must be an int >= 1, not str"),
+    (dict(minimax="0.5"), TypeError, "minimax must be a number, not str"),  # float() took it
+    (dict(minimax=True), TypeError, "minimax must be a number, not bool"),
+    (dict(minimax=1.5), ValueError, r"minimax must be in \[0, 1\]"),
+    (dict(c=float("nan")), ValueError, "c must be a finite number"),  # unchecked: every score nan
+    (dict(param=None), TypeError, "param must be a number"),
+    (dict(adjudicate_turns=-1), ValueError, "adjudicate_turns must be an int >= 0"),
+    (dict(judge_playouts=0), ValueError, "judge_playouts must be an int >= 1"),
+    (dict(vloss="1"), TypeError, "vloss must be a number"),
+])
+def test_bad_search_settings_are_named_before_anything_is_built(kwargs, error, words):
+    with pytest.raises(error, match=words):
+        Search(Material(), **kwargs)

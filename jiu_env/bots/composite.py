@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import vocab as V
 from ..players import file_hash as _file_hash, make_player, player_version
-from .base import Bot, legal_actions
+from .base import Bot, check_param, legal_actions
 
 
 def child_seed(seed: int | None, k: int) -> int | None:
@@ -35,10 +35,8 @@ class MixPlayer(Bot):
                               "spec": "the player being handicapped"}
 
     def __init__(self, p: float, spec: Any, seed: int | None = None) -> None:
-        p = float(p)
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"mix: the random-move probability must be in 0..1, not {p}")
-        self.p = p
+        # a number in 0..1: float() took True and " 1 " as 1.0
+        self.p = float(check_param("mix", "p", p, 0.0, 1.0))
         self.spec = spec
         self.inner = make_player(spec, seed=seed)
         super().__init__(seed=seed)

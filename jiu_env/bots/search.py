@@ -77,7 +77,7 @@ from numba import njit
 from .. import kernel as K
 
 from .. import vocab as V
-from ..checks import thaw_dict
+from ..checks import check_int, check_real, thaw_dict
 from .evaluation_fn import action_gain
 from .leaves import LOCATION_WEIGHT, location_score, node_value, rollout
 from .search_tree import (M_FREE, PLACEMENT_FLAG, RULE_PUCT, RULE_UCB1, T_ACTION, T_FIRST, T_MOVER, T_NCHILD, T_PRIOR,
@@ -403,6 +403,15 @@ class RolloutEvaluator(Evaluator):
 RULES = {"ucb1": RULE_UCB1, "puct": RULE_PUCT}
 
 
+def _number_in(name: str, value, lo: float, hi: float) -> float:
+    """``value`` as a float if it is a finite number in ``lo..hi`` (:func:`~jiu_env.checks.check_real`'s
+    errors, and a ValueError naming the range)."""
+    v = check_real(name, value)
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be in [{lo:g}, {hi:g}], not {value!r}")
+    return v
+
+
 class Search:
     """The one search loop (module doc) over ``num_trees`` trees of ``max_nodes`` nodes.
 
@@ -427,36 +436,38 @@ class Search:
         self.priors = bool(getattr(evaluator, "priors", False))
         if rule == RULE_PUCT and not self.priors:
             raise ValueError(f"the 'puct' rule needs an evaluator with priors; {evaluator!r} has none")
-        if not (0.0 <= float(minimax) <= 1.0) or (minimax > 0 and rule != RULE_UCB1):
+        # checked once here, with the messages of every setting of the package (TypeError for a value that
+        # is not a number of the kind, ValueError out of range), before any array is allocated
+        minimax = _number_in("minimax", minimax, 0.0, 1.0)
+        if minimax > 0 and rule != RULE_UCB1:
             raise ValueError(f"minimax must be in [0, 1] and is for the 'ucb1' rule only, not {minimax!r}")
-        if int(num_trees) < 1 or int(max_nodes) < 2 or int(max_depth) < 1:
-            raise ValueError(f"num_trees, max_nodes and max_depth must be at least 1, 2 and 1, not "
-                             f"{num_trees!r}, {max_nodes!r}, {max_depth!r}")
+        num_trees = check_int("num_trees", num_trees, 1)
+        max_nodes = check_int("max_nodes", max_nodes, 2)
+        max_depth = check_int("max_depth", max_depth, 1)
+        batch = check_int("batch", batch, 1, 4096)
         self.evaluator = evaluator
         self.native = int(getattr(evaluator, "native", EV_BATCH))
-        if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or not 1 <= batch <= 4096:
-            raise ValueError(f"batch must be an int in 1..4096, not {batch!r}")
         if batch > 1 and self.native != EV_BATCH:
             raise ValueError(f"batch={batch} batches the leaves of an evaluator outside numba; {evaluator!r} "
                              "evaluates each leaf inside the loop (batch=1)")
-        if not 0.0 <= float(vloss) <= 1e6:
-            raise ValueError(f"vloss must be in [0, 1e6], not {vloss!r}")
-        self.batch, self.vloss = int(batch), float(vloss)
+        self.batch, self.vloss = batch, _number_in("vloss", vloss, 0.0, 1e6)
         self.sort = bool(getattr(evaluator, "ordered", False))
         self.shaped = bool(getattr(evaluator, "shape_placement", False))
         self.cap = int(getattr(evaluator, "cap", 0))
         self.place_rollout = bool(getattr(evaluator, "place_rollout", False))
-        self.rule, self.c, self.param, self.mix = int(rule), float(c), float(param), float(minimax)
-        self.adj_turns, self.adj_margin = int(adjudicate_turns), float(adjudicate_margin)
-        self.judge_turns, self.judge_playouts = int(judge_turns), int(judge_playouts)
-        self.num_trees, self.max_nodes = int(num_trees), int(max_nodes)
+        self.rule, self.c, self.param, self.mix = int(rule), check_real("c", c), check_real("param", param), minimax
+        self.adj_turns = check_int("adjudicate_turns", adjudicate_turns, 0)
+        self.adj_margin = check_real("adjudicate_margin", adjudicate_margin)
+        self.judge_turns = check_int("judge_turns", judge_turns, 0)
+        self.judge_playouts = check_int("judge_playouts", judge_playouts, 1)
+        self.num_trees, self.max_nodes = num_trees, max_nodes
         g = self.num_trees
         self.trees = new_trees(g, self.max_nodes, priors=self.priors, minimax=self.mix > 0)
         self.meta = np.zeros((g, 1), np.int64)
         # the values of final leaves, cached per node where valuing them is costly (the placement judge)
         self.term = np.full((g, self.max_nodes if self.judge_turns > 0 else 0), np.nan)
         slots = g * self.batch  # slot j = tree j // batch (run_rounds)
-        self.path = np.zeros((slots, int(max_depth)), np.int64)
+        self.path = np.zeros((slots, max_depth), np.int64)
         self.path_len = np.zeros(slots, np.int64)
         self.leaf = np.zeros(slots, np.int64)
         self.need = np.zeros(slots, np.int8)
