@@ -136,6 +136,8 @@ def make_player(spec: Any, seed: int | None = None, **overrides: Any) -> Any:
 
     ``overrides`` are keyword parameters of a built-in bot (they win over the
     spec's own).  Unknown names and parameters raise ValueError naming them.
+    A player object (a bot) is returned as it is, restarted with ``seed``
+    when one is given.
     """
     check_int("seed", seed, 0, or_none=True)
     if not isinstance(spec, str):
@@ -239,6 +241,8 @@ def _from_object(obj: Any, seed: int | None) -> Any:
             return plugin_module("phases").PhasePlayer(BATTLE_ONLY_PLACEMENT, player, seed=seed)
         return player
     if callable(getattr(obj, "step", None)) and callable(getattr(obj, "restart", None)):
+        if seed is not None:  # the seed asked for, as a spec's player is built with it (it was ignored)
+            obj.restart(seed)
         return obj
     if callable(obj):
         return CallablePlayer(obj)

@@ -272,9 +272,6 @@ class ModelPlayer(Bot):
                                  f"board_size={self.rules.board_size} do not fit it")
         super().__init__(seed=seed)
 
-    def restart(self, seed: int | None = None) -> None:
-        super().restart(seed=check_int("seed", seed, 0, or_none=True))
-
     @classmethod
     def load(cls, path: str | os.PathLike[str], deterministic: bool | str = True, seed: int | None = None,
              threads: int | None = 1) -> ModelPlayer:

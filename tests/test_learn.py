@@ -817,9 +817,47 @@ def test_policy_player_names_a_bad_checkpoint(tmp_path):
 
 
 def test_policy_without_a_shipped_network_for_the_size_says_so():
+    """And says so without changing the bot: a battle position of a size with no network shipped turned
+    the battle network off for good, so that the bot then battled 14x14 with its placement network."""
     bot = make_bot("policy")
     with pytest.raises(FileNotFoundError, match="no network is shipped for 5x5"):
         bot.step(Rules.make("competitive", board_size=5).new_state())
+    with pytest.raises(FileNotFoundError, match="no network is shipped for 6x6"):
+        bot.step(_battle_and_placement_states(R6, 3)[1])
+    battle14 = _battle_and_placement_states(Rules.make("competitive", board_size=14), 7)[1]
+    np.testing.assert_array_equal(bot.logits_and_value(battle14)[0], make_bot("policy").logits_and_value(battle14)[0])
+    assert bot.battle_net is not None
+
+
+def test_policy_checkpoint_must_be_a_path_and_a_failed_load_keeps_torchs_threads(tmp_path):
+    """checkpoint= (an unset shell variable) and checkpoint=0 played the shipped network; a file that fails to
+    load changed the process's torch threads all the same."""
+    for spec in ("policy:checkpoint=", "policy:checkpoint=0"):
+        with pytest.raises(ValueError, match="policy checkpoint must be a path to a network file"):
+            make_bot(spec)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with pytest.raises(FileNotFoundError, match="network checkpoint .*missing.pt not found"):
+            make_bot(f"policy:checkpoint={tmp_path / 'missing.pt'},threads=1")
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_a_policy_player_pickles_with_its_networks():
+    """Its network's class is made inside build_net: pickle could not name it once a network was loaded."""
+    import pickle
+
+    rules = Rules.make("competitive", board_size=14)
+    place_state, battle_state = _battle_and_placement_states(rules, 7)
+    bot = make_bot("policy", seed=0)
+    want = [bot.step(s.copy()) for s in (place_state, battle_state)]
+    again = pickle.loads(pickle.dumps(bot))
+    assert again.net is not bot.net and again.battle_net is not None and not again.net.training
+    assert [again.step(s.copy()) for s in (place_state, battle_state)] == want
+    np.testing.assert_array_equal(again.logits_and_value(battle_state)[0], bot.logits_and_value(battle_state)[0])
+    assert pickle.loads(pickle.dumps(make_bot("policy"))).net is None  # not loaded yet: loaded on first use
 
 
 def test_shipped_networks_hold_cpu_tensors():

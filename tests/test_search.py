@@ -235,3 +235,35 @@ def test_bad_batches_are_named():
 def test_bad_search_settings_are_named_before_anything_is_built(kwargs, error, words):
     with pytest.raises(error, match=words):
         Search(Material(), **kwargs)
+
+
+def test_a_damaged_state_is_refused_before_the_numba_loop():
+    """Search.run checks its states as a bot's step does: a point count of a million segfaulted the
+    interpreter, a zero history capacity raised ZeroDivisionError, a board of 9s was searched."""
+    from jiu_env import vocab as V
+    from jiu_env.validate import InvalidStateError
+
+    good = _battle()
+    for field, value in ((V.H_P, 10 ** 6), (V.H_CAP, 0)):
+        s = good.copy()
+        s[field] = value
+        with pytest.raises(InvalidStateError):
+            Search(RolloutEvaluator(), 1, 10_000).run([s], 50)
+    s = good.copy()
+    s[V.HDR:V.HDR + 36] = 9
+    with pytest.raises(InvalidStateError):
+        Search(RolloutEvaluator(), 1, 10_000).run([s], 50)
+
+
+def test_run_counts_whole_simulations_and_best_needs_a_search():
+    search = Search(RolloutEvaluator(), 1, 10_000)
+    with pytest.raises(ValueError, match="tree 0 has no searched root"):
+        search.best()  # it named the root's row, action 0, which is illegal here
+    for sims, error in ((2.9, TypeError), (True, TypeError), (0, ValueError)):  # int() made 2.9 two
+        with pytest.raises(error, match="sims must be an int >= 1"):
+            search.run([_battle()], sims)
+    with pytest.raises(ValueError, match="check_every must be an int >= 1"):
+        search.run([_battle()], 5, check_every=0)
+    done, = search.run([_battle()], 5)
+    action, visits, _ = search.best()
+    assert done == 5 and K.is_legal(_battle(), action) and visits >= 1

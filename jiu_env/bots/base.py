@@ -18,7 +18,7 @@ import numpy as np
 from .. import kernel as K
 
 from .. import vocab as V
-from ..validate import check_layout, thaw_dict, validate_state
+from ..validate import check_int, check_layout, thaw_dict, validate_state
 
 
 def check_state(state: np.ndarray) -> None:
@@ -70,13 +70,14 @@ class Bot:
     PARAMS: dict[str, str]
 
     def __init__(self, seed: int | None = None) -> None:
-        self.seed = seed
+        self.seed = check_int("seed", seed, 0, or_none=True)
         self.restart()
 
     def restart(self, seed: int | None = None) -> None:
-        """Forget everything from the previous game; re-seed (with ``seed`` if given)."""
+        """Forget everything from the previous game; re-seed (with ``seed`` if given: an int >= 0, checked
+        before anything changes, so that a bad one leaves the bot as it was)."""
         if seed is not None:
-            self.seed = seed
+            self.seed = check_int("seed", seed, 0)
         self.rng = np.random.default_rng(self.seed)
 
     def step(self, state: np.ndarray) -> int:

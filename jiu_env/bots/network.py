@@ -108,6 +108,31 @@ def build_net(channels=32, blocks=3, in_planes=None, features="planes"):
     return PolicyValueNet()
 
 
+class PickledNet:
+    """A network as pickle carries it (:func:`pickled_net`, :func:`unpickled_net`): its config and weights.
+
+    The network's class is made inside :func:`build_net` (torch is imported there, not when the package
+    is), so pickle cannot name it: a player holding a network pickles this instead and rebuilds the
+    network from it, in the same state, wherever it is unpickled (another process, a Ray worker).
+    """
+
+    def __init__(self, config, state_dict, training):
+        self.config, self.state_dict, self.training = dict(config), state_dict, bool(training)
+
+
+def pickled_net(net):
+    """``net`` as a :class:`PickledNet` (weights copied)."""
+    return PickledNet(net.config, {k: v.detach().clone() for k, v in net.state_dict().items()}, net.training)
+
+
+def unpickled_net(p):
+    """The network a :class:`PickledNet` holds, built again (in eval mode if it was)."""
+    net = build_net(**p.config)
+    net.load_state_dict(p.state_dict)
+    net.train(p.training)
+    return net
+
+
 def deepen(net, blocks):
     """A network of ``blocks`` residual blocks computing exactly what ``net`` (fewer, same width) computes.
 
@@ -216,7 +241,7 @@ def load_checkpoint(path):
 
     path = pathlib.Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"AlphaZero checkpoint {path} not found")
+        raise FileNotFoundError(f"network checkpoint {path} not found")
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch's own errors for a damaged or foreign file (pickle, zip, unpickler)

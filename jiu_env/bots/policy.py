@@ -37,6 +37,7 @@ both, rather than play a network outside what it learnt.
 
 from __future__ import annotations
 
+import os
 import pathlib
 from typing import Any
 
@@ -47,7 +48,8 @@ from .features import FEATURE_PLANES, write_net_input_unchecked
 from ..rules import Rules
 from ..symmetry import inverse, symmetries_for, transform_policy, transform_state
 from ..validate import validate_state
-from .network import SHIPPED, SHIPPED_BATTLE, load_network, net_features, rules_mismatch, shipped_checkpoint
+from .network import (SHIPPED, SHIPPED_BATTLE, PickledNet, load_network, net_features, pickled_net, rules_mismatch,
+                      shipped_checkpoint, unpickled_net)
 from .base import Bot, check_param, legal_actions
 
 
@@ -60,9 +62,15 @@ def _key_paths(path: pathlib.Path | None, shipped: dict[int, pathlib.Path]) -> l
 class NetworkPlayer(Bot):
     """Base of the players that run a policy-value network: loading by board size and the rules check."""
 
+    #: the attributes that hold networks: pickled as their config and weights (:class:`~.network.PickledNet`)
+    NET_ATTRS: tuple[str, ...] = ("net",)
+
     def __init__(self, seed: int | None = None, checkpoint: str | None = None, threads: int = 1) -> None:
         self.threads = int(check_param(self.name, "threads", threads, 0, 1024, integer=True))
-        self.checkpoint = pathlib.Path(checkpoint) if checkpoint else None
+        if checkpoint is not None and (not isinstance(checkpoint, (str, os.PathLike)) or not str(checkpoint)):
+            # an empty or numeric value (an unset shell variable: checkpoint=$CKPT) played the shipped network
+            raise ValueError(f"{self.name} checkpoint must be a path to a network file, not {checkpoint!r}")
+        self.checkpoint = pathlib.Path(checkpoint) if checkpoint is not None else None
         self.net: Any = None
         self.net_rules: Rules | None = None
         self.data: dict[str, Any] = {}
@@ -71,12 +79,14 @@ class NetworkPlayer(Bot):
         super().__init__(seed=seed)
 
     def _open(self, path: pathlib.Path) -> tuple[Any, dict[str, Any], Rules | None]:
-        """``load_network(path)`` with this player's torch threads set."""
+        """``load_network(path)``, then this player's torch threads set (not before: a file that fails to
+        load leaves the process's setting as it was)."""
         import torch
 
+        loaded = load_network(path)
         if self.threads:
             torch.set_num_threads(self.threads)
-        return load_network(path)
+        return loaded
 
     def _load(self, path: pathlib.Path) -> None:
         self.net, self.data, self.net_rules = self._open(path)
@@ -116,6 +126,20 @@ class NetworkPlayer(Bot):
         logits, v = self._forward(self._network_for(state), [state])
         return logits[0], float(v[0])
 
+    def __getstate__(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        for k in self.NET_ATTRS:
+            if d.get(k) is not None:
+                d[k] = pickled_net(d[k])
+        return d
+
+    def __setstate__(self, d: dict[str, Any]) -> None:
+        d = dict(d)
+        for k in self.NET_ATTRS:
+            if isinstance(d.get(k), PickledNet):
+                d[k] = unpickled_net(d[k])
+        super().__setstate__(d)
+
     def version_key(self) -> str:
         """Code and weights: a new network is a new player for a tournament."""
         from ..players import file_hash
@@ -127,6 +151,7 @@ class PolicyBot(NetworkPlayer):
     """The network's most likely legal action (``temperature > 0``: sampled), one forward pass per decision."""
 
     name = "policy"
+    NET_ATTRS = ("net", "battle_net")
     PARAMS = {
         "checkpoint": "network checkpoint (default: the one shipped for the board size, e.g. policy_jiu14.pt)",
         "temperature": "0 plays the most likely legal action; > 0 samples softmax(logits / temperature) (default 0)",
@@ -169,8 +194,8 @@ class PolicyBot(NetworkPlayer):
             path = SHIPPED_BATTLE.get(int(state[V.H_N]))
             if path is not None and path.exists():
                 self._load_battle(path)
-            else:
-                self.shipped_battle = False  # none shipped for this size: the network plays both phases
+        # none shipped for this size: the network plays both phases (decided per position, not once for good:
+        # a position of another size shown first must not take the battle network from this one's)
         if self.battle_net is None:
             return super()._network_for(state)
         self._refuse_other_rules(state, self.battle_rules, self.battle_checkpoint)

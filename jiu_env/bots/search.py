@@ -78,6 +78,7 @@ from .. import kernel as K
 
 from .. import vocab as V
 from ..checks import check_int, check_real, thaw_dict
+from ..validate import validate_state
 from .evaluation_fn import action_gain
 from .leaves import LOCATION_WEIGHT, location_score, node_value, rollout
 from .search_tree import (M_FREE, PLACEMENT_FLAG, RULE_PUCT, RULE_UCB1, T_ACTION, T_FIRST, T_MOVER, T_NCHILD, T_PRIOR,
@@ -513,9 +514,11 @@ class Search:
 
     # -------------------------------------------------------------- running
     def _buffers(self, states):
+        for s in states:  # the kernel's numba code trusts its states: a damaged one could crash the process
+            validate_state(s, live=True)
         size, n = states[0].size, int(states[0][V.H_N])
         for s in states:
-            if not isinstance(s, np.ndarray) or s.ndim != 1 or s.size != size or int(s[V.H_N]) != n:
+            if s.size != size or int(s[V.H_N]) != n:
                 raise ValueError("the states of one search must be kernel states of the same length and board size")
             if s[V.H_PHASE] == V.PH_OVER:
                 raise ValueError("cannot search a finished game")
@@ -574,6 +577,7 @@ class Search:
         k = len(states)
         if k == 0 or k > self.num_trees:
             raise ValueError(f"{k} states for a search with {self.num_trees} trees")
+        sims, check_every = check_int("sims", sims, 1), check_int("check_every", check_every, 1)
         self._buffers(states)
         for g, s in enumerate(states):
             self._prepare(g, s, reuse)
@@ -599,7 +603,7 @@ class Search:
         elif noise is not None and noise[2] > 0:
             raise ValueError("root noise needs an evaluator with priors")
         active[:k] = 1
-        self._loop(active, int(sims), deadline, int(check_every), seed)
+        self._loop(active, sims, deadline, check_every, seed)
         return self.done[:k].copy()
 
     # -------------------------------------------------------------- results
@@ -610,7 +614,9 @@ class Search:
 
     def best(self, g=0):
         """``(action, visits, mean value)`` of the root's most visited child in tree ``g``
-        (:func:`~jiu_env.bots.search_tree.best_child`)."""
+        (:func:`~jiu_env.bots.search_tree.best_child`); ValueError before a search has expanded its root."""
+        if self.root_children(g).stop == 0:  # best_child would name row 0, the root itself, as a move
+            raise ValueError(f"tree {g} has no searched root: run() it first")
         tree = self.tree(g)
         ch = best_child(tree)
         n = int(tree[T_VISITS][ch])

@@ -804,9 +804,6 @@ class ModulePlayer(Bot):
         self.source = source
         super().__init__(seed=seed)
 
-    def restart(self, seed: int | None = None) -> None:
-        super().restart(seed=check_int("seed", seed, 0, or_none=True))
-
     def _choose(self, state):
         n = int(state[V.H_N])
         if n != self.board_size:
