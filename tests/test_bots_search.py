@@ -234,6 +234,10 @@ def test_centre_rings_and_location_score():
     assert E.centre_ring(n, 0) == n // 2 - 1 and E.centre_ring(n, n * n - 1) == n // 2 - 1
     assert M.location_score(n, 6 * n + 7) == 1.0
     assert M.location_score(n, n - 1) == -1.0
+    for n in (5, 7, 11, 13):  # odd boards: the score stays in -1..+1 (it reached -3 on 5x5's top edge)
+        scores = [M.location_score(n, p) for p in range(n * n)]
+        assert min(scores) == -1.0 and max(scores) == 1.0
+        assert E.centre_ring(n, 0) == n // 2 and E.centre_ring(n, n * n - 1) == n // 2 - 1
 
 
 def test_placement_result_counts_squares():

@@ -278,7 +278,10 @@ def battle_eval(s):
 
 @njit(cache=True, inline="always")
 def centre_ring(n, p):
-    """Rings away from the centre square: 0 for its four corners, n//2 - 1 at the edge."""
+    """Rings away from the centre square: 0 for its four corners, n//2 - 1 at the edge of an even board.
+
+    On an odd board the centre square (rows and columns ``(n-1)//2`` and the next) sits off the middle:
+    the top and left edges are ring ``n//2``, the bottom and right ones ring ``n//2 - 1``."""
     c0 = (n - 1) // 2
     r = p // n
     c = p % n

@@ -38,8 +38,9 @@ CONTINUE_CHAIN = 0.9  # rollout: probability of jumping on rather than stopping 
 
 @njit(cache=True)
 def location_score(n, p):
-    """+1 on the centre square's corners down to -1 on the edge ring."""
-    top = n // 2 - 1
+    """+1 on the centre square's corners down to -1 on the farthest ring (the edge ring; on an odd board
+    the top and left edges, one ring farther than the bottom and right: :func:`centre_ring`)."""
+    top = (n - 1) // 2  # the farthest ring: n//2 - 1 on an even board, n//2 on an odd one (it was -3 on 5x5)
     return 1.0 - 2.0 * centre_ring(n, p) / top
 
 
