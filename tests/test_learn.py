@@ -858,6 +858,25 @@ def test_a_policy_player_pickles_with_its_networks():
     assert [again.step(s.copy()) for s in (place_state, battle_state)] == want
     np.testing.assert_array_equal(again.logits_and_value(battle_state)[0], bot.logits_and_value(battle_state)[0])
     assert pickle.loads(pickle.dumps(make_bot("policy"))).net is None  # not loaded yet: loaded on first use
+    weights = sum(p.numel() * 4 for net in (bot.net, bot.battle_net) for p in net.parameters())
+    assert len(pickle.dumps(bot)) < 1.1 * weights  # each network's weights once (not again in bot.data)
+    import copy
+
+    assert copy.copy(bot).net is bot.net  # a shallow copy shares the networks
+
+
+def test_a_policy_player_with_a_bad_seed_leaves_torchs_threads_alone():
+    from jiu_env.bots.network import SHIPPED
+    from jiu_env.bots.policy import PolicyBot
+
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with pytest.raises(ValueError, match="seed must be an int >= 0"):
+            PolicyBot(seed=-1, checkpoint=SHIPPED[14], threads=1)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
 
 
 def test_shipped_networks_hold_cpu_tensors():

@@ -47,7 +47,7 @@ from .. import vocab as V
 from .features import FEATURE_PLANES, write_net_input_unchecked
 from ..rules import Rules
 from ..symmetry import inverse, symmetries_for, transform_policy, transform_state
-from ..validate import validate_state
+from ..validate import check_int, validate_state
 from .network import (SHIPPED, SHIPPED_BATTLE, PickledNet, load_network, net_features, pickled_net, rules_mismatch,
                       shipped_checkpoint, unpickled_net)
 from .base import Bot, check_param, legal_actions
@@ -66,6 +66,7 @@ class NetworkPlayer(Bot):
     NET_ATTRS: tuple[str, ...] = ("net",)
 
     def __init__(self, seed: int | None = None, checkpoint: str | None = None, threads: int = 1) -> None:
+        check_int("seed", seed, 0, or_none=True)  # before a network is loaded and torch's threads are set
         self.threads = int(check_param(self.name, "threads", threads, 0, 1024, integer=True))
         if checkpoint is not None and (not isinstance(checkpoint, (str, os.PathLike)) or not str(checkpoint)):
             # an empty or numeric value (an unset shell variable: checkpoint=$CKPT) played the shipped network
@@ -131,14 +132,28 @@ class NetworkPlayer(Bot):
         for k in self.NET_ATTRS:
             if d.get(k) is not None:
                 d[k] = pickled_net(d[k])
+        if "state_dict" in d.get("data", {}):  # the weights travel once, in the PickledNet
+            d["data"] = {k: v for k, v in d["data"].items() if k != "state_dict"}
         return d
 
     def __setstate__(self, d: dict[str, Any]) -> None:
         d = dict(d)
+        rebuilt = False
         for k in self.NET_ATTRS:
             if isinstance(d.get(k), PickledNet):
                 d[k] = unpickled_net(d[k])
+                rebuilt = True
         super().__setstate__(d)
+        if rebuilt and self.threads:  # as loading the network did in the process it came from
+            import torch
+
+            torch.set_num_threads(self.threads)
+
+    def __copy__(self) -> NetworkPlayer:
+        # a shallow copy shares the networks, as it did before pickling had a state of its own
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
 
     def version_key(self) -> str:
         """Code and weights: a new network is a new player for a tournament."""

@@ -514,14 +514,14 @@ class Search:
 
     # -------------------------------------------------------------- running
     def _buffers(self, states):
-        for s in states:  # the kernel's numba code trusts its states: a damaged one could crash the process
-            validate_state(s, live=True)
+        for s in states:
+            if isinstance(s, np.ndarray) and s.ndim == 1 and s.size > V.H_PHASE and s[V.H_PHASE] == V.PH_OVER:
+                raise ValueError("cannot search a finished game")
+            validate_state(s, live=True)  # the kernel's numba code trusts its states: a damaged one could crash it
         size, n = states[0].size, int(states[0][V.H_N])
         for s in states:
             if s.size != size or int(s[V.H_N]) != n:
                 raise ValueError("the states of one search must be kernel states of the same length and board size")
-            if s[V.H_PHASE] == V.PH_OVER:
-                raise ValueError("cannot search a finished game")
         na = V.num_actions(n)
         if self.roots is None or self.roots.shape[1] != size or self.buf.size != na:
             self.roots = np.zeros((self.num_trees, size), np.int64)
