@@ -903,9 +903,14 @@ def random_playout_unchecked(s, buf):
 
 
 @njit(cache=True)
-def seed_numba(seed):
-    """Seed numba's own random generator (used by the kernel's random play)."""
+def _seed_numba(seed):
     np.random.seed(seed)
+
+
+def seed_numba(seed: int) -> None:
+    """Seed numba's own random generator (used by the kernel's random play); ``seed`` an int in
+    0..2**32-1 (ValueError otherwise: numba's typing error was a traceback of its compiler)."""
+    _seed_numba(_seed(seed))
 
 
 @njit(cache=True)

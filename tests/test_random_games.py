@@ -282,6 +282,16 @@ def test_kernel_random_games_end_with_zero_sum_results():
             check_bookkeeping(s)
 
 
+def test_seed_numba_names_a_bad_seed():
+    """numba's typing error for a float seed was a traceback of its compiler; numpy's for -1 an overflow."""
+    for bad in (1.5, -1, 2**32, True, "1"):
+        with pytest.raises(ValueError, match="seed must be an int in 0..2\\*\\*32-1"):
+            K.seed_numba(bad)
+    K.seed_numba(np.int64(7))
+    a = K.random_games(jiu_env.Rules.make(board_size=5).new_state(), 3, 7)
+    assert a == K.random_games(jiu_env.Rules.make(board_size=5).new_state(), 3, 7)
+
+
 # ------------------------------------------------------------------ sweep
 @pytest.mark.slow
 @pytest.mark.parametrize("n", list(range(4, 21)))
