@@ -257,8 +257,9 @@ def play_game(rules: Any, white: Any, black: Any, seed: int | None = None, *, st
         raise ValueError(f"random_opening={random_opening} draws placements, and start='battle' draws the whole "
                          "placement already; give one of them (random_opening=0 with start='battle')")
     seeds = _derived_seeds(seed)
-    white = make_player(white, seed=seeds[0])
-    black = make_player(black, seed=seeds[1])
+    # a player object is restarted once, below (make_player would restart it with a seed too)
+    white = make_player(white, seed=seeds[0] if isinstance(white, str) else None)
+    black = make_player(black, seed=seeds[1] if isinstance(black, str) else None)
     white.restart(seeds[0])
     if black is not white:
         black.restart(seeds[1])

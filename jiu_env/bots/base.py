@@ -77,7 +77,7 @@ class Bot:
         """Forget everything from the previous game; re-seed (with ``seed`` if given: an int >= 0, checked
         before anything changes, so that a bad one leaves the bot as it was)."""
         if seed is not None:
-            self.seed = check_int("seed", seed, 0)
+            self.seed = check_int("seed", seed, 0, or_none=True)
         self.rng = np.random.default_rng(self.seed)
 
     def step(self, state: np.ndarray) -> int:
