@@ -589,7 +589,9 @@ def test_env_config_errors_are_clear():
             ({"opponent": ["random", "greedy"], "opponent_weights": [True, False]}, TypeError,
              r"opponent_weights\[0\] must be a number, not bool"),
             ({"opponent": "random", "opponent_weights": [float("nan")]}, ValueError, r"opponent_weights\[0\] must be"),
-            ({"self_play": 0.5}, ValueError, "self_play=0.5 is the share of games without the opponent")):
+            ({"self_play": 0.5}, ValueError, "self_play=0.5 is the share of games without the opponent"),
+            ({"turn_limit": True}, TypeError, r"turn_limit must be an int >= 0 \(0: the rules' own limit\), not bool"),
+            ({"turn_limit": -1}, ValueError, r"turn_limit must be an int >= 0 .*, not -1")):
         with pytest.raises(error, match=words):
             JiuMultiAgentEnv(config)
     env = JiuMultiAgentEnv({"board_size": 6, "opponent": ["random", "greedy"], "opponent_weights": (np.int64(1), 2.5)})

@@ -147,11 +147,8 @@ class JiuMultiAgentEnv(Thawing, MultiAgentEnv):
                              "leave self_play out")
         self.capture_reward = _check_capture_reward(config.pop("capture_reward", 0.0))
         self.adjudicate = _check_adjudicate(config.pop("adjudicate", "none"))
-        turn_limit = config.pop("turn_limit", 0)
-        if isinstance(turn_limit, bool) or not isinstance(turn_limit, (int, np.integer)) or turn_limit < 0:
-            raise ValueError(f"turn_limit must be a whole number of battle turns >= 0 (0: the rules' own), "
-                             f"not {turn_limit!r}")
-        self.turn_limit = int(turn_limit)
+        # battle turns, 0: the rules' own limit
+        self.turn_limit = check_int("turn_limit", config.pop("turn_limit", 0), 0, note="(0: the rules' own limit)")
         self.rules = Rules.make(config.pop("rules", "competitive"), **config)
         n = self.rules.board_size
         self.board_size = n
