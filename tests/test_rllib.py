@@ -361,7 +361,6 @@ def test_self_play_share_and_opponent_weights():
     ({"self_play": 1.5}, "self_play"),
     ({"self_play": True}, "self_play"),
     ({"turn_limit": -1}, "turn_limit"),
-    ({"turn_limit": 2.5}, "turn_limit"),
     ({"capture_reward": float("nan")}, "capture_reward"),
     ({"adjudicate": "stones"}, "adjudicate"),
 ])
@@ -591,6 +590,7 @@ def test_env_config_errors_are_clear():
             ({"opponent": "random", "opponent_weights": [float("nan")]}, ValueError, r"opponent_weights\[0\] must be"),
             ({"self_play": 0.5}, ValueError, "self_play=0.5 is the share of games without the opponent"),
             ({"turn_limit": True}, TypeError, r"turn_limit must be an int >= 0 \(0: the rules' own limit\), not bool"),
+            ({"turn_limit": 2.5}, TypeError, r"turn_limit must be an int >= 0 .*, not float 2.5"),
             ({"turn_limit": -1}, ValueError, r"turn_limit must be an int >= 0 .*, not -1")):
         with pytest.raises(error, match=words):
             JiuMultiAgentEnv(config)
