@@ -670,16 +670,14 @@ class AlphaBetaBot(Bot):
                  tt_bits=20, quiesce=1, qdelta=300, lmr=True, null=0, eval="spsa", turn_time=True, root_margin=0):
         if depth is None and time is None:
             depth = 3
-        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 64):
-            raise ValueError(f"alphabeta depth must be an int in 1..64, not {depth!r}")
+        if depth is not None:  # as every integer parameter: numpy integers taken, bools and floats refused
+            depth = check_param("alphabeta", "depth", depth, 1, 64, integer=True)
         if time is not None:
             time = check_param("alphabeta", "time", time, 0, MAX_SECONDS, lo_open=True)
-        if isinstance(place_depth, bool) or not isinstance(place_depth, int) or not 1 <= place_depth <= 64:
-            raise ValueError(f"alphabeta place_depth must be an int in 1..64, not {place_depth!r}")
+        place_depth = check_param("alphabeta", "place_depth", place_depth, 1, 64, integer=True)
         cap_width = check_param("alphabeta", "cap_width", cap_width, 0, 1 << 30, integer=True)
         drop_width = check_param("alphabeta", "drop_width", drop_width, 0, 1 << 30, integer=True)
-        if isinstance(tt_bits, bool) or not isinstance(tt_bits, int) or not 10 <= tt_bits <= 26:
-            raise ValueError(f"alphabeta tt_bits must be an int in 10..26, not {tt_bits!r}")
+        tt_bits = check_param("alphabeta", "tt_bits", tt_bits, 10, 26, integer=True)
         quiesce = check_param("alphabeta", "quiesce", quiesce, 0, 16, integer=True)
         qdelta = check_param("alphabeta", "qdelta", qdelta, 0, 1 << 30, integer=True)
         null = check_param("alphabeta", "null", null, 0, 8, integer=True)
