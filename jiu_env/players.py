@@ -273,9 +273,10 @@ _BOTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bots")
 
 
 def _bot_imports(path: str) -> list[str]:
-    """The files of the bot layer (``jiu_env/bots/``) that the module at ``path`` imports by relative
-    imports (``from .search import ...``, ``from . import make_bot``), read from its source (once per
-    version of the file)."""
+    """The files of the bot layer (``jiu_env/bots/``) of the modules that the module at ``path`` imports by
+    relative imports (``from .search import ...``, ``from . import leaves``), read from its source (once per
+    version of the file).  A name taken from the package itself (``from . import make_bot``) is not a
+    module: ``jiu_env/bots/__init__.py`` builds bots, it holds no play."""
     st = os.stat(path)
     return list(_bot_imports_of(path, st.st_mtime_ns, st.st_size))
 
@@ -286,7 +287,9 @@ def _bot_imports_of(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
 
     here = os.path.dirname(path)
     out = []
-    for node in ast.walk(ast.parse(open(path, encoding="utf-8").read(), path)):
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    for node in ast.walk(tree):
         if not isinstance(node, ast.ImportFrom) or node.level == 0:
             continue
         base = here
@@ -319,24 +322,26 @@ def source_hash(cls: type) -> str:
 
 
 def source_files(cls: type) -> list[str]:
-    """The source files :func:`source_hash` hashes for ``cls``, sorted: its module's file, and for a class
-    of the bot layer the bot modules it imports, directly or not."""
-    try:
-        src = inspect.getsourcefile(cls)
-    except TypeError:
-        src = None
-    if not src or not os.path.isfile(src):
-        return []
-    src = os.path.abspath(src)
-    if os.path.dirname(src) != _BOTS_DIR:
-        return [src]
+    """The source files :func:`source_hash` hashes for ``cls``, sorted: the module file of ``cls`` and of
+    each class it derives from (a user's subclass of a built-in bot runs the built-in's code), and for a
+    module of the bot layer the bot modules it imports, directly or not."""
+    todo = []
+    for c in cls.__mro__:
+        if c is object:
+            continue
+        try:
+            src = inspect.getsourcefile(c)
+        except TypeError:
+            src = None
+        if src and os.path.isfile(src):
+            todo.append(os.path.abspath(src))
     seen: set[str] = set()
-    todo = [src]
     while todo:
         path = todo.pop()
         if path not in seen:
             seen.add(path)
-            todo.extend(_bot_imports(path))
+            if os.path.dirname(path) == _BOTS_DIR:
+                todo.extend(_bot_imports(path))
     return sorted(seen)
 
 

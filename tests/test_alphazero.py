@@ -489,6 +489,7 @@ def test_placement_checkpoint_battles_on_its_budget_or_its_battle_network(tiny_c
     from jiu_env.bots.network import DEFAULT_CHECKPOINT
 
     assert make_bot("alphazero:time=0.02").battle == "mcts:sims=4000,time=0.02"
+    assert make_bot("alphazero:time=0.1234567").battle == "mcts:sims=4000,time=0.1234567"  # not rounded
     assert make_bot("alphazero:sims=30").battle == "mcts:sims=30"
     bot = make_bot(f"alphazero:battle_checkpoint={DEFAULT_CHECKPOINT},sims=2")
     assert bot.battle == "net" and bot._battle_bot is None and bot._battle_evaluate is not None
@@ -505,6 +506,8 @@ def test_checkpoint_must_be_a_path_and_a_failed_bot_keeps_torchs_threads(tmp_pat
         torch.set_num_threads(2)
         with pytest.raises(FileNotFoundError):
             make_bot(f"alphazero:checkpoint={tmp_path / 'missing.pt'},threads=1")
+        with pytest.raises(ValueError, match="seed must be an int >= 0"):
+            AlphaZeroBot(seed=-1, threads=1, sims=2)
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(threads)
@@ -551,6 +554,13 @@ def test_version_keys_hash_the_networks_and_code_that_play():
     names = {cls: [os.path.basename(p) for p in source_files(type(make_bot(cls)))] for cls in ("alphabeta", "mcts")}
     assert "evaluation_fn.py" in names["alphabeta"] and "search.py" in names["mcts"] and "leaves.py" in names["mcts"]
     assert player_version(make_bot("alphabeta")) != file_hash(source_files(type(make_bot("alphabeta")))[0])
+    # a user's subclass runs the built-in's code: its key covers it
+    from jiu_env.bots.policy import PolicyBot
+
+    class Sub(PolicyBot):
+        pass
+
+    assert {"policy.py", "network.py", os.path.basename(__file__)} <= {os.path.basename(p) for p in source_files(Sub)}
 
 
 def test_alphabeta_takes_numpy_integers_as_every_integer_parameter():

@@ -48,6 +48,7 @@ The training loop is ``examples/alphazero.py``; ``docs/alphazero.md`` has the
 design choices and measured results.
 """
 
+import os
 import pathlib
 import time as _time
 
@@ -57,6 +58,7 @@ from numba import njit
 from .. import vocab as V
 from ..observation import NUM_PLANES, write_observation
 from .base import MAX_SECONDS, MAX_SIMS, Bot, check_param, legal_actions
+from ..validate import check_int
 # the network and its checkpoints (jiu_env.bots.network), also importable from here as before
 from .network import (CHECKPOINT_FORMAT, DEFAULT_CHECKPOINT, SHIPPED, SHIPPED_BATTLE, atomic_torch_save, build_net, load_checkpoint,
                       load_network, make_evaluator, rules_mismatch, save_checkpoint, search_options)
@@ -246,6 +248,7 @@ class AlphaZeroBot(Bot):
 
     def __init__(self, seed=None, checkpoint=None, sims=None, c=3.5, temperature=0.0, battle=None, threads=1,
                  any_size=False, time=None, battle_checkpoint=None, batch=None):
+        check_int("seed", seed, 0, or_none=True)  # before a network is loaded and torch's threads are set
         if not isinstance(any_size, bool):
             raise ValueError(f"alphazero any_size must be true or false, not {any_size!r}")
         self.any_size = any_size
@@ -261,7 +264,7 @@ class AlphaZeroBot(Bot):
         self.batch = int(check_param("alphazero", "batch", batch, 1, 256, integer=True))
         temperature = check_param("alphazero", "temperature", temperature, 0, 1e6)
         threads = check_param("alphazero", "threads", threads, 0, 1024, integer=True)
-        if checkpoint is not None and (not isinstance(checkpoint, (str, pathlib.Path)) or not str(checkpoint)):
+        if checkpoint is not None and (not isinstance(checkpoint, (str, os.PathLike)) or not str(checkpoint)):
             # an empty or numeric value (an unset shell variable: checkpoint=$CKPT) played the shipped network
             raise ValueError(f"alphazero checkpoint must be a path to a network file, not {checkpoint!r}")
         if battle_checkpoint is not None and (not isinstance(battle_checkpoint, (str, pathlib.Path))
@@ -298,7 +301,7 @@ class AlphaZeroBot(Bot):
         if battle is None:  # a placement network gives the battle to MCTS, on this bot's budget; a battle
             # network named (battle_checkpoint) is searched, whatever the checkpoint (it was ignored)
             placement = self.data["meta"].get("phase") == "placement" and self._battle_path is None
-            budget = f"sims={self.sims}" + ("" if self.time is None else f",time={self.time:g}")
+            budget = f"sims={self.sims}" + ("" if self.time is None else f",time={self.time!r}")
             battle = f"mcts:{budget}" if placement else "net"
         self.battle = battle if isinstance(battle, Bot) or battle == "net" else str(battle)
         self._battle_bot = None
