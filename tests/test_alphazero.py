@@ -241,6 +241,23 @@ def test_bot_plays_legal_actions_for_every_decision_type(tiny_checkpoint):
         AlphaZeroBot(checkpoint=tiny_checkpoint.parent / "missing.pt")
 
 
+def test_a_huge_sims_budget_gets_a_tree_of_at_most_max_nodes(monkeypatch, tiny_checkpoint):
+    """sims up to MAX_SIMS: the tree is capped (here at a small MAX_NODES), not sized sims * points."""
+    from jiu_env.bots import alphazero as AZ
+    from jiu_env.bots.base import MAX_SIMS
+    from jiu_env.bots.search import MAX_DEPTH
+
+    monkeypatch.setattr(AZ, "MAX_NODES", 3000)
+    bot = make_bot(f"alphazero:checkpoint={tiny_checkpoint},sims={MAX_SIMS},time=0.3", seed=1)
+    s = _decision_states()["placement"]
+    assert K.is_legal(s, bot.step(s))
+    search = bot._search.searcher
+    assert search.max_nodes == 3000 and search.path.shape[1] == MAX_DEPTH
+    assert 0 < search.nodes() <= 3000
+    small = PUCT(uniform, 5, s.size, 1, 10).searcher  # a small budget keeps its exact size
+    assert small.max_nodes == 12 * 25 + K.num_actions(5) + 1 and small.path.shape[1] == 12
+
+
 def test_bot_runs_on_the_14x14_board(tiny_checkpoint):
     """The network has no size-dependent layer: a 5x5 checkpoint plays 14x14 positions when told to."""
     bot = AlphaZeroBot(checkpoint=tiny_checkpoint, sims=4, seed=0, any_size=True)

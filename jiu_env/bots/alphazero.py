@@ -57,7 +57,7 @@ from numba import njit
 
 from .. import vocab as V
 from ..observation import NUM_PLANES, write_observation
-from .base import MAX_SECONDS, MAX_SIMS, Bot, check_param, legal_actions
+from .base import MAX_NODES, MAX_SECONDS, MAX_SIMS, Bot, check_param, legal_actions
 from ..validate import check_int
 # the network and its checkpoints (jiu_env.bots.network), also importable from here as before
 from .network import (CHECKPOINT_FORMAT, DEFAULT_CHECKPOINT, SHIPPED, SHIPPED_BATTLE, atomic_torch_save, build_net, load_checkpoint,
@@ -65,7 +65,7 @@ from .network import (CHECKPOINT_FORMAT, DEFAULT_CHECKPOINT, SHIPPED, SHIPPED_BA
 # the final-position values (jiu_env.bots.leaves), importable from here as before
 from .leaves import judge_battle, node_value, terminal_value  # noqa: F401
 from .features import FEATURE_PLANES, check_features, write_net_inputs
-from .search import Evaluator, Search
+from .search import MAX_DEPTH, Evaluator, Search
 from .search_tree import RULE_PUCT, T_ACTION, T_PRIOR, T_VISITS, T_WSUM
 
 TIMED_SIMS = 4000  # the most simulations of a decision with a time budget (the tree is sized by it)
@@ -136,13 +136,15 @@ class PUCT:
         self.adj_turns, self.adj_margin = int(adjudicate_turns), float(adjudicate_margin)
         self.judge_turns, self.judge_playouts = int(judge_turns), int(judge_playouts)
         g, m = int(num_trees), int(sims) + 2
-        e = m * p_ + V.num_actions(n)  # the root can always be expanded
+        # one tree per state searched: the root and up to e children (the root can always be expanded), at
+        # most MAX_NODES (a full tree values its leaves without expanding them); a path is at most one node
+        # per round, and at most MAX_DEPTH (a leaf there is valued where it is)
+        e = min(m * p_ + V.num_actions(n), MAX_NODES - 1)
         self.num_trees = g
-        # one tree per state searched: the root and up to e children; a path is at most one node per round
         self.searcher = Search(NetworkEvaluator(evaluate), g, e + 1, RULE_PUCT, self.c_puct, self.fpu,
                                adjudicate_turns=self.adj_turns, adjudicate_margin=self.adj_margin,
-                               judge_turns=self.judge_turns, judge_playouts=self.judge_playouts, max_depth=m,
-                               batch=batch)
+                               judge_turns=self.judge_turns, judge_playouts=self.judge_playouts,
+                               max_depth=min(m, MAX_DEPTH), batch=batch)
         self.trees = self.searcher.trees
 
     def _root_children(self, g):
@@ -229,7 +231,8 @@ class AlphaZeroBot(Bot):
     PARAMS = {
         "checkpoint": f"checkpoint file (default: the network shipped for the position's board size: "
                       f"{DEFAULT_CHECKPOINT.name} on 8x8, policy_jiu14.pt on 14x14)",
-        "sims": "simulations per decision (default 200; with time, the most simulations: default 4000)",
+        "sims": "simulations per decision (default 200; with time, the most simulations: default 4000); the "
+                "tree holds up to sims * board points nodes, at most 1e8 (about 37 bytes each)",
         "time": "seconds per decision: simulations stop at the deadline or at sims, whichever comes first",
         "c": "PUCT exploration constant (default 3.5)",
         "batch": f"leaves of one search evaluated in one forward pass, spread over the tree by a virtual loss, "

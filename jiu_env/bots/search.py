@@ -426,6 +426,8 @@ class RolloutEvaluator(Evaluator):
 
 # ---------------------------------------------------------------- the driver
 RULES = {"ucb1": RULE_UCB1, "puct": RULE_PUCT}
+#: the default longest path of a search tree (a leaf that deep is valued in place)
+MAX_DEPTH: int = 4096
 
 
 def _number_in(name: str, value, lo: float, hi: float) -> float:
@@ -451,7 +453,7 @@ class Search:
 
     def __init__(self, evaluator, num_trees=1, max_nodes=100_000, rule="ucb1", c=math.sqrt(2.0), param=0.0,
                  minimax=0.0, adjudicate_turns=0, adjudicate_margin=4.0, judge_turns=0, judge_playouts=1,
-                 max_depth=4096, batch=1, vloss=1.0):
+                 max_depth=MAX_DEPTH, batch=1, vloss=1.0):
         if not callable(getattr(evaluator, "evaluate", None)):
             raise TypeError(f"evaluator must have an evaluate(states) method (see jiu_env.bots.search.Evaluator), "
                             f"not {evaluator!r}")
@@ -676,4 +678,4 @@ class Search:
 
 
 __all__ = ["Search", "Evaluator", "RolloutEvaluator", "run_rounds", "finish_leaves", "rollout_values",
-           "EV_BATCH", "EV_ROLLOUT", "NEED_VALUE", "NEED_PRIORS", "RULES"]
+           "EV_BATCH", "EV_ROLLOUT", "NEED_VALUE", "NEED_PRIORS", "RULES", "MAX_DEPTH"]
