@@ -702,7 +702,7 @@ class AlphaBetaBot(Bot):
         self._ctx = None
         self._ctx_points = 0
         self._ctx_rules = None  # the RULE_FIELDS values the table and caches were filled under
-        self._turn = None  # (turn key, seconds spent on it so far) for the per-turn budget
+        self._turn = None  # (turn key, seconds spent on it so far, the decision count it expects next)
         self.last_info = {}
         super().__init__(seed=seed)
 
@@ -753,7 +753,9 @@ class AlphaBetaBot(Bot):
         With ``turn_time`` the budget is per turn: a turn's first decision may use
         all but ``TURN_RESERVE`` of it (its search already looks through the
         turn's later decisions, so they need little), and each later decision
-        of the same turn gets what is left.
+        of the same turn gets what is left.  A later decision of the turn is the
+        one right after the bot's last (the kernel's decision count), so that a
+        position of another game at the same turn starts a turn of its own.
         """
         if self.time is None:
             return None, None
@@ -761,9 +763,9 @@ class AlphaBetaBot(Bot):
             return self.time, None
         key = (int(s[V.H_PHASE]), int(s[V.H_PLACED]), int(s[V.H_TURNS]), int(s[V.H_TO_MOVE]))
         if s[V.H_PHASE] == V.PH_BATTLE and s[V.H_SUB] != V.SUB_MOVE and self._turn is not None \
-                and self._turn[0] == key:
+                and self._turn[0] == key and self._turn[2] == int(s[V.H_DECISIONS]):
             return max(self.time - self._turn[1], 0.02 * self.time), key
-        self._turn = (key, 0.0)
+        self._turn = (key, 0.0, -1)
         if s[V.H_PHASE] == V.PH_BATTLE:
             return (1.0 - TURN_RESERVE) * self.time, key
         return self.time, key
@@ -772,6 +774,8 @@ class AlphaBetaBot(Bot):
         t0 = _time.perf_counter()
         moves = legal_actions(state)
         if len(moves) == 1:
+            if self._turn is not None and self._turn[2] == int(state[V.H_DECISIONS]):  # the turn goes on
+                self._turn = (self._turn[0], self._turn[1], self._turn[2] + 1)
             self.last_info = {"depth": 0, "value": 0, "nodes": 0, "seconds": 0.0, "forced": True}
             return int(moves[0])
         s = state.copy()
@@ -812,7 +816,7 @@ class AlphaBetaBot(Bot):
                 break  # the next iteration would very likely not finish
         seconds = _time.perf_counter() - t0
         if turn_key is not None:
-            self._turn = (turn_key, self._turn[1] + seconds)
+            self._turn = (turn_key, self._turn[1] + seconds, int(s[V.H_DECISIONS]) + 1)
         self.last_info = {"depth": reached, "value": best_val, "nodes": int(stats[S_NODES]),
                           "qnodes": int(stats[S_QNODES]), "nullcuts": int(stats[S_NULLCUT]), "seconds": seconds, "budget": budget, "forced": False}
         if margin and reached and not stats[S_ABORT]:  # the root arrays hold the last iteration, finished
