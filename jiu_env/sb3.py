@@ -202,6 +202,16 @@ def model_phase(model: Any) -> str | None:
     return None if phase is None else check_model_phase(phase, "the model's declared phase")
 
 
+def run_phase(start: str, init: Any = None) -> str:
+    """The phase a training run's model declares (:func:`set_model_phase`): ``"game"`` when the run plays
+    placement (``start`` other than ``"battle"``) or its starting model ``init`` (a model or a model file)
+    already did: battles only do not undo the placement a whole-game model learnt, so it keeps playing its
+    own (declared ``"battle"``, ``jiu eval`` would place its stones at random).  Else ``"battle"``."""
+    if start != "battle" or (init and model_phase(init) == "game"):
+        return "game"
+    return "battle"
+
+
 # Header slots of a kernel state that decide the play of a position: the rule options of the table
 # (jiu_env/options.py) less the turn limit (the size of the repetition history is not in RULE_FIELDS):
 # those end or bound a game, they do not change its moves.
@@ -572,4 +582,5 @@ def _play_evaluation(player: ModelPlayer, opp: Any, n_games: int, seed: int, rul
 
 
 __all__ = ["JiuCNN", "JiuPolicy", "SpatialActionHead", "ValueHead", "ModelPlayer", "PolicySnapshot",
-           "SelfPlayCallback", "evaluate", "transfer_weights", "policy_probs", "set_model_rules", "model_rules", "rules_mismatch", "set_model_phase", "model_phase"]
+           "SelfPlayCallback", "evaluate", "transfer_weights", "policy_probs", "set_model_rules", "model_rules", "rules_mismatch", "set_model_phase", "model_phase",
+           "run_phase"]
