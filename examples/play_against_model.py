@@ -69,9 +69,13 @@ def main(argv=None):
         print(f"no model at {model_path}: train one with examples/train_maskable_ppo.py "
               f"(--quick for a tiny one) or pass --model", file=sys.stderr)
         return 2
-    from sb3_contrib import MaskablePPO
+    from jiu_env.sb3 import load_sb3_model
 
-    model = MaskablePPO.load(model_path, device="cpu")
+    try:  # unpickles only known classes from the file (docs/evaluation.md): a model file can hold code
+        model = load_sb3_model(model_path)
+    except ValueError as e:
+        print(f"--model {model_path}: {e}", file=sys.stderr)
+        return 2
     n = model.observation_space.shape[0]
 
     if args.watch:

@@ -339,24 +339,12 @@ def main(argv=None):
     return ladder_eval.rows
 
 
-def run_phase(args) -> str:
-    """The phase the run's model declares (``jiu_env.sb3.set_model_phase``): ``"game"`` when the run plays
-    placement (``--start placement``) or its ``--init`` model already did: battles only do not undo the
-    placement a whole-game model learnt, so it keeps playing its own (declared ``"battle"``, jiu eval would
-    place its stones at random)."""
-    from jiu_env.sb3 import model_phase
-
-    if args.start != "battle" or (args.init and model_phase(args.init) == "game"):
-        return "game"
-    return "battle"
-
-
 def build_model(args, venv):
     """The MaskablePPO model of the run: ``--init`` loaded (parse_args checked its board and rules), or a fresh
     ``JiuPolicy``; the run's rules and phase recorded on it, so they travel in the saved ``model.zip``."""
     from sb3_contrib import MaskablePPO
 
-    from jiu_env.sb3 import JiuPolicy, set_model_phase, set_model_rules
+    from jiu_env.sb3 import JiuPolicy, run_phase, set_model_phase, set_model_rules
 
     ppo_kwargs = dict(learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
                       n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda,
@@ -369,7 +357,7 @@ def build_model(args, venv):
     # jiu eval / jiu play then play the model on these rules and refuse others
     set_model_rules(model, args.rules, board_size=args.board_size, max_battle_turns=args.max_battle_turns)
     # a battle-only model plays whole games from random placements
-    set_model_phase(model, run_phase(args))
+    set_model_phase(model, run_phase(args.start, args.init))
     return model
 
 

@@ -360,18 +360,6 @@ def check_out_folder(p, args):
         (out / name).unlink()
 
 
-def run_phase(args) -> str:
-    """The phase the run's model declares (``jiu_env.sb3.set_model_phase``): ``"game"`` when the run plays
-    placement (``--start placement``) or its ``--init`` model already did: battles only do not undo the
-    placement a whole-game model learnt, so it keeps playing its own (declared ``"battle"``, jiu eval would
-    place its stones at random)."""
-    from jiu_env.sb3 import model_phase
-
-    if args.start != "battle" or (args.init and model_phase(args.init) == "game"):
-        return "game"
-    return "battle"
-
-
 def main(argv=None):
     args = parse_args(argv, check_out=True)
     t_start = time.time()  # the minutes budget counts from here (a behaviour-cloning warm start included)
@@ -384,7 +372,7 @@ def main(argv=None):
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from jiu_env.sb3 import JiuPolicy, evaluate, set_model_phase, set_model_rules
+    from jiu_env.sb3 import JiuPolicy, evaluate, run_phase, set_model_phase, set_model_rules
     from jiu_env import JiuVsBotEnv
 
     torch.set_num_threads(args.threads)
@@ -416,7 +404,7 @@ def main(argv=None):
     set_model_rules(model, **rule_options)
     # and what it learns: the battle only (from random placements) or whole games; jiu eval and make_bot give a
     # battle-only model random placement in whole games (phases:random+sb3:model.zip) and say so
-    set_model_phase(model, run_phase(args))
+    set_model_phase(model, run_phase(args.start, args.init))
     if args.init:  # parse_args checked that it is a model of this network and these rules
         from jiu_env.sb3 import transfer_weights
         moved = transfer_weights(args.init, model)

@@ -46,6 +46,7 @@ everything that builds or uses players (docs/architecture.md, the layers), and
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -268,21 +269,93 @@ def file_hash(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
     return h.hexdigest()[:12]
 
 
+_BOTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bots")
+
+
+def _bot_imports(path: str) -> list[str]:
+    """The files of the bot layer (``jiu_env/bots/``) of the modules that the module at ``path`` imports by
+    relative imports (``from .search import ...``, ``from . import leaves``), read from its source (once per
+    version of the file).  A name taken from the package itself (``from . import make_bot``) is not a
+    module: ``jiu_env/bots/__init__.py`` builds bots, it holds no play."""
+    st = os.stat(path)
+    return list(_bot_imports_of(path, st.st_mtime_ns, st.st_size))
+
+
+@functools.lru_cache(maxsize=256)
+def _bot_imports_of(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
+    import ast
+
+    here = os.path.dirname(path)
+    out = []
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or node.level == 0:
+            continue
+        base = here
+        for _ in range(node.level - 1):
+            base = os.path.dirname(base)
+        parts = node.module.split(".") if node.module else []
+        names = [parts] if parts else [[a.name] for a in node.names]
+        for name in names:
+            stem = os.path.join(base, *name)
+            for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+                if os.path.isfile(candidate) and os.path.dirname(os.path.abspath(candidate)) == _BOTS_DIR:
+                    out.append(os.path.abspath(candidate))
+                    break
+    return tuple(out)
+
+
+def source_hash(cls: type) -> str:
+    """A short hash (12 hex digits) of the code a built-in player's play depends on: the module of ``cls``
+    and every module of the bot layer it imports, directly or not (``alphabeta`` reads its evaluation
+    from ``evaluation_fn``, ``mcts`` its loop from ``search``): an edit in any of them changes the
+    version.  The game itself (the kernel, the rules) is not the player's code and is not hashed.  For a
+    class outside the bot layer, the hash of its own file; ``""`` when it has no source file."""
+    files = source_files(cls)
+    if len(files) <= 1 and not (files and os.path.dirname(files[0]) == _BOTS_DIR):
+        return file_hash(files[0]) if files else ""
+    h = hashlib.sha1()
+    for path in files:
+        h.update(os.path.basename(path).encode() + b"\0" + bytes.fromhex(file_hash(path)))
+    return h.hexdigest()[:12]
+
+
+def source_files(cls: type) -> list[str]:
+    """The source files :func:`source_hash` hashes for ``cls``, sorted: the module file of ``cls`` and of
+    each class it derives from (a user's subclass of a built-in bot runs the built-in's code), and for a
+    module of the bot layer the bot modules it imports, directly or not."""
+    todo = []
+    for c in cls.__mro__:
+        if c is object:
+            continue
+        try:
+            src = inspect.getsourcefile(c)
+        except TypeError:
+            src = None
+        if src and os.path.isfile(src):
+            todo.append(os.path.abspath(src))
+    seen: set[str] = set()
+    while todo:
+        path = todo.pop()
+        if path not in seen:
+            seen.add(path)
+            if os.path.dirname(path) == _BOTS_DIR:
+                todo.extend(_bot_imports(path))
+    return sorted(seen)
+
+
 def player_version(player: Any) -> str:
     """A short hash that changes when the player's code (or model file) changes.
 
-    A player may define ``version_key()``; otherwise it is the hash of the
-    source file of its class (``""`` when there is none).  The tournament uses
-    it so that games stored by an older version of a bot are not reused.
+    A player may define ``version_key()``; otherwise it is :func:`source_hash` of its class (a built-in
+    bot's module and the bot modules it imports; a user's class, its file; ``""`` when there is none).
+    The tournament uses it so that games stored by an older version of a bot are not reused.
     """
     key = getattr(player, "version_key", None)
     if callable(key):
         return str(key())
-    try:
-        src = inspect.getsourcefile(type(player))
-    except TypeError:
-        src = None
-    return file_hash(src) if src and os.path.isfile(src) else ""
+    return source_hash(type(player))
 
 
 # ------------------------------------------------------------- user classes
@@ -646,6 +719,6 @@ def _rllib_factory(arg: str, seed: int | None) -> Any:
 
 register_player_kind("rllib", _rllib_factory, "an RLlib checkpoint (Algorithm or RLModule), e.g. rllib:checkpoints/jiu")
 
-__all__ = ["make_player", "REGISTRY", "bot_class", "NETWORK_BOTS", "PLUGIN_MODULES", "plugin_module", "player_spec", "sb3_file_rules", "sb3_file_phase", "whole_game_spec", "phases_given", "MODEL_PHASES",
+__all__ = ["make_player", "source_hash", "REGISTRY", "bot_class", "NETWORK_BOTS", "PLUGIN_MODULES", "plugin_module", "player_spec", "sb3_file_rules", "sb3_file_phase", "whole_game_spec", "phases_given", "MODEL_PHASES",
            "check_model_phase", "BATTLE_ONLY_PLACEMENT", "sb3_spec_rules", "rules_mismatch", "RULES_IGNORED", "register_player_kind", "check_player", "player_version", "file_hash", "PLAYER_KINDS",
            "CallablePlayer", "MAX_SPEC_DEPTH", "check_spec_depth", "warm_spec", "WARM_TIME"]

@@ -202,6 +202,16 @@ def model_phase(model: Any) -> str | None:
     return None if phase is None else check_model_phase(phase, "the model's declared phase")
 
 
+def run_phase(start: str, init: Any = None) -> str:
+    """The phase a training run's model declares (:func:`set_model_phase`): ``"game"`` when the run plays
+    placement (``start`` other than ``"battle"``) or its starting model ``init`` (a model or a model file)
+    already did: battles only do not undo the placement a whole-game model learnt, so it keeps playing its
+    own (declared ``"battle"``, ``jiu eval`` would place its stones at random).  Else ``"battle"``."""
+    if start != "battle" or (init and model_phase(init) == "game"):
+        return "game"
+    return "battle"
+
+
 # Header slots of a kernel state that decide the play of a position: the rule options of the table
 # (jiu_env/options.py) less the turn limit (the size of the repetition history is not in RULE_FIELDS):
 # those end or bound a game, they do not change its moves.
@@ -355,7 +365,95 @@ def check_jiu_spaces(policy: Any, what: str) -> None:
                          f"{V.num_actions(int(shape[0]))} of a {shape[0]}x{shape[0]} board")
 
 
-def load_sb3_model(path: str | os.PathLike[str]) -> Any:
+# The globals (module, name) the pickled entries of a MaskablePPO file may name when it is loaded without
+# trust (load_sb3_model): the classes and the numpy / gymnasium reconstructors of what SB3 writes for a
+# Jiu model (policy class, spaces, schedules, buffers).  Unpickling a name calls it: anything else (a
+# function pickled by value, os.system, ...) could run any code, and is refused.  add_safe_globals adds.
+_SAFE_GLOBALS: set[tuple[str, str]] = {
+    ("jiu_env.sb3", "JiuPolicy"),
+    ("sb3_contrib.common.maskable.policies", "MaskableActorCriticPolicy"),
+    ("sb3_contrib.common.maskable.policies", "MaskableMultiInputActorCriticPolicy"),
+    ("sb3_contrib.common.maskable.buffers", "MaskableRolloutBuffer"),
+    ("sb3_contrib.common.maskable.buffers", "MaskableDictRolloutBuffer"),
+    ("stable_baselines3.common.utils", "ConstantSchedule"),
+    ("stable_baselines3.common.utils", "FloatSchedule"),
+    ("gymnasium.spaces.box", "Box"),
+    ("gymnasium.spaces.discrete", "Discrete"),
+    ("gymnasium.spaces.dict", "Dict"),
+    ("gymnasium.spaces.multi_binary", "MultiBinary"),
+    ("collections", "deque"),
+    ("collections", "OrderedDict"),
+    ("numpy", "dtype"),
+    ("numpy", "ndarray"),
+    *((core, name) for core in ("numpy.core.numeric", "numpy._core.numeric") for name in ("_frombuffer",)),
+    *((core, name) for core in ("numpy.core.multiarray", "numpy._core.multiarray") for name in ("scalar", "_reconstruct")),
+    ("numpy.random._pcg64", "PCG64"),
+    ("numpy.random._pickle", "__bit_generator_ctor"),
+    ("numpy.random._pickle", "__generator_ctor"),
+    ("numpy.random.bit_generator", "SeedSequence"),
+    ("numpy.random.bit_generator", "__pyx_unpickle_SeedSequence"),
+}
+# The pickled entries a model needs to play; the others (schedules, buffers, the last rollout's
+# observations, ...) only matter to training, and one naming a global outside the list is left out.
+_PLAY_ENTRIES = ("policy_class", "observation_space", "action_space")
+# what a left-out entry becomes: SB3 rebuilds its schedules from these (a player never trains)
+_LEFT_OUT = {"clip_range": 0.0, "learning_rate": 0.0, "lr_schedule": 0.0}
+
+
+def add_safe_globals(*objs: Any) -> None:
+    """Let :func:`load_sb3_model` unpickle these classes (or functions) by name from model files, as
+    ``torch.serialization.add_safe_globals`` does for ``torch.load``: a model of your own policy class
+    loads once its class is added, without trusting the file with everything else."""
+    for obj in objs:
+        module, name = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+        if not isinstance(module, str) or not isinstance(name, str) or "<locals>" in name:
+            raise TypeError(f"add_safe_globals takes importable classes or functions, not {obj!r}")
+        _SAFE_GLOBALS.add((module, name))
+
+
+class _Refused(Exception):
+    """A pickled entry names a global outside :data:`_SAFE_GLOBALS`."""
+
+
+def _safe_unpickle(blob: bytes) -> Any:
+    import io
+    import pickle
+
+    class Unpickler(pickle.Unpickler):
+        def find_class(self, module: str, name: str) -> Any:
+            if (module, name) not in _SAFE_GLOBALS:
+                raise _Refused(f"{module}.{name}")
+            return super().find_class(module, name)
+
+    return Unpickler(io.BytesIO(blob)).load()
+
+
+def _safe_objects(found: str) -> dict[str, Any]:
+    """``custom_objects`` for ``MaskablePPO.load`` that stand for every pickled entry of the file's ``data``,
+    so that SB3 unpickles none of them itself: each unpickled with only :data:`_SAFE_GLOBALS`; one that
+    names anything else is left out (:data:`_LEFT_OUT`, else None) or, if a player needs it, refused."""
+    import base64
+
+    from .players import _sb3_file_data
+
+    objects: dict[str, Any] = {}
+    for key, entry in _sb3_file_data(found)[1].items():
+        if not (isinstance(entry, dict) and ":serialized:" in entry):
+            continue
+        try:
+            objects[key] = _safe_unpickle(base64.b64decode(entry[":serialized:"]))
+        except _Refused as e:
+            if key in _PLAY_ENTRIES:
+                raise ValueError(
+                    f"{found}: its {key} is pickled as {e}, which jiu_env does not unpickle from a model file (it "
+                    "could run any code). If you trust the file, load it with jiu_env.sb3.load_sb3_model(path, "
+                    "trusted=True); if the name is a class of yours, allow it with "
+                    "jiu_env.sb3.add_safe_globals(cls)") from None
+            objects[key] = _LEFT_OUT.get(key)
+    return objects
+
+
+def load_sb3_model(path: str | os.PathLike[str], trusted: bool = False) -> Any:
     """Load (and cache per process) a MaskablePPO model; clear errors for a missing file or package.
 
     The cache is keyed on the file's hash too (what :meth:`ModelPlayer.version_key`
@@ -363,7 +461,18 @@ def load_sb3_model(path: str | os.PathLike[str]) -> Any:
     player never plays old weights under the new file's version.  A file
     that is not a MaskablePPO model of Jiu (damaged, another program's, a
     model of other observations) raises ValueError naming the file.
+
+    A ``.zip`` of SB3 holds pickled Python objects, and unpickling may run any
+    code.  By default (what ``sb3:PATH`` players get) no entry of the file is
+    unpickled beyond a list of known classes (the policy classes, spaces and
+    schedules of SB3 and jiu_env; :func:`add_safe_globals` adds to it), the
+    entries only training reads are left out when they name anything else,
+    and the weights are read as tensors only.  A file whose policy class or
+    spaces name anything else raises ValueError saying so.  ``trusted=True``
+    loads it as ``MaskablePPO.load`` does, running what it holds: only for
+    files you made or trust.
     """
+    trusted = check_flag("trusted", trusted)
     path = os.fspath(path)
     candidates = [path] if path.endswith(".zip") else [path, path + ".zip"]
     found = next((p for p in candidates if os.path.isfile(p)), None)
@@ -373,10 +482,12 @@ def load_sb3_model(path: str | os.PathLike[str]) -> Any:
         key = file_hash(found)
     except OSError as e:  # no read permission, ...: named as a load error would be
         raise ValueError(f"{found} is not a readable MaskablePPO model file ({type(e).__name__}: {e})") from None
+    key += "+trusted" if trusted else ""
     cached = _SB3_CACHE.get(found)
     if cached is None or cached[0] != key:
+        objects = None if trusted else _safe_objects(found)  # its ValueErrors name the file
         try:
-            model = MaskablePPO.load(found, device="cpu")
+            model = MaskablePPO.load(found, device="cpu", custom_objects=objects)
         except Exception as e:  # zipfile, pickle, torch and SB3's own errors for a damaged or foreign file
             first = (str(e).strip().splitlines() or [""])[0][:200]
             raise ValueError(f"{found} is not a readable MaskablePPO model file ({type(e).__name__}: {first})") from None
@@ -572,4 +683,5 @@ def _play_evaluation(player: ModelPlayer, opp: Any, n_games: int, seed: int, rul
 
 
 __all__ = ["JiuCNN", "JiuPolicy", "SpatialActionHead", "ValueHead", "ModelPlayer", "PolicySnapshot",
-           "SelfPlayCallback", "evaluate", "transfer_weights", "policy_probs", "set_model_rules", "model_rules", "rules_mismatch", "set_model_phase", "model_phase"]
+           "SelfPlayCallback", "evaluate", "transfer_weights", "policy_probs", "set_model_rules", "model_rules", "rules_mismatch", "set_model_phase", "model_phase",
+           "run_phase", "load_sb3_model", "add_safe_globals"]

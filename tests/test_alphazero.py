@@ -241,6 +241,23 @@ def test_bot_plays_legal_actions_for_every_decision_type(tiny_checkpoint):
         AlphaZeroBot(checkpoint=tiny_checkpoint.parent / "missing.pt")
 
 
+def test_a_huge_sims_budget_gets_a_tree_of_at_most_max_nodes(monkeypatch, tiny_checkpoint):
+    """sims up to MAX_SIMS: the tree is capped (here at a small MAX_NODES), not sized sims * points."""
+    from jiu_env.bots import alphazero as AZ
+    from jiu_env.bots.base import MAX_SIMS
+    from jiu_env.bots.search import MAX_DEPTH
+
+    monkeypatch.setattr(AZ, "MAX_NODES", 3000)
+    bot = make_bot(f"alphazero:checkpoint={tiny_checkpoint},sims={MAX_SIMS},time=0.3", seed=1)
+    s = _decision_states()["placement"]
+    assert K.is_legal(s, bot.step(s))
+    search = bot._search.searcher
+    assert search.max_nodes == 3000 and search.path.shape[1] == MAX_DEPTH
+    assert 0 < search.nodes() <= 3000
+    small = PUCT(uniform, 5, s.size, 1, 10).searcher  # a small budget keeps its exact size
+    assert small.max_nodes == 12 * 25 + K.num_actions(5) + 1 and small.path.shape[1] == 12
+
+
 def test_bot_runs_on_the_14x14_board(tiny_checkpoint):
     """The network has no size-dependent layer: a 5x5 checkpoint plays 14x14 positions when told to."""
     bot = AlphaZeroBot(checkpoint=tiny_checkpoint, sims=4, seed=0, any_size=True)
@@ -467,3 +484,105 @@ def test_bot_batch_defaults_by_budget_and_is_checked(tiny_checkpoint):
     for bad in (0, 257, 2.5, True, "x"):
         with pytest.raises(ValueError, match="alphazero batch"):
             AlphaZeroBot(checkpoint=tiny_checkpoint, batch=bad)
+
+
+# ------------------------------------------------------------------ a review of the bot (budgets, seeds, keys)
+def test_pick_action_samples_at_small_temperatures():
+    """visits ** (1/T) overflowed below T ~ 0.01 (NaN probabilities, the bot crashed at its first decision);
+    the weights are the same, scaled by the largest; where they did not overflow the draws are unchanged."""
+    acts = np.array([7, 8, 9])
+    for t in (0.002, 1e-4):
+        assert {pick_action(acts, np.array([300, 290, 1]), t, np.random.default_rng(k)) for k in range(50)} == {7}
+    old = lambda v, t, rng: int(acts[rng.choice(3, p=v ** (1 / t) / (v ** (1 / t)).sum())])  # noqa: E731
+    for t in (0.5, 1.0, 2.0):
+        v = np.array([3.0, 5.0, 2.0])
+        assert [pick_action(acts, v, t, np.random.default_rng(k)) for k in range(30)] == [
+            old(v, t, np.random.default_rng(k)) for k in range(30)]
+
+
+def test_placement_checkpoint_battles_on_its_budget_or_its_battle_network(tiny_checkpoint, tmp_path):
+    """A placement network gives the battle to MCTS on the bot's budget (time was ignored: 4000 simulations
+    whatever the clock); a battle_checkpoint named is searched (it was ignored, a missing one unnoticed)."""
+    from jiu_env.bots.network import DEFAULT_CHECKPOINT
+
+    assert make_bot("alphazero:time=0.02").battle == "mcts:sims=4000,time=0.02"
+    assert make_bot("alphazero:time=0.1234567").battle == "mcts:sims=4000,time=0.1234567"  # not rounded
+    assert make_bot("alphazero:sims=30").battle == "mcts:sims=30"
+    bot = make_bot(f"alphazero:battle_checkpoint={DEFAULT_CHECKPOINT},sims=2")
+    assert bot.battle == "net" and bot._battle_bot is None and bot._battle_evaluate is not None
+    with pytest.raises(FileNotFoundError, match="missing.pt"):
+        make_bot(f"alphazero:battle_checkpoint={tmp_path / 'missing.pt'},sims=2")
+
+
+def test_checkpoint_must_be_a_path_and_a_failed_bot_keeps_torchs_threads(tmp_path):
+    for spec in ("alphazero:checkpoint=", "alphazero:checkpoint=0", "alphazero:checkpoint=7"):
+        with pytest.raises(ValueError, match="alphazero checkpoint must be a path to a network file"):
+            make_bot(spec)  # the first two played the shipped network, the third raised a TypeError
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with pytest.raises(FileNotFoundError):
+            make_bot(f"alphazero:checkpoint={tmp_path / 'missing.pt'},threads=1")
+        with pytest.raises(ValueError, match="seed must be an int >= 0"):
+            AlphaZeroBot(seed=-1, threads=1, sims=2)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_restart_plays_as_a_new_bot_after_a_change_of_board_size():
+    """A bot that played 8x8 (a placement network, an MCTS battle player) then 14x14 drew its random
+    numbers differently after restart(seed) from a bot built with that seed."""
+    s8 = Rules.make("competitive", board_size=8).new_state()
+    states = []
+    s14 = Rules.make("competitive").new_state()
+    rng = np.random.default_rng(1)
+    for _ in range(4):
+        states.append(s14.copy())
+        K.apply_action(s14, int(rng.choice(legal(s14))))
+    used = make_bot("alphazero:sims=8,temperature=1", seed=1)
+    used.step(s8)
+    used.step(states[0])
+    used.restart(seed=1)
+    fresh = make_bot("alphazero:sims=8,temperature=1", seed=1)
+    assert [used.step(s.copy()) for s in states] == [fresh.step(s.copy()) for s in states]
+    used.restart(seed=1)  # and back: the 14x14 network loaded, a game on 8x8
+    fresh = make_bot("alphazero:sims=8,temperature=1", seed=1)
+    assert [used.step(s8.copy()) for _ in range(3)] == [fresh.step(s8.copy()) for _ in range(3)]
+
+
+def test_version_keys_hash_the_networks_and_code_that_play():
+    """The default (by board size) alphazero hashes every shipped network (it hashed the one loaded: the 8x8
+    one, whatever it would play on 14x14) and its battle player; a built-in bot hashes the bot modules it
+    imports (alphabeta's evaluation lives in evaluation_fn.py, MCTS's loop in search.py)."""
+    import os
+
+    from jiu_env.bots.network import SHIPPED, SHIPPED_BATTLE
+    from jiu_env.players import file_hash, player_version, source_files
+
+    key = player_version(make_bot("alphazero:sims=2"))
+    for path in (SHIPPED[14], SHIPPED_BATTLE[14]):
+        assert file_hash(path) in key
+    assert player_version(make_bot("mcts:sims=2")) in key  # the 8x8 network's battle player
+    from jiu_env.bots.network import DEFAULT_CHECKPOINT
+
+    own = player_version(make_bot(f"alphazero:checkpoint={DEFAULT_CHECKPOINT},sims=2"))  # one network, named
+    assert file_hash(DEFAULT_CHECKPOINT) in own and file_hash(SHIPPED[14]) not in own
+    names = {cls: [os.path.basename(p) for p in source_files(type(make_bot(cls)))] for cls in ("alphabeta", "mcts")}
+    assert "evaluation_fn.py" in names["alphabeta"] and "search.py" in names["mcts"] and "leaves.py" in names["mcts"]
+    assert player_version(make_bot("alphabeta")) != file_hash(source_files(type(make_bot("alphabeta")))[0])
+    # a user's subclass runs the built-in's code: its key covers it
+    from jiu_env.bots.policy import PolicyBot
+
+    class Sub(PolicyBot):
+        pass
+
+    assert {"policy.py", "network.py", os.path.basename(__file__)} <= {os.path.basename(p) for p in source_files(Sub)}
+
+
+def test_alphabeta_takes_numpy_integers_as_every_integer_parameter():
+    bot = make_bot("alphabeta", depth=np.int64(2), place_depth=np.int32(1), tt_bits=np.int64(12))
+    assert (bot.depth, bot.place_depth) == (2, 1) and type(bot.depth) is int
+    for bad in (True, 2.5, 0, 65):
+        with pytest.raises(ValueError, match="alphabeta depth must be an int >= 1 and <= 64"):
+            make_bot("alphabeta", depth=bad)

@@ -441,6 +441,20 @@ def test_greedy_beats_random_every_time():
     assert _score("greedy", "random", Rules.make("competitive", board_size=8), 20, "battle") == 20
 
 
+@pytest.mark.parametrize("on_return", [False, True])
+def test_pattern_scores_a_chain_back_on_its_origin_by_its_squares_under_square_on_return(on_return):
+    from conftest import act, plain_env, pt
+    from test_rules import LOOP_BOARD
+
+    from jiu_env.bots.pattern import pattern_eva
+
+    e = plain_env(LOOP_BOARD, square_on_return=on_return)
+    base = int(e.state[K.H_COUNT + K.WHITE])
+    act(e, "c2xc4", "c4xe4", "e4xe2", "e2xc2")  # four white stones jumped, back on c2 in its square
+    assert int(e.state[K.H_LAST_FROM]) == int(e.state[K.H_LAST_TO]) == pt("c2", 7)
+    assert pattern_eva(e.state, K.BLACK, base) == 40 + (10 if on_return else 0)
+
+
 def test_pattern_beats_random_clearly():
     assert _score("pattern", "random", Rules.make("competitive", board_size=8), 20, "placement") >= 18
 

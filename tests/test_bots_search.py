@@ -747,6 +747,17 @@ def test_time_budget_is_per_turn(budget):
     assert sum(spent) <= budget + 0.25
     # the next turn starts afresh
     assert bot._budget(t)[0] == pytest.approx((1 - AB.TURN_RESERVE) * budget)
+    # a mid-turn position at the same turn, but not the decision right after the bot's last (another game,
+    # a position set up by hand): a turn of its own
+    bot.restart(0)
+    t = s.copy()
+    K.apply_action(t, bot.step(t))
+    assert t[K.H_SUB] == K.SUB_CAPTURE
+    assert bot._budget(t)[0] == pytest.approx(max(budget - bot._turn[1], 0.02 * budget))  # the turn goes on
+    assert bot._turn[1] > 0
+    other = t.copy()
+    other[K.H_DECISIONS] += 7
+    assert bot._budget(other)[0] == pytest.approx((1 - AB.TURN_RESERVE) * budget)
     # per decision (the first release's meaning of time): each decision may use the whole budget
     per = make_bot(f"alphabeta:time={budget},turn_time=false", seed=0)
     assert per._budget(s) == (budget, None)

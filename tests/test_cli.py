@@ -125,6 +125,47 @@ def test_eval_report_only_reads_the_stored_games_and_writes_nothing(tmp_path, ca
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
+def test_eval_report_only_reads_games_of_older_code_with_stored_versions(tmp_path, capsys, monkeypatch):
+    """A folder played by older code of its players: the current code's report counts none of its games (it
+    would play them again); --stored-versions reads them, names their versions, and mixes none."""
+    from jiu_env.evaluation import tournament as T
+
+    out = tmp_path / "res"
+    base = ["eval", "random", "other=random", "--games", "4", "--workers", "1", "--seed", "4", "--out", str(out),
+            "--no-progress", *SMALL]
+    with monkeypatch.context() as m:  # the release that played the folder
+        m.setattr(T, "_versions", lambda config: {"random": "old-random"})
+        assert run(base, capsys)[0] == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    rc, text, err = run(base + ["--report-only"], capsys)
+    assert rc == 0 and "0/4 games played" in text and "4 stored games did not match" in text
+    assert "read with --stored-versions" in text
+    rc, text, err = run(base + ["--report-only", "--stored-versions"], capsys)
+    assert rc == 0, err
+    assert "4/4 games played" in text and "played by the code versions random old-random, other old-random" in text
+    rc, text, err = run(base + ["--report-only", "--stored-versions", "--sprt", "0", "50"], capsys)
+    assert rc == 0 and "4 of the 4 scheduled games counted by the SPRT" in text and "0-0-2-0-0" in text
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing written or moved
+    rc, _, err = run(base + ["--stored-versions"], capsys)
+    assert rc == 2 and "give --report-only too" in err
+    with pytest.raises(ValueError, match="give report_only too"):
+        T.run_tournament(T.TournamentConfig.from_dict({"players": ["random", {"name": "other", "spec": "random"}]}),
+                         stored_versions=True)
+    # a game of the folder played by yet another version: one report would mix two
+    lines = (out / "games.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    task = next(t for t in T.schedule(T.TournamentConfig.from_dict(json.loads((out / "tournament.json").read_text())))
+                if t.id == first["id"])
+    import dataclasses
+
+    first["white_version"] = "newer"
+    first["fingerprint"] = dataclasses.replace(task, white_version="newer", black_version=first["black_version"]
+                                               ).fingerprint()
+    (out / "games.jsonl").write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n")
+    rc, _, err = run(base + ["--report-only", "--stored-versions"], capsys)
+    assert rc == 2 and "were played by 2 code versions (newer, old-random)" in err
+
+
 @pytest.mark.parametrize("extra, words", [
     (["--fresh"], "--fresh would discard them"),
     (["--seed", "5"], "holds a tournament with seed 4"),

@@ -7,6 +7,7 @@ there untouched; inputs that could kill the interpreter run in a subprocess.
 
 import json
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -459,6 +460,83 @@ def test_a_corrupt_or_foreign_sb3_file_is_a_value_error_naming_it(tmp_path):
             load_sb3_model(f)
         with pytest.raises(ValueError, match=str(f)):
             make_bot(f"sb3:{f}")
+
+
+class _Payload:
+    """Unpickled, it makes the folder ``marker``: the stand-in for code a model file could run."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.mkdir, (self.marker,)
+
+
+class _OwnPolicy:
+    """Stands for a policy class of a user's own (pickled by reference: module and name)."""
+
+
+def _with_entries(src, dst, **entries):
+    """A copy of the model file ``src`` whose pickled ``data`` entries are replaced by ``entries``."""
+    import base64
+    import pickle
+    import zipfile
+
+    with zipfile.ZipFile(src) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    data = json.loads(members["data"])
+    for key, obj in entries.items():
+        data[key] = {":type:": "x", ":serialized:": base64.b64encode(pickle.dumps(obj)).decode()}
+    members["data"] = json.dumps(data).encode()
+    with zipfile.ZipFile(dst, "w") as z:
+        for n, b in members.items():
+            z.writestr(n, b)
+    return dst
+
+
+SHIPPED_SB3 = pathlib.Path(__file__).resolve().parents[1] / "baselines/training/sb3-8-scratch/model.zip"
+
+
+def test_an_sb3_file_runs_no_code_it_holds_unless_trusted(tmp_path):
+    pytest.importorskip("sb3_contrib")
+    from jiu_env import sb3
+
+    marker = tmp_path / "ran"
+    needed = _with_entries(SHIPPED_SB3, tmp_path / "needed.zip", policy_class=_Payload(str(marker)))
+    for load in (lambda: sb3.load_sb3_model(needed), lambda: make_bot(f"sb3:{needed}")):
+        with pytest.raises(ValueError, match=r"its policy_class is pickled as posix\.mkdir, which jiu_env does not "
+                                             r"unpickle .*trusted=True"):
+            load()
+        assert not marker.exists()
+    # an entry only training reads (the episode buffer) is left out: the model plays, nothing ran
+    extra = _with_entries(SHIPPED_SB3, tmp_path / "extra.zip", ep_info_buffer=_Payload(str(marker)))
+    model = sb3.load_sb3_model(extra)
+    assert not marker.exists() and model.ep_info_buffer is None
+    s = Rules.make(board_size=8).new_state()
+    assert make_bot(f"sb3:{extra}", seed=0).step(s) in _legal(s)
+    # what the file holds runs once it is trusted (so the payload above is live)
+    sb3.load_sb3_model(extra, trusted=True)
+    assert marker.exists()
+    with pytest.raises(ValueError, match="trusted"):
+        sb3.load_sb3_model(extra, trusted="maybe")
+
+
+def test_a_policy_class_of_ones_own_loads_once_allowed(tmp_path, monkeypatch):
+    pytest.importorskip("sb3_contrib")
+    from jiu_env import sb3
+
+    own = _with_entries(SHIPPED_SB3, tmp_path / "own.zip", clip_range=_OwnPolicy())
+    assert sb3.load_sb3_model(own).clip_range is not None  # a training entry naming it: left out (0.0)
+    own = _with_entries(SHIPPED_SB3, tmp_path / "own2.zip", policy_class=_OwnPolicy)
+    name = f"{_OwnPolicy.__module__}._OwnPolicy"
+    with pytest.raises(ValueError, match=rf"pickled as {name}.*add_safe_globals"):
+        sb3.load_sb3_model(own)
+    monkeypatch.setattr(sb3, "_SAFE_GLOBALS", set(sb3._SAFE_GLOBALS))
+    sb3.add_safe_globals(_OwnPolicy)
+    with pytest.raises(ValueError, match="not a readable MaskablePPO model file"):  # allowed, then SB3 builds it
+        sb3.load_sb3_model(own)
+    with pytest.raises(TypeError, match="add_safe_globals takes importable classes"):
+        sb3.add_safe_globals(lambda: 0)
 
 
 # ------------------------------------------------- class 7: a failed save leaves the old file

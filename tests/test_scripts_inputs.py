@@ -161,15 +161,14 @@ def test_self_play_records_the_runs_rules_in_its_model(init, sb3_models):
     venv.close()
 
 
-@pytest.mark.parametrize("name", ["self_play.py", "train_maskable_ppo.py"])
-def test_more_battles_keep_a_whole_game_models_phase(name, sb3_models):
+def test_more_battles_keep_a_whole_game_models_phase(sb3_models):
     """A whole-game --init trained on battles only stays a whole-game model (declared "battle", jiu eval would
     place its stones at random and drop the placement it learnt); a battle model's run on whole games is one."""
-    mod = load(EXAMPLES / name, "scripts_" + name[:-3])
+    from jiu_env.sb3 import run_phase
+
     for init, start, phase in (("game8", "battle", "game"), ("m8", "battle", "battle"), ("", "battle", "battle"),
                                ("m8", "placement", "game"), ("game8", "placement", "game")):
-        args = mod.parse_args(["--quick", "--start", start] + (["--init", str(sb3_models[init])] if init else []))
-        assert mod.run_phase(args) == phase, (init, start)
+        assert run_phase(start, str(sb3_models[init]) if init else "") == phase, (init, start)
 
 
 @pytest.mark.parametrize("argv, words", [

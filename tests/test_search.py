@@ -138,6 +138,41 @@ def test_bad_evaluators_and_inputs_are_named():
         search.run([s], 3, noise=(np.random.default_rng(0), 0.3, 0.25))
 
 
+class Faulty(Material):
+    """Material until ``after`` batches, then one damaged output (``fault``)."""
+
+    def __init__(self, fault, after=3):
+        super().__init__()
+        self.fault, self.after = fault, after
+
+    def evaluate(self, states):
+        logits, values = super().evaluate(states)
+        if len(self.batches) > self.after:
+            if self.fault in ("nan", "big"):
+                values[0] = np.nan if self.fault == "nan" else 1.5
+            elif self.fault == "masked":
+                logits[0] = -np.inf
+            else:
+                logits[0, 0] = np.nan if self.fault == "nan logit" else np.inf
+        return logits, values
+
+
+@pytest.mark.parametrize("fault, words", [("nan", "value nan"), ("big", "value 1.5"),
+                                          ("nan logit", "NaN or \\+inf logits"), ("inf logit", "NaN or \\+inf"),
+                                          ("masked", "-inf logits for every legal action")])
+@pytest.mark.parametrize("batch", [1, 4])
+def test_an_evaluators_damaged_output_is_named_and_its_half_finished_trees_dropped(fault, words, batch):
+    s = _battle()
+    search = Search(Faulty(fault), max_nodes=4000, rule="puct", c=3.5, batch=batch)
+    with pytest.raises(ValueError, match=words):
+        search.run([s], 50)
+    assert not search.need.any()
+    search.evaluator = Material()  # a mended evaluator: the next run starts afresh, whatever reuse says
+    assert search.run([s], 20, reuse=True).tolist() == [20]
+    tree = search.tree()
+    assert search.reused[0] == (0, 0) and tree[T.T_VISITS][0] == 21 and np.isfinite(tree[T.T_WSUM][:search.nodes()]).all()
+
+
 class LeafRecorder(Material):
     """Material, noting the tree nodes of each batch's leaves (the search's slots waiting for a value)."""
 

@@ -670,16 +670,14 @@ class AlphaBetaBot(Bot):
                  tt_bits=20, quiesce=1, qdelta=300, lmr=True, null=0, eval="spsa", turn_time=True, root_margin=0):
         if depth is None and time is None:
             depth = 3
-        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 64):
-            raise ValueError(f"alphabeta depth must be an int in 1..64, not {depth!r}")
+        if depth is not None:  # as every integer parameter: numpy integers taken, bools and floats refused
+            depth = check_param("alphabeta", "depth", depth, 1, 64, integer=True)
         if time is not None:
             time = check_param("alphabeta", "time", time, 0, MAX_SECONDS, lo_open=True)
-        if isinstance(place_depth, bool) or not isinstance(place_depth, int) or not 1 <= place_depth <= 64:
-            raise ValueError(f"alphabeta place_depth must be an int in 1..64, not {place_depth!r}")
+        place_depth = check_param("alphabeta", "place_depth", place_depth, 1, 64, integer=True)
         cap_width = check_param("alphabeta", "cap_width", cap_width, 0, 1 << 30, integer=True)
         drop_width = check_param("alphabeta", "drop_width", drop_width, 0, 1 << 30, integer=True)
-        if isinstance(tt_bits, bool) or not isinstance(tt_bits, int) or not 10 <= tt_bits <= 26:
-            raise ValueError(f"alphabeta tt_bits must be an int in 10..26, not {tt_bits!r}")
+        tt_bits = check_param("alphabeta", "tt_bits", tt_bits, 10, 26, integer=True)
         quiesce = check_param("alphabeta", "quiesce", quiesce, 0, 16, integer=True)
         qdelta = check_param("alphabeta", "qdelta", qdelta, 0, 1 << 30, integer=True)
         null = check_param("alphabeta", "null", null, 0, 8, integer=True)
@@ -704,7 +702,7 @@ class AlphaBetaBot(Bot):
         self._ctx = None
         self._ctx_points = 0
         self._ctx_rules = None  # the RULE_FIELDS values the table and caches were filled under
-        self._turn = None  # (turn key, seconds spent on it so far) for the per-turn budget
+        self._turn = None  # (turn key, seconds spent on it so far, the decision count it expects next)
         self.last_info = {}
         super().__init__(seed=seed)
 
@@ -755,7 +753,9 @@ class AlphaBetaBot(Bot):
         With ``turn_time`` the budget is per turn: a turn's first decision may use
         all but ``TURN_RESERVE`` of it (its search already looks through the
         turn's later decisions, so they need little), and each later decision
-        of the same turn gets what is left.
+        of the same turn gets what is left.  A later decision of the turn is the
+        one right after the bot's last (the kernel's decision count), so that a
+        position of another game at the same turn starts a turn of its own.
         """
         if self.time is None:
             return None, None
@@ -763,9 +763,9 @@ class AlphaBetaBot(Bot):
             return self.time, None
         key = (int(s[V.H_PHASE]), int(s[V.H_PLACED]), int(s[V.H_TURNS]), int(s[V.H_TO_MOVE]))
         if s[V.H_PHASE] == V.PH_BATTLE and s[V.H_SUB] != V.SUB_MOVE and self._turn is not None \
-                and self._turn[0] == key:
+                and self._turn[0] == key and self._turn[2] == int(s[V.H_DECISIONS]):
             return max(self.time - self._turn[1], 0.02 * self.time), key
-        self._turn = (key, 0.0)
+        self._turn = (key, 0.0, -1)
         if s[V.H_PHASE] == V.PH_BATTLE:
             return (1.0 - TURN_RESERVE) * self.time, key
         return self.time, key
@@ -774,6 +774,8 @@ class AlphaBetaBot(Bot):
         t0 = _time.perf_counter()
         moves = legal_actions(state)
         if len(moves) == 1:
+            if self._turn is not None and self._turn[2] == int(state[V.H_DECISIONS]):  # the turn goes on
+                self._turn = (self._turn[0], self._turn[1], self._turn[2] + 1)
             self.last_info = {"depth": 0, "value": 0, "nodes": 0, "seconds": 0.0, "forced": True}
             return int(moves[0])
         s = state.copy()
@@ -814,7 +816,7 @@ class AlphaBetaBot(Bot):
                 break  # the next iteration would very likely not finish
         seconds = _time.perf_counter() - t0
         if turn_key is not None:
-            self._turn = (turn_key, self._turn[1] + seconds)
+            self._turn = (turn_key, self._turn[1] + seconds, int(s[V.H_DECISIONS]) + 1)
         self.last_info = {"depth": reached, "value": best_val, "nodes": int(stats[S_NODES]),
                           "qnodes": int(stats[S_QNODES]), "nullcuts": int(stats[S_NULLCUT]), "seconds": seconds, "budget": budget, "forced": False}
         if margin and reached and not stats[S_ABORT]:  # the root arrays hold the last iteration, finished

@@ -48,6 +48,7 @@ The training loop is ``examples/alphazero.py``; ``docs/alphazero.md`` has the
 design choices and measured results.
 """
 
+import os
 import pathlib
 import time as _time
 
@@ -56,14 +57,15 @@ from numba import njit
 
 from .. import vocab as V
 from ..observation import NUM_PLANES, write_observation
-from .base import MAX_SECONDS, MAX_SIMS, Bot, check_param, legal_actions
+from .base import MAX_NODES, MAX_SECONDS, MAX_SIMS, Bot, check_param, legal_actions
+from ..validate import check_int
 # the network and its checkpoints (jiu_env.bots.network), also importable from here as before
 from .network import (CHECKPOINT_FORMAT, DEFAULT_CHECKPOINT, SHIPPED, SHIPPED_BATTLE, atomic_torch_save, build_net, load_checkpoint,
                       load_network, make_evaluator, rules_mismatch, save_checkpoint, search_options)
 # the final-position values (jiu_env.bots.leaves), importable from here as before
 from .leaves import judge_battle, node_value, terminal_value  # noqa: F401
 from .features import FEATURE_PLANES, check_features, write_net_inputs
-from .search import Evaluator, Search
+from .search import MAX_DEPTH, Evaluator, Search
 from .search_tree import RULE_PUCT, T_ACTION, T_PRIOR, T_VISITS, T_WSUM
 
 TIMED_SIMS = 4000  # the most simulations of a decision with a time budget (the tree is sized by it)
@@ -134,13 +136,15 @@ class PUCT:
         self.adj_turns, self.adj_margin = int(adjudicate_turns), float(adjudicate_margin)
         self.judge_turns, self.judge_playouts = int(judge_turns), int(judge_playouts)
         g, m = int(num_trees), int(sims) + 2
-        e = m * p_ + V.num_actions(n)  # the root can always be expanded
+        # one tree per state searched: the root and up to e children (the root can always be expanded), at
+        # most MAX_NODES (a full tree values its leaves without expanding them); a path is at most one node
+        # per round, and at most MAX_DEPTH (a leaf there is valued where it is)
+        e = min(m * p_ + V.num_actions(n), MAX_NODES - 1)
         self.num_trees = g
-        # one tree per state searched: the root and up to e children; a path is at most one node per round
         self.searcher = Search(NetworkEvaluator(evaluate), g, e + 1, RULE_PUCT, self.c_puct, self.fpu,
                                adjudicate_turns=self.adj_turns, adjudicate_margin=self.adj_margin,
-                               judge_turns=self.judge_turns, judge_playouts=self.judge_playouts, max_depth=m,
-                               batch=batch)
+                               judge_turns=self.judge_turns, judge_playouts=self.judge_playouts,
+                               max_depth=min(m, MAX_DEPTH), batch=batch)
         self.trees = self.searcher.trees
 
     def _root_children(self, g):
@@ -189,7 +193,11 @@ def pick_action(actions, visits, temperature, rng):
     if temperature <= 0:
         best = np.flatnonzero(visits == visits.max())
         return int(actions[best[rng.integers(best.size)]])
-    w = visits ** (1.0 / temperature)
+    with np.errstate(over="ignore"):
+        w = visits ** (1.0 / temperature)
+    if not np.isfinite(w.sum()):  # a small temperature overflows: the same weights, scaled by the largest
+        with np.errstate(divide="ignore"):
+            w = np.exp((np.log(visits) - np.log(visits.max())) / temperature)
     if w.sum() <= 0:
         w = np.ones_like(w)
     return int(actions[rng.choice(len(actions), p=w / w.sum())])
@@ -223,7 +231,8 @@ class AlphaZeroBot(Bot):
     PARAMS = {
         "checkpoint": f"checkpoint file (default: the network shipped for the position's board size: "
                       f"{DEFAULT_CHECKPOINT.name} on 8x8, policy_jiu14.pt on 14x14)",
-        "sims": "simulations per decision (default 200; with time, the most simulations: default 4000)",
+        "sims": "simulations per decision (default 200; with time, the most simulations: default 4000); the "
+                "tree holds up to sims * board points nodes, at most 1e8 (about 37 bytes each)",
         "time": "seconds per decision: simulations stop at the deadline or at sims, whichever comes first",
         "c": "PUCT exploration constant (default 3.5)",
         "batch": f"leaves of one search evaluated in one forward pass, spread over the tree by a virtual loss, "
@@ -242,6 +251,7 @@ class AlphaZeroBot(Bot):
 
     def __init__(self, seed=None, checkpoint=None, sims=None, c=3.5, temperature=0.0, battle=None, threads=1,
                  any_size=False, time=None, battle_checkpoint=None, batch=None):
+        check_int("seed", seed, 0, or_none=True)  # before a network is loaded and torch's threads are set
         if not isinstance(any_size, bool):
             raise ValueError(f"alphazero any_size must be true or false, not {any_size!r}")
         self.any_size = any_size
@@ -257,10 +267,9 @@ class AlphaZeroBot(Bot):
         self.batch = int(check_param("alphazero", "batch", batch, 1, 256, integer=True))
         temperature = check_param("alphazero", "temperature", temperature, 0, 1e6)
         threads = check_param("alphazero", "threads", threads, 0, 1024, integer=True)
-        import torch
-
-        if threads:
-            torch.set_num_threads(int(threads))
+        if checkpoint is not None and (not isinstance(checkpoint, (str, os.PathLike)) or not str(checkpoint)):
+            # an empty or numeric value (an unset shell variable: checkpoint=$CKPT) played the shipped network
+            raise ValueError(f"alphazero checkpoint must be a path to a network file, not {checkpoint!r}")
         if battle_checkpoint is not None and (not isinstance(battle_checkpoint, (str, pathlib.Path))
                                               or not str(battle_checkpoint)):
             raise ValueError(f"alphazero battle_checkpoint must be a path or 'none', not {battle_checkpoint!r}")
@@ -268,14 +277,19 @@ class AlphaZeroBot(Bot):
         if battle_checkpoint is not None and not none and battle is not None and battle != "net":
             raise ValueError(f"alphazero battle_checkpoint={battle_checkpoint} is the network the search runs in the "
                              f"battle, but battle={battle!r} gives the battle to another player; give one of them")
-        self._by_size = not checkpoint  # the shipped network for each board size
+        self._by_size = checkpoint is None  # the shipped network for each board size
         self._battle_arg = battle
         # with no checkpoint and no battle_checkpoint the battle network shipped for the board size searches the
         # battle (as for `policy`); 'none' or a checkpoint alone: one network for both phases
         self._battle_path = None if none or battle_checkpoint is None else pathlib.Path(battle_checkpoint)
-        self._shipped_battle = not checkpoint and battle_checkpoint is None
+        self._shipped_battle = checkpoint is None and battle_checkpoint is None
         self.sims, self.c, self.temperature = int(sims), float(c), float(temperature)
-        self._load(pathlib.Path(checkpoint) if checkpoint else DEFAULT_CHECKPOINT)
+        self._load(pathlib.Path(checkpoint) if checkpoint is not None else DEFAULT_CHECKPOINT)
+        self._seeds_battle = self._battle_bot is not None  # restart draws the battle player's seed (restart)
+        if threads:  # once the networks have loaded: a constructor that fails leaves the process's setting alone
+            import torch
+
+            torch.set_num_threads(int(threads))
         super().__init__(seed=seed)
 
     def _load(self, path):
@@ -287,8 +301,11 @@ class AlphaZeroBot(Bot):
         self.net, self.data, self._rules = load_network(self.checkpoint)
         self.evaluate = make_evaluator(self.net)
         battle = self._battle_arg
-        if battle is None:
-            battle = f"mcts:sims={self.sims}" if self.data["meta"].get("phase") == "placement" else "net"
+        if battle is None:  # a placement network gives the battle to MCTS, on this bot's budget; a battle
+            # network named (battle_checkpoint) is searched, whatever the checkpoint (it was ignored)
+            placement = self.data["meta"].get("phase") == "placement" and self._battle_path is None
+            budget = f"sims={self.sims}" + ("" if self.time is None else f",time={self.time!r}")
+            battle = f"mcts:{budget}" if placement else "net"
         self.battle = battle if isinstance(battle, Bot) or battle == "net" else str(battle)
         self._battle_bot = None
         if isinstance(self.battle, Bot):
@@ -312,20 +329,33 @@ class AlphaZeroBot(Bot):
         self._search = self._battle_search = None
 
     def version_key(self):
-        """Code and weights: a new checkpoint is a new player for a tournament."""
-        from ..players import file_hash
+        """Code and weights: a new checkpoint is a new player for a tournament.  The code is this module's
+        and the bot modules it imports (:func:`jiu_env.players.source_hash`); the weights are the
+        checkpoint's, or without one every network shipped, since the network is chosen by board size
+        when the first position is seen; a battle player's version counts too."""
+        from ..players import file_hash, player_version, source_hash
 
-        paths = [self.checkpoint]
+        paths = [self.checkpoint] if not self._by_size else [DEFAULT_CHECKPOINT, *SHIPPED.values()]
         if self._battle_path is not None:
             paths.append(self._battle_path)
         elif self._shipped_battle:
-            paths += [p for p in SHIPPED_BATTLE.values() if p.exists()]
-        return "+".join([file_hash(__file__), *(file_hash(p) for p in paths)])
+            paths += list(SHIPPED_BATTLE.values())
+        keys = [source_hash(type(self)), *(file_hash(p) for p in dict.fromkeys(paths) if p.exists())]
+        if self._battle_bot is not None:
+            keys.append(player_version(self._battle_bot))
+        return "+".join(keys)
 
     def restart(self, seed=None):
         super().restart(seed)
+        # the battle player's seed is drawn as a new bot draws it: when the network it was built with has a
+        # battle player, whatever network is loaded now, and kept for a battle player of a later switch of
+        # board size; restart(seed) then plays as a bot built with that seed, whatever it played before
+        self._battle_seed = int(self.rng.integers(2 ** 31)) if getattr(self, "_seeds_battle", False) else None
         if getattr(self, "_battle_bot", None) is not None:
-            self._battle_bot.restart(int(self.rng.integers(2 ** 31)))
+            self._battle_bot.restart(self._next_battle_seed())
+
+    def _next_battle_seed(self):
+        return self._battle_seed if self._battle_seed is not None else int(self.rng.integers(2 ** 31))
 
     def _searcher(self, state):
         """The search of ``state``'s phase: over the battle network for a battle position when there is one."""
@@ -353,7 +383,7 @@ class AlphaZeroBot(Bot):
             if path is not None and path.exists():
                 self._load(path)
                 if self._battle_bot is not None:
-                    self._battle_bot.restart(int(self.rng.integers(2 ** 31)))
+                    self._battle_bot.restart(self._next_battle_seed())
                 rules = self._rules
         for what, path, rules in (("checkpoint", self.checkpoint, rules),
                                   ("battle_checkpoint", self.battle_checkpoint, self._battle_rules)):

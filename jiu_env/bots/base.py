@@ -40,7 +40,7 @@ def check_state(state: np.ndarray) -> None:
 #: Upper bounds of the budgets a bot accepts: far beyond any useful setting, yet a step always returns.
 MAX_SECONDS: float = 86_400.0  # time per decision: one day
 MAX_SIMS: int = 100_000_000  # simulations per decision
-MAX_NODES: int = 100_000_000  # MCTS tree capacity (about 25 bytes a node, twice with reuse)
+MAX_NODES: int = 100_000_000  # search tree capacity (25 bytes a node, 37 with priors; twice with reuse)
 
 
 def check_param(bot: Any, name: str, value: Any, lo: float, hi: float, integer: bool = False,

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import vocab as V
-from ..players import file_hash as _file_hash, make_player, player_version
+from ..players import make_player, player_version, source_hash
 from .base import Bot, check_param, legal_actions
 
 
@@ -47,7 +47,7 @@ class MixPlayer(Bot):
         self.inner.restart(child_seed(self.seed, 1))
 
     def version_key(self) -> str:
-        return f"{player_version(self.inner)}+{_file_hash(__file__)}"
+        return f"{player_version(self.inner)}+{source_hash(type(self))}"
 
     def _choose(self, state):
         if self.rng.random() < self.p:
@@ -82,7 +82,7 @@ class PhasePlayer(Bot):
             inner.restart(child_seed(self.seed, 2 + i))
 
     def version_key(self) -> str:
-        return f"{player_version(self.placement)}+{player_version(self.battle)}+{_file_hash(__file__)}"
+        return f"{player_version(self.placement)}+{player_version(self.battle)}+{source_hash(type(self))}"
 
     def _choose(self, state):
         inner = self.placement if state[V.H_PHASE] == V.PH_PLACEMENT else self.battle

@@ -15,8 +15,9 @@ captures to choose, the victims are picked one at a time, each the stone
 whose removal gives the best score; the capture decisions themselves use the
 same rule, so the turn played is the turn planned.  The bot recomputes at
 every decision (no plan is stored), and equal scores are broken uniformly at
-random.  Threat counts respect the opponent's single-jump ban and
-``flyer_moves`` but ignore its chains.  The turn walker plays the kernel's own
+random.  The jump threats respect the opponent's single-jump ban and
+``flyer_moves`` but ignore its chains; the square threats count every step
+or jump that would complete a square, the ban aside.  The turn walker plays the kernel's own
 actions, so every rules option (``min_stones_check``, ``square_on_return``,
 ``formations``) is followed as the kernel plays it.
 

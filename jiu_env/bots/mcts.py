@@ -8,7 +8,7 @@ runs inside the numba loop.  The children of a node are one contiguous
 block, ordered at expansion by the tactical gain of their action (captures
 and square-forming moves first, formation value in the placement phase)
 with seeded random tie-breaks.  Selection is the tree's ``RULE_UCB1``:
-``Q/N + c*sqrt(ln N_parent / N)`` with ``c = sqrt(2)`` by default (Shen et al.
+``Q/N + c*sqrt(ln(N_parent + 1) / N)`` with ``c = sqrt(2)`` by default (Shen et al.
 2021) over the first ``1 + widen*sqrt(N_parent)`` children (progressive
 widening; unvisited children first, in their order).  Each decision of a turn
 (move, chain jump / STOP, fly drop, capture choice) is its own tree level; a

@@ -37,7 +37,9 @@ jump with each chain continuation or stop, fly) is scored by
 
     Eva = move + kill + triple + square
       kill   = 10 per stone jumped
-      square = 10 per own square formed at the final point
+      square = 10 per own square formed at the final point (a chain back
+               on its origin: its squares, under ``square_on_return``,
+               the only term it scores beside kill)
       triple = 4 per enemy triangle whose gap the final point fills,
                -4 per enemy triangle whose gap the vacated origin opens
       move   = 2 per own triangle the final point makes (fourth point empty),
@@ -52,9 +54,9 @@ jump), random among equals: squares and near-squares are broken first.
 import numpy as np
 from numba import njit
 
-from ..vocab import (DC, DR, EMPTY, HDR, H_COUNT, H_LAST_FROM, H_LAST_TO, H_N, H_P, H_PHASE, H_PLACED, H_SUB,
-                     H_TO_MOVE, H_WINNER, PH_OVER, PH_PLACEMENT, SUB_CAPTURE, landing, num_actions, opponent, opposite,
-                     square_corner)
+from ..vocab import (DC, DR, EMPTY, HDR, H_COUNT, H_LAST_FROM, H_LAST_TO, H_N, H_P, H_PHASE, H_PLACED, H_SQ_RETURN,
+                     H_SUB, H_TO_MOVE, H_WINNER, PH_OVER, PH_PLACEMENT, SUB_CAPTURE, landing, num_actions, opponent,
+                     opposite, square_corner)
 from ..kernel import legal_actions, squares_at
 from .base import Bot
 from .common import W_WIN, block_tally, rand_below, rng_state, walk_next, walk_start
@@ -285,8 +287,10 @@ def pattern_eva(t, c, base_o):
     kill = 10 * (base_o - t[H_COUNT + o])
     q = t[H_LAST_TO]
     org = t[H_LAST_FROM]
-    if q < 0 or q == org:
+    if q < 0:
         return kill
+    if q == org:  # a chain back on its origin: the board round it is as it was, only its squares may count
+        return kill + (10 * squares_at(t, q, c) if t[H_SQ_RETURN] else 0)
     square = 10 * squares_at(t, q, c)
     triple = 4 * _block_counts(t, q, c, 0)
     if org >= 0:

@@ -157,9 +157,9 @@ class NetworkPlayer(Bot):
 
     def version_key(self) -> str:
         """Code and weights: a new network is a new player for a tournament."""
-        from ..players import file_hash
+        from ..players import file_hash, source_hash
 
-        return "+".join([file_hash(__file__), *(file_hash(p) for p in _key_paths(self.checkpoint, SHIPPED))])
+        return "+".join([source_hash(type(self)), *(file_hash(p) for p in _key_paths(self.checkpoint, SHIPPED))])
 
 
 class PolicyBot(NetworkPlayer):

@@ -56,8 +56,11 @@ The evaluator protocol (:class:`Evaluator`)
     (copies: it may change them) and returns ``(logits, values)``: ``values``
     ``(B,)`` in [-1, 1] for the side to move in each state, and, when the
     evaluator's ``priors`` is true, ``logits`` ``(B, A)`` over the flat
-    actions (the legal ones are soft-maxed into the children's priors),
-    else ``None``.  ``ordered`` asks for children sorted by tactical gain
+    actions (the legal ones are soft-maxed into the children's priors;
+    ``-inf`` masks an action), else ``None``.  A value outside [-1, 1] or
+    NaN, a NaN or ``+inf`` logit, or a leaf whose every legal logit is
+    ``-inf`` is a ValueError before anything is written into a tree, and
+    the trees of a search whose evaluator failed are dropped.  ``ordered`` asks for children sorted by tactical gain
     with seeded random tie-breaks (progressive widening opens them in that
     order); ``shape_placement`` mixes the location score into placement
     nodes' values (``place_rollout``, :mod:`jiu_env.bots.mcts`).
@@ -305,6 +308,27 @@ def run_rounds(trees, meta, term, roots, active, done, sims, counter, deadline, 
 
 
 @njit(cache=True)
+def masked_leaf(idx, logits, trees, leaf, need, batch):
+    """The first ``i`` whose leaf (slot ``idx[i]``, expanded this round) has ``-inf`` logits for every
+    legal action, so no prior; -1 when there is none.  Checked before :func:`finish_leaves` writes."""
+    for i in range(idx.size):
+        j = idx[i]
+        if need[j] != NEED_PRIORS:
+            continue
+        tree = tree_row(trees, j // batch)
+        start = tree[T_FIRST][leaf[j]]
+        end = start + tree[T_NCHILD][leaf[j]]
+        masked = True
+        for e in range(start, end):
+            if logits[i, tree[T_ACTION][e]] > -np.inf:
+                masked = False
+                break
+        if masked:
+            return i
+    return -1
+
+
+@njit(cache=True)
 def finish_leaves(idx, logits, values, trees, leaf, need, path, path_len, leaf_state, done, n_shaped, mix,
                   batch=1, vloss=1.0):
     """Store the priors (softmax of the legal logits) and back up the values of the evaluated leaves
@@ -402,6 +426,8 @@ class RolloutEvaluator(Evaluator):
 
 # ---------------------------------------------------------------- the driver
 RULES = {"ucb1": RULE_UCB1, "puct": RULE_PUCT}
+#: the default longest path of a search tree (a leaf that deep is valued in place)
+MAX_DEPTH: int = 4096
 
 
 def _number_in(name: str, value, lo: float, hi: float) -> float:
@@ -427,7 +453,7 @@ class Search:
 
     def __init__(self, evaluator, num_trees=1, max_nodes=100_000, rule="ucb1", c=math.sqrt(2.0), param=0.0,
                  minimax=0.0, adjudicate_turns=0, adjudicate_margin=4.0, judge_turns=0, judge_playouts=1,
-                 max_depth=4096, batch=1, vloss=1.0):
+                 max_depth=MAX_DEPTH, batch=1, vloss=1.0):
         if not callable(getattr(evaluator, "evaluate", None)):
             raise TypeError(f"evaluator must have an evaluate(states) method (see jiu_env.bots.search.Evaluator), "
                             f"not {evaluator!r}")
@@ -531,6 +557,34 @@ class Search:
             self.ordered = np.empty(na, np.int64)
             self._root_states = [None] * self.num_trees
 
+    def _evaluate(self, idx, no_logits):
+        """The evaluator's ``(logits, values)`` for the leaves in slots ``idx``, checked (module doc, "The
+        evaluator protocol") before any is written into a tree: a NaN would poison every mean above it."""
+        logits, values = self.evaluator.evaluate(self.leaf_state[idx])
+        values = np.asarray(values, np.float64)
+        if values.shape != (idx.size,):
+            raise ValueError(f"{self.evaluator!r}.evaluate gave values of shape {values.shape} for "
+                             f"{idx.size} states; expected ({idx.size},)")
+        if not np.all(np.abs(values) <= 1.0 + 1e-6):  # NaN fails too: it would poison every mean above it
+            bad = values[~(np.abs(values) <= 1.0 + 1e-6)][0]
+            raise ValueError(f"{self.evaluator!r}.evaluate gave the value {float(bad)!r}; values are for the side "
+                             "to move, finite and in [-1, 1]")
+        if self.priors:
+            logits = np.asarray(logits, np.float32)
+            if logits.shape != (idx.size, self.buf.size):
+                raise ValueError(f"{self.evaluator!r}.evaluate gave logits of shape {logits.shape}; expected "
+                                 f"({idx.size}, {self.buf.size}) (one per flat action)")
+            if np.isnan(logits).any() or np.isposinf(logits).any():  # softmax of the legal ones: NaN priors
+                raise ValueError(f"{self.evaluator!r}.evaluate gave NaN or +inf logits; a logit is a real "
+                                 "number (-inf masks an action)")
+            i = masked_leaf(idx, logits, self.trees, self.leaf, self.need, self.batch)
+            if i >= 0:
+                raise ValueError(f"{self.evaluator!r}.evaluate gave -inf logits for every legal action of a "
+                                 "leaf; a prior needs at least one legal action unmasked")
+        else:
+            logits = no_logits
+        return logits, values
+
     def _loop(self, active, sims, deadline, check_every, seed):
         """Run rounds until the search is over, evaluating the batches of a Python evaluator in between."""
         self.done[:] = 0
@@ -548,18 +602,14 @@ class Search:
             if pending == 0:
                 return
             idx = np.flatnonzero(self.need).astype(np.int64)
-            logits, values = self.evaluator.evaluate(self.leaf_state[idx])
-            values = np.asarray(values, np.float64)
-            if values.shape != (idx.size,):
-                raise ValueError(f"{self.evaluator!r}.evaluate gave values of shape {values.shape} for "
-                                 f"{idx.size} states; expected ({idx.size},)")
-            if self.priors:
-                logits = np.asarray(logits, np.float32)
-                if logits.shape != (idx.size, self.buf.size):
-                    raise ValueError(f"{self.evaluator!r}.evaluate gave logits of shape {logits.shape}; expected "
-                                     f"({idx.size}, {self.buf.size}) (one per flat action)")
-            else:
-                logits = no_logits
+            try:
+                logits, values = self._evaluate(idx, no_logits)
+            except BaseException:
+                # the trees hold leaves waiting for values (and their virtual losses): drop them, so that no
+                # later run reuses a half-finished tree
+                self.need[:] = 0
+                self.forget()
+                raise
             finish_leaves(idx, logits, values, self.trees, self.leaf, self.need, self.path, self.path_len,
                           self.leaf_state, self.done, n_shaped, self.mix, self.batch, self.vloss)
 
@@ -628,4 +678,4 @@ class Search:
 
 
 __all__ = ["Search", "Evaluator", "RolloutEvaluator", "run_rounds", "finish_leaves", "rollout_values",
-           "EV_BATCH", "EV_ROLLOUT", "NEED_VALUE", "NEED_PRIORS", "RULES"]
+           "EV_BATCH", "EV_ROLLOUT", "NEED_VALUE", "NEED_PRIORS", "RULES", "MAX_DEPTH"]

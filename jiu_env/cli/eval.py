@@ -70,6 +70,10 @@ def _eval_args(p):
                    help="with --out: print the report of the games of this tournament already stored there (e.g. "
                         "with another --sprt) and play nothing (--workers, --backend, --address change nothing); writes "
                         "nothing, so it may read a folder that a run is still playing into")
+    p.add_argument("--stored-versions", action="store_true",
+                   help="with --report-only: read the stored games whatever code versions of the players played "
+                        "them (one a player; a folder played by an older release, which this code would play "
+                        "again); the report names their versions")
     p.add_argument("--title", help="title of the report")
     p.add_argument("--no-progress", action="store_true", help="no progress bar / progress lines")
     p.add_argument("--sprt", nargs=2, type=float, metavar=("ELO0", "ELO1"),
@@ -273,6 +277,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return _err("eval: --fresh needs --out")
     if args.report_only and not args.out:
         return _err("eval: --report-only reads the games stored in a folder: give it with --out")
+    if args.stored_versions and not args.report_only:
+        return _err("eval: --stored-versions reads stored games as they were played: give --report-only too")
     if args.report_only and args.fresh:
         return _err("eval: --report-only reads the stored games; --fresh would discard them: give one of the two")
     why = args.out and not args.report_only and writable_dir(args.out, "--out")
@@ -291,7 +297,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     try:
         res = run_tournament(cfg, out_dir=args.out, workers=args.workers, resume=not args.fresh,
                              progress=progress, command=command, log=_note,
-                             backend=args.backend, address=args.address, report_only=args.report_only)
+                             backend=args.backend, address=args.address, report_only=args.report_only,
+                             stored_versions=args.stored_versions)
     except (ValueError, TypeError, ImportError, OSError) as e:
         return _err(f"eval: {e}")
     except RuntimeError as e:  # a game failed in a worker process: the message names it
@@ -336,10 +343,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.report_only:
         print(f"\nreport only: {s['games']} of the {s['scheduled']} scheduled games{counted}, read from "
               f"{args.out}/games.jsonl; nothing played, nothing written")
+        if args.stored_versions:
+            print("played by the code versions " + ", ".join(f"{k} {v or '(none recorded)'}"
+                                                            for k, v in s["versions"].items()))
     else:
         print(f"\n{res.new_games} games played in {el:.1f}s ({s['games']} in total{counted})")
     if s.get("stale_lines_ignored"):
         print(f"{s['stale_lines_ignored']} stored games did not match this configuration and were ignored")
+        if args.report_only and not args.stored_versions:
+            print("(games played by other code versions of the players are read with --stored-versions)")
     if args.out and not args.report_only:
         png = ", results.png" if os.path.exists(os.path.join(args.out, "results.png")) else ""
         print(f"results in {args.out}/: games.jsonl, results.json, results.md, ratings.csv, pairs.csv{png}")

@@ -13,6 +13,7 @@ also holds ``tournament.json`` (the config of the games stored),
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -83,9 +84,15 @@ def _sides(d, ok):
     return isinstance(d, dict) and all(ok(d.get(side)) for side in ("white", "black"))
 
 
-def _usable(line, task):
+def _usable(line, task, any_version=False):
     """Is a stored line a finished game of ``task`` (same fingerprint, every field the summary needs, of the
-    kinds it reads)?  A line damaged by hand or by a disk is replayed, not summed into the results."""
+    kinds it reads)?  A line damaged by hand or by a disk is replayed, not summed into the results.
+    ``any_version``: the fingerprint is the task's with the players' code versions the line names."""
+    if any_version:
+        versions = (line.get("white_version", ""), line.get("black_version", ""))
+        if not all(isinstance(v, str) for v in versions):
+            return False
+        task = dataclasses.replace(task, white_version=versions[0], black_version=versions[1])
     return (line.get("fingerprint") == task.fingerprint() and all(k in line for k in _LINE_KEYS)
             and line["white"] == task.white and line["black"] == task.black
             and line["pair"] == list(task.pair) and type(line["score_white"]) in (int, float)
@@ -95,7 +102,7 @@ def _usable(line, task):
             and type(line.get("truncated", False)) is bool)
 
 
-def _load_stored(games_path, by_id, log, tidy=True):
+def _load_stored(games_path, by_id, log, tidy=True, any_version=False):
     """The reusable stored games by id, and how many stored lines were not reused.
 
     Lines of games of this schedule that cannot be reused (another
@@ -104,7 +111,7 @@ def _load_stored(games_path, by_id, log, tidy=True):
     line per game id.  Lines of games outside this schedule stay.
     ``tidy=False`` reads only: nothing is moved or rewritten, so that a run
     still appending to the file (whose last line may be half written) is not
-    disturbed.
+    disturbed.  ``any_version``: a game played by other code versions of its players counts (:func:`_usable`).
     """
     done, keep, move, stale = {}, [], [], 0
     for lineno, raw, obj, why in _scan_games(games_path):
@@ -118,7 +125,7 @@ def _load_stored(games_path, by_id, log, tidy=True):
         if t is None:
             stale += 1
             keep.append(raw)
-        elif t.id not in done and _usable(obj, t):
+        elif t.id not in done and _usable(obj, t, any_version):
             done[t.id] = obj
             keep.append(raw)
         else:

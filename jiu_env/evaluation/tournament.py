@@ -61,7 +61,7 @@ from .summary import (
 def run_tournament(config: TournamentConfig, out_dir: str | None = None, workers: int | None = None,
                    resume: bool = True, progress: Any = None, write_reports: bool = True, command: str | None = None,
                    log: Callable[[str], Any] | None = None, backend: str | None = None, address: str | None = None,
-                   warm: bool = True, report_only: bool = False) -> TournamentResult:
+                   warm: bool = True, report_only: bool = False, stored_versions: bool = False) -> TournamentResult:
     """Play the tournament (or its missing games) and summarise it: :func:`_run_tournament`, with
     ``out_dir`` locked for the run.  A second run on the same ``out_dir`` while one is going raises
     :class:`OutDirInUse` instead of rewriting ``games.jsonl`` under the first (which would go on
@@ -69,7 +69,7 @@ def run_tournament(config: TournamentConfig, out_dir: str | None = None, workers
     ``out_dir`` and so takes no lock: it may run beside the run that plays into it."""
     kwargs = dict(config=config, out_dir=out_dir, workers=workers, resume=resume, progress=progress,
                   write_reports=write_reports, command=command, log=log, backend=backend, address=address, warm=warm,
-                  report_only=report_only)
+                  report_only=report_only, stored_versions=stored_versions)
     if out_dir is None or report_only:
         return _run_tournament(**kwargs)
     # every setting and player is checked before out_dir is made or locked: a refused run leaves nothing behind
@@ -110,10 +110,29 @@ def _versions(config: TournamentConfig) -> dict[str, str]:
     return versions
 
 
+def _stored_versions(config: TournamentConfig, by_id: dict[str, Any], done: dict[str, Any]) -> dict[str, str]:
+    """The code version of every played spec in the stored games ``done`` (``stored_versions``): ValueError
+    for a player whose games were played by several versions, which one report would mix."""
+    seen: dict[str, set[str]] = {}
+    for gid, line in done.items():
+        t = by_id[gid]
+        seen.setdefault(t.white_spec, set()).add(line.get("white_version", ""))
+        seen.setdefault(t.black_spec, set()).add(line.get("black_version", ""))
+    versions: dict[str, str] = {}
+    for p in config.players:
+        spec = config.played_spec(p.name)
+        found = sorted(seen.get(spec, {""}))
+        if len(found) > 1:
+            raise ValueError(f"the stored games of {p.name} ({spec}) were played by {len(found)} code versions "
+                             f"({', '.join(found)}): a report of stored versions reads one version a player")
+        versions[spec] = found[0]
+    return versions
+
+
 def _run_tournament(config: TournamentConfig, out_dir: str | None = None, workers: int | None = None,
                    resume: bool = True, progress: Any = None, write_reports: bool = True, command: str | None = None,
                    log: Callable[[str], Any] | None = None, backend: str | None = None, address: str | None = None,
-                   warm: bool = True, report_only: bool = False,
+                   warm: bool = True, report_only: bool = False, stored_versions: bool = False,
                    versions: dict[str, str] | None = None) -> TournamentResult:
     """Play the tournament (or its missing games) and summarise it.
 
@@ -147,7 +166,10 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
     than the schedule.  It reads a match while it is still being played
     (the half-written line of a game being stored is passed over), or a
     finished folder with other settings of the report (``sprt``, anchor,
-    intervals) without rewriting its reports.
+    intervals) without rewriting its reports.  ``stored_versions=True`` (with ``report_only``) reads the
+    stored games whatever code versions of the players played them, one version a player (a folder played
+    by an older release: the current code would play them again); the summary's ``versions`` are theirs,
+    and no player is built.
     """
     from .backends import execute
 
@@ -160,12 +182,16 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
             raise ValueError(f"report_only reads the games stored in out_dir: {stored} does not exist")
         if not resume:
             raise ValueError("report_only reads the stored games: it cannot discard them (resume=False)")
+    elif stored_versions:
+        raise ValueError("stored_versions reads the stored games as they were played: give report_only too "
+                         "(a run that plays needs the current code's versions)")
 
     log = log or _warn
     if versions is None:  # not checked by run_tournament before it locked out_dir
         resolved = _execution(config, workers, backend, address)
         workers, backend, address = resolved["workers"], resolved["backend"], resolved["address"]
-        versions = _versions(config)
+        # stored_versions: the stored lines' own (read below), no player built
+        versions = {} if stored_versions else _versions(config)
     assert backend is not None, "run_tournament resolves the backend before it passes the versions"
     if config.untimed():
         log(f"the time control ({config.tc:g} s per turn) does not reach {', '.join(config.untimed())}: "
@@ -177,7 +203,9 @@ def _run_tournament(config: TournamentConfig, out_dir: str | None = None, worker
     games_path = None
     if stored is not None:
         _check_same_tournament(out_dir, config, log)
-        done, stale = _load_stored(stored, by_id, log, tidy=False)
+        done, stale = _load_stored(stored, by_id, log, tidy=False, any_version=stored_versions)
+        if stored_versions:
+            versions = _stored_versions(config, by_id, done)
     elif out_dir is not None:
         os.makedirs(out_dir, exist_ok=True)
         games_path = os.path.join(out_dir, GAMES_FILE)
