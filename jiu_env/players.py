@@ -546,6 +546,16 @@ def _check_rllib_board(parsed: PlayerSpec, rules: Any) -> None:
                          f"differ: board_size={n} (here: {size})")
 
 
+def sb3_model_file(path: str | os.PathLike[str]) -> str:
+    """The SB3 model file ``path`` names (``.zip`` may be left out, as SB3's ``save`` leaves it out);
+    FileNotFoundError naming ``path`` when there is none."""
+    path = os.fspath(path)
+    found = next((p for p in ([path] if path.endswith(".zip") else [path, path + ".zip"]) if os.path.isfile(p)), None)
+    if found is None:
+        raise FileNotFoundError(f"sb3 model file {path!r} not found")
+    return found
+
+
 def _sb3_file_data(path: str | os.PathLike[str]) -> tuple[str, dict[str, Any]]:
     """``(file, data)``: the model file ``path`` names (``.zip`` may be left out) and the JSON ``data`` member of
     the ``.zip`` (SB3's record of the model's attributes), read without importing torch.  A missing file raises
@@ -553,10 +563,7 @@ def _sb3_file_data(path: str | os.PathLike[str]) -> tuple[str, dict[str, Any]]:
     import json
     import zipfile
 
-    path = os.fspath(path)
-    found = next((p for p in ([path] if path.endswith(".zip") else [path, path + ".zip"]) if os.path.isfile(p)), None)
-    if found is None:
-        raise FileNotFoundError(f"sb3 model file {path!r} not found")
+    found = sb3_model_file(path)
     try:
         with zipfile.ZipFile(found) as z:
             data = json.loads(z.read("data"))
@@ -719,6 +726,6 @@ def _rllib_factory(arg: str, seed: int | None) -> Any:
 
 register_player_kind("rllib", _rllib_factory, "an RLlib checkpoint (Algorithm or RLModule), e.g. rllib:checkpoints/jiu")
 
-__all__ = ["make_player", "source_hash", "REGISTRY", "bot_class", "NETWORK_BOTS", "PLUGIN_MODULES", "plugin_module", "player_spec", "sb3_file_rules", "sb3_file_phase", "whole_game_spec", "phases_given", "MODEL_PHASES",
+__all__ = ["make_player", "source_hash", "REGISTRY", "bot_class", "NETWORK_BOTS", "PLUGIN_MODULES", "plugin_module", "player_spec", "sb3_file_rules", "sb3_file_phase", "sb3_model_file", "whole_game_spec", "phases_given", "MODEL_PHASES",
            "check_model_phase", "BATTLE_ONLY_PLACEMENT", "sb3_spec_rules", "rules_mismatch", "RULES_IGNORED", "register_player_kind", "check_player", "player_version", "file_hash", "PLAYER_KINDS",
            "CallablePlayer", "MAX_SPEC_DEPTH", "check_spec_depth", "warm_spec", "WARM_TIME"]

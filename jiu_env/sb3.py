@@ -49,7 +49,8 @@ from .bots.base import Bot
 from .game import play_game
 from .nets import SpatialActionHead, ValueHead, conv_trunk, set_torch_threads
 from .observation import write_observation
-from .players import check_model_phase, file_hash, make_player, rules_mismatch, sb3_file_phase, sb3_file_rules
+from .players import (check_model_phase, file_hash, make_player, rules_mismatch, sb3_file_phase, sb3_file_rules,
+                      sb3_model_file)
 from .validate import check_flag, check_int
 
 if TYPE_CHECKING:
@@ -473,11 +474,7 @@ def load_sb3_model(path: str | os.PathLike[str], trusted: bool = False) -> Any:
     files you made or trust.
     """
     trusted = check_flag("trusted", trusted)
-    path = os.fspath(path)
-    candidates = [path] if path.endswith(".zip") else [path, path + ".zip"]
-    found = next((p for p in candidates if os.path.isfile(p)), None)
-    if found is None:
-        raise FileNotFoundError(f"sb3 model file {path!r} not found")
+    found = sb3_model_file(path)
     try:
         key = file_hash(found)
     except OSError as e:  # no read permission, ...: named as a load error would be

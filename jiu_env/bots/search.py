@@ -565,8 +565,9 @@ class Search:
         if values.shape != (idx.size,):
             raise ValueError(f"{self.evaluator!r}.evaluate gave values of shape {values.shape} for "
                              f"{idx.size} states; expected ({idx.size},)")
-        if not np.all(np.abs(values) <= 1.0 + 1e-6):  # NaN fails too: it would poison every mean above it
-            bad = values[~(np.abs(values) <= 1.0 + 1e-6)][0]
+        ok = np.abs(values) <= 1.0 + 1e-6  # NaN fails too: it would poison every mean above it
+        if not ok.all():
+            bad = values[~ok][0]
             raise ValueError(f"{self.evaluator!r}.evaluate gave the value {float(bad)!r}; values are for the side "
                              "to move, finite and in [-1, 1]")
         if self.priors:
@@ -574,7 +575,7 @@ class Search:
             if logits.shape != (idx.size, self.buf.size):
                 raise ValueError(f"{self.evaluator!r}.evaluate gave logits of shape {logits.shape}; expected "
                                  f"({idx.size}, {self.buf.size}) (one per flat action)")
-            if np.isnan(logits).any() or np.isposinf(logits).any():  # softmax of the legal ones: NaN priors
+            if not (logits < np.inf).all():  # NaN or +inf (one pass): the softmax of the legal ones gives NaN priors
                 raise ValueError(f"{self.evaluator!r}.evaluate gave NaN or +inf logits; a logit is a real "
                                  "number (-inf masks an action)")
             i = masked_leaf(idx, logits, self.trees, self.leaf, self.need, self.batch)
